@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "devmem.h"
+
+typedef int (*fn_init)(unsigned int);
+typedef int (*fn_dev_get)(int *, int);
+typedef int (*fn_retain)(void **, int);
+typedef int (*fn_set)(void *);
+typedef int (*fn_alloc)(unsigned long long *, size_t);
+typedef int (*fn_free)(unsigned long long);
+typedef int (*fn_htod)(unsigned long long, const void *, size_t);
+typedef int (*fn_dtoh)(void *, unsigned long long, size_t);
+
+static struct {
+	fn_init init;
+	fn_dev_get dev_get;
+	fn_retain retain;
+	fn_set set;
+	fn_alloc alloc;
+	fn_free free;
+	fn_htod htod;
+	fn_dtoh dtoh;
+} cu;
+
+static int load(char *err, size_t n)
+{
+	void *lib;
+
+	if (cu.init)
+		return 0;
+	lib = dlopen("libcuda.so.1", RTLD_NOW);
+	if (!lib) {
+		snprintf(err, n, "no CUDA driver on this machine (%s)",
+			 dlerror());
+		return -1;
+	}
+	cu.dev_get = (fn_dev_get)dlsym(lib, "cuDeviceGet");
+	cu.retain = (fn_retain)dlsym(lib, "cuDevicePrimaryCtxRetain");
+	cu.set = (fn_set)dlsym(lib, "cuCtxSetCurrent");
+	cu.alloc = (fn_alloc)dlsym(lib, "cuMemAlloc_v2");
+	cu.free = (fn_free)dlsym(lib, "cuMemFree_v2");
+	cu.htod = (fn_htod)dlsym(lib, "cuMemcpyHtoD_v2");
+	cu.dtoh = (fn_dtoh)dlsym(lib, "cuMemcpyDtoH_v2");
+	cu.init = (fn_init)dlsym(lib, "cuInit");
+	if (!cu.init || !cu.dev_get || !cu.retain || !cu.set || !cu.alloc ||
+	    !cu.free || !cu.htod || !cu.dtoh) {
+		cu.init = NULL;
+		snprintf(err, n, "libcuda.so.1 lacks a basic entry point");
+		return -1;
+	}
+	return 0;
+}
+
+int devmem_alloc(const char *spec, size_t len, struct devmem *m, char *err,
+		 size_t n)
+{
+	unsigned long long dptr;
+	void *ctx;
+	int dev, r;
+
+	memset(m, 0, sizeof(*m));
+	m->len = len;
+	if (strcmp(spec, "host") == 0) {
+		/* Page aligned, as RDMA buffers usually are. */
+		if (posix_memalign(&m->ptr, 4096, len ? len : 1)) {
+			snprintf(err, n, "out of host memory for %zu bytes",
+				 len);
+			return -1;
+		}
+		memset(m->ptr, 0, len);
+		return 0;
+	}
+	if (strncmp(spec, "cuda", 4) != 0 ||
+	    (spec[4] && (spec[4] != ':' || !spec[5]))) {
+		snprintf(err, n, "unknown memory '%s': use host, cuda or cuda:N",
+			 spec);
+		return -1;
+	}
+	m->device = spec[4] ? atoi(spec + 5) : 0;
+	if (load(err, n))
+		return -1;
+	if ((r = cu.init(0)) || (r = cu.dev_get(&dev, m->device)) ||
+	    (r = cu.retain(&ctx, dev)) || (r = cu.set(ctx))) {
+		snprintf(err, n, "CUDA device %d is not usable (CUDA error %d)",
+			 m->device, r);
+		return -1;
+	}
+	if ((r = cu.alloc(&dptr, len))) {
+		snprintf(err, n, "cuMemAlloc(%zu) failed with CUDA error %d",
+			 len, r);
+		return -1;
+	}
+	m->ptr = (void *)(unsigned long)dptr;
+	m->cuda = 1;
+	return 0;
+}
+
+void devmem_free(struct devmem *m)
+{
+	if (!m->ptr)
+		return;
+	if (m->cuda)
+		cu.free((unsigned long long)(unsigned long)m->ptr);
+	else
+		free(m->ptr);
+	m->ptr = NULL;
+}
+
+int devmem_write(struct devmem *m, size_t off, const void *src, size_t n)
+{
+	if (!m->cuda) {
+		memcpy((char *)m->ptr + off, src, n);
+		return 0;
+	}
+	return cu.htod((unsigned long long)(unsigned long)m->ptr + off, src, n)
+		       ? -1
+		       : 0;
+}
+
+int devmem_read(struct devmem *m, size_t off, void *dst, size_t n)
+{
+	if (!m->cuda) {
+		memcpy(dst, (char *)m->ptr + off, n);
+		return 0;
+	}
+	return cu.dtoh(dst, (unsigned long long)(unsigned long)m->ptr + off, n)
+		       ? -1
+		       : 0;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A buffer in host or CUDA device memory for the example programs and the
+ * tests. The CUDA driver is opened with dlopen so that the programs run,
+ * host memory only, on machines without it.
+ */
+#ifndef GDR_EXAMPLES_DEVMEM_H
+#define GDR_EXAMPLES_DEVMEM_H
+
+#include <stddef.h>
+
+struct devmem {
+	void *ptr;
+	size_t len;
+	int cuda;   /* 1: device memory */
+	int device; /* CUDA ordinal */
+};
+
+/*
+ * Allocate @len bytes as @spec says: "host", "cuda" (device 0) or "cuda:N".
+ * Returns 0, or -1 with the reason in @err.
+ */
+int devmem_alloc(const char *spec, size_t len, struct devmem *m, char *err,
+		 size_t n);
+void devmem_free(struct devmem *m);
+/* Copy between the buffer at @off and host memory. 0 or -1. */
+int devmem_write(struct devmem *m, size_t off, const void *src, size_t n);
+int devmem_read(struct devmem *m, size_t off, void *dst, size_t n);
+
+#endif

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libgpudirect: register GPU (or host) memory with an RDMA device in one
+ * call, through the best path the node supports, and say exactly why when
+ * it cannot.
+ *
+ * Every symbol and type here starts with gdr_ / GDR_ but none of them
+ * collides with gdrcopy's gdrapi.h, so both headers can be included in one
+ * translation unit and both libraries loaded in one process.
+ */
+#ifndef GPUDIRECT_H
+#define GPUDIRECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <infiniband/verbs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GPUDIRECT_VERSION_MAJOR 0
+#define GPUDIRECT_VERSION_MINOR 1
+#define GPUDIRECT_VERSION_MICRO 0
+
+/*
+ * The registration paths, in the order gdr_register() prefers them for
+ * device memory. GDR_PATH_HOST is the only path for host memory.
+ */
+enum gdr_path {
+	GDR_PATH_NONE = 0,	/* nothing registered */
+	GDR_PATH_DMABUF = 1,	/* cuMemGetHandleForAddressRange + ibv_reg_dmabuf_mr */
+	GDR_PATH_PEERMEM = 2,	/* ibv_reg_mr on the device pointer (nvidia-peermem) */
+	GDR_PATH_HOST = 3,	/* ibv_reg_mr on host memory */
+};
+#define GDR_PATH_COUNT 4
+
+/* A bit per path, for gdr_reg_attr.path_mask. */
+#define GDR_PATH_BIT(p) (1u << (p))
+#define GDR_PATH_MASK_ALL                                                      \
+	(GDR_PATH_BIT(GDR_PATH_DMABUF) | GDR_PATH_BIT(GDR_PATH_PEERMEM) |      \
+	 GDR_PATH_BIT(GDR_PATH_HOST))
+
+/* What kind of memory a pointer refers to, as the CUDA driver reports it. */
+enum gdr_mem_type {
+	GDR_MEM_UNKNOWN = 0,	/* not classified (argument error) */
+	GDR_MEM_HOST = 1,	/* ordinary host memory, or no CUDA driver */
+	GDR_MEM_CUDA_HOST = 2,	/* page-locked host memory known to CUDA */
+	GDR_MEM_CUDA_DEVICE = 3, /* device memory (cuMemAlloc, VMM) */
+	GDR_MEM_CUDA_MANAGED = 4, /* managed memory: refused */
+	GDR_MEM_CUDA_POOL = 5,	/* stream-ordered pool memory: refused */
+};
+
+/**
+ * gdr_register - register @len bytes at @ptr with protection domain @pd.
+ *
+ * A drop-in for ibv_reg_mr(). @ptr may be host memory or CUDA device memory;
+ * the library classifies it, picks the best path (DMA-BUF, then
+ * nvidia-peermem, for device memory; plain registration for host memory)
+ * and falls back only when a path answers "not supported". The access flags
+ * are IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+ * IBV_ACCESS_REMOTE_READ, plus IBV_ACCESS_RELAXED_ORDERING for device
+ * memory.
+ *
+ * The returned MR has mr->addr == @ptr and mr->length == @len on every path.
+ * Release it with gdr_deregister() (ibv_dereg_mr() works too).
+ *
+ * Returns the MR, or NULL with errno set; gdr_last_error() then says why
+ * and what to do about it.
+ */
+struct ibv_mr *gdr_register(struct ibv_pd *pd, void *ptr, size_t len);
+
+/**
+ * gdr_deregister - release an MR returned by gdr_register().
+ *
+ * Returns 0, or an errno value (as ibv_dereg_mr() does). NULL gives EINVAL.
+ */
+int gdr_deregister(struct ibv_mr *mr);
+
+/**
+ * gdr_last_error - the cause and remedy of this thread's last failure.
+ *
+ * The text stays valid until this thread's next call into the library.
+ * Returns "" when the last call succeeded. Never NULL.
+ */
+const char *gdr_last_error(void);
+
+/* --- extended registration --------------------------------------------- */
+
+/* Bits of gdr_reg_attr.comp_mask: which fields the caller filled in. */
+enum gdr_reg_attr_mask {
+	GDR_REG_ATTR_ACCESS = 1u << 0,	  /* attr.access is valid */
+	GDR_REG_ATTR_PATH_MASK = 1u << 1, /* attr.path_mask is valid */
+	GDR_REG_ATTR_FLAGS = 1u << 2,	  /* attr.flags is valid */
+};
+
+/* Bits of gdr_reg_attr.flags. */
+enum gdr_reg_flags {
+	/* Do not add IBV_ACCESS_RELAXED_ORDERING for device memory. */
+	GDR_REG_STRICT_ORDERING = 1u << 0,
+	/*
+	 * Set CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on device memory before a
+	 * peermem registration, so that synchronous cuMemcpy calls on the
+	 * buffer finish before they return.
+	 */
+	GDR_REG_SYNC_MEMOPS = 1u << 1,
+};
+
+/**
+ * struct gdr_reg_attr - options of gdr_register_ex().
+ * @comp_mask: GDR_REG_ATTR_* bits naming the fields that are set; unknown
+ *             bits are refused with EINVAL.
+ * @access:    ibv_access_flags to use instead of the default.
+ * @path_mask: GDR_PATH_BIT() of the paths that may be tried, in the
+ *             library's order of preference. A single bit forces that path:
+ *             it never falls back. Overrides GPUDIRECT_PATH.
+ * @flags:     GDR_REG_* bits.
+ */
+struct gdr_reg_attr {
+	uint32_t comp_mask;
+	int access;
+	uint32_t path_mask;
+	uint32_t flags;
+};
+
+/* What became of one path during a registration. */
+enum gdr_attempt_result {
+	GDR_ATTEMPT_SKIPPED = 0,	/* not tried: not allowed or not eligible */
+	GDR_ATTEMPT_FAILED = 1,		/* tried; it failed (errno in ->err) */
+	GDR_ATTEMPT_USED = 2,		/* tried; it gave the MR */
+};
+
+#define GDR_REASON_LEN 256
+
+struct gdr_path_attempt {
+	enum gdr_path path;
+	enum gdr_attempt_result result;
+	int err;			/* errno value, 0 when used */
+	char reason[GDR_REASON_LEN];	/* why skipped or failed, in words */
+};
+
+/* Bits of gdr_reg_info.comp_mask: which fields the caller wants filled. */
+enum gdr_reg_info_mask {
+	GDR_REG_INFO_BASIC = 1u << 0, /* path .. attempts */
+};
+
+/**
+ * struct gdr_reg_info - the decision record of gdr_register_ex().
+ * @comp_mask:    set by the caller: GDR_REG_INFO_* bits naming the fields
+ *                it has room for; the library writes only those.
+ * @path:         the path that registered, GDR_PATH_NONE on failure.
+ * @mem_type:     what the pointer was classified as.
+ * @device:       CUDA device ordinal owning the memory, -1 for host memory.
+ * @num_attempts: entries used in @attempts, one per path considered, in the
+ *                order they were considered.
+ */
+struct gdr_reg_info {
+	uint32_t comp_mask;
+	enum gdr_path path;
+	enum gdr_mem_type mem_type;
+	int device;
+	unsigned int num_attempts;
+	struct gdr_path_attempt attempts[GDR_PATH_COUNT];
+};
+
+/**
+ * gdr_register_ex - gdr_register() with options and a decision record.
+ * @attr: options, or NULL for the defaults.
+ * @info: filled with the decision (also on failure), or NULL.
+ *
+ * Returns the MR, or NULL with errno set.
+ */
+struct ibv_mr *gdr_register_ex(struct ibv_pd *pd, void *ptr, size_t len,
+			       const struct gdr_reg_attr *attr,
+			       struct gdr_reg_info *info);
+
+/**
+ * gdr_path_str - the name of a path: "none", "dmabuf", "peermem", "host".
+ * Returns "invalid" for values outside the enum.
+ */
+const char *gdr_path_str(enum gdr_path path);
+
+/**
+ * gdr_path_parse - the path named by @name ("dmabuf", "peermem", "host";
+ * "auto" gives GDR_PATH_NONE, meaning no preference).
+ * Returns 0, or -1 with errno EINVAL for any other name.
+ */
+int gdr_path_parse(const char *name, enum gdr_path *path);
+
+/**
+ * gdr_mem_type_str - the name of a memory type: "unknown", "host",
+ * "cuda-host", "cuda-device", "cuda-managed", "cuda-pool".
+ */
+const char *gdr_mem_type_str(enum gdr_mem_type type);
+
+/* --- node report ---------------------------------------------------------- */
+
+struct gdr_report;
+
+/* Verdict on one prerequisite. */
+enum gdr_verdict {
+	GDR_VERDICT_OK = 0,
+	GDR_VERDICT_MISSING = 1, /* absent: GPUDirect needs it */
+	GDR_VERDICT_WRONG = 2,	 /* present, but the wrong kind or version */
+	GDR_VERDICT_UNKNOWN = 3, /* could not be determined */
+	GDR_VERDICT_INFO = 4,	 /* a fact, no verdict */
+};
+
+/**
+ * struct gdr_report_item - one observed prerequisite.
+ * @section: "node", "gpu0", "gpu1", ..., or the RDMA device's name.
+ * @key:     what was checked, e.g. "kernel", "dmabuf_supported".
+ * @value:   what was observed.
+ * @verdict: GDR_VERDICT_*.
+ * @remedy:  what to change, or "" when nothing needs changing.
+ */
+struct gdr_report_item {
+	const char *section;
+	const char *key;
+	const char *value;
+	enum gdr_verdict verdict;
+	const char *remedy;
+};
+
+/**
+ * gdr_report_create - probe the node, every CUDA device and the RDMA
+ * devices in @ctxs (@num_ctxs entries, may be 0) and record every
+ * prerequisite with its observed value, verdict and remedy.
+ * @flags: must be 0.
+ *
+ * Returns the report (free it with gdr_report_destroy()), or NULL with
+ * errno set.
+ */
+struct gdr_report *gdr_report_create(struct ibv_context *const *ctxs,
+				     unsigned int num_ctxs, uint32_t flags);
+
+void gdr_report_destroy(struct gdr_report *report);
+
+/** gdr_report_num_items - how many items the report holds. */
+unsigned int gdr_report_num_items(const struct gdr_report *report);
+
+/**
+ * gdr_report_item - copy item @index into @item. The strings belong to the
+ * report. Returns 0, or -1 with errno EINVAL when @index is out of range.
+ */
+int gdr_report_item(const struct gdr_report *report, unsigned int index,
+		    struct gdr_report_item *item);
+
+/**
+ * gdr_report_usable - 1 when device memory can be registered for RDMA on
+ * at least one CUDA device x RDMA device pair of the report (through DMA-BUF
+ * or nvidia-peermem), else 0.
+ */
+int gdr_report_usable(const struct gdr_report *report);
+
+enum gdr_report_format {
+	GDR_REPORT_TEXT = 0,
+	GDR_REPORT_JSON = 1,
+};
+
+/**
+ * gdr_report_print - write the report to @out as text or JSON.
+ * Returns 0, or -1 with errno set when writing fails.
+ */
+int gdr_report_print(const struct gdr_report *report, FILE *out,
+		     enum gdr_report_format format);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUDIRECT_H */

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CUDA driver, loaded at run time. libcuda.so.1 is opened by its soname
+ * only and never linked; each entry point is resolved with cuGetProcAddress
+ * at the CUDA version its signature was written for, so that a newer driver
+ * hands back the ABI this code expects. cuInit is not called here: the
+ * probe calls it on first use, never from a constructor.
+ */
+#include <dlfcn.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* cuGetProcAddress as exported since CUDA 12 ("_v2") and as in 11.3. */
+typedef CUresult (*get_proc_v2_fn)(const char *, void **, int, cuuint64_t,
+				   CUdriverProcAddressQueryResult *);
+typedef CUresult (*get_proc_v1_fn)(const char *, void **, int, cuuint64_t);
+
+struct entry {
+	const char *name;
+	const char *abi_symbol;
+	int version;
+	int required;
+	size_t offset;
+};
+
+static const struct entry entries[] = {
+#define GDR_CUDA_ENTRY(n, sym, ver, req, params)                               \
+	{ #n, sym, ver, req, offsetof(struct gdr_cuda_ops, n) },
+	GDR_CUDA_FUNCS(GDR_CUDA_ENTRY)
+#undef GDR_CUDA_ENTRY
+};
+
+static void *resolve(void *lib, get_proc_v2_fn gp2, get_proc_v1_fn gp1,
+		     const struct entry *e)
+{
+	CUdriverProcAddressQueryResult status;
+	void *fn = NULL;
+
+	if (gp2) {
+		if (gp2(e->name, &fn, e->version, CU_GET_PROC_ADDRESS_DEFAULT,
+			&status) == CUDA_SUCCESS &&
+		    status == CU_GET_PROC_ADDRESS_SUCCESS)
+			return fn;
+		return NULL;
+	}
+	if (gp1) {
+		if (gp1(e->name, &fn, e->version,
+			CU_GET_PROC_ADDRESS_DEFAULT) == CUDA_SUCCESS)
+			return fn;
+		return NULL;
+	}
+	/* A driver older than 11.3: the ABI symbol itself. */
+	return dlsym(lib, e->abi_symbol);
+}
+
+int gdr_cuda_load(struct gdr_cuda_ops *ops, char *why, size_t n)
+{
+	get_proc_v2_fn gp2;
+	get_proc_v1_fn gp1 = NULL;
+	const char *err;
+	size_t i;
+	void *lib;
+
+	memset(ops, 0, sizeof(*ops));
+	lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		err = dlerror();
+		gdr_fmt(why, n,
+			"libcuda.so.1 could not be loaded (%s); install the "
+			"NVIDIA driver, or in a container mount the driver "
+			"libraries (NVIDIA Container Toolkit)",
+			err ? err : "unknown error");
+		return -1;
+	}
+	gp2 = (get_proc_v2_fn)dlsym(lib, "cuGetProcAddress_v2");
+	if (!gp2)
+		gp1 = (get_proc_v1_fn)dlsym(lib, "cuGetProcAddress");
+	for (i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
+		void *fn = resolve(lib, gp2, gp1, &entries[i]);
+
+		if (!fn && entries[i].required) {
+			gdr_fmt(why, n,
+				"libcuda.so.1 lacks %s (CUDA %d.%d API); "
+				"upgrade the NVIDIA driver",
+				entries[i].name, entries[i].version / 1000,
+				entries[i].version % 1000 / 10);
+			memset(ops, 0, sizeof(*ops));
+			dlclose(lib);
+			return -1;
+		}
+		memcpy((char *)ops + entries[i].offset, &fn, sizeof(fn));
+	}
+	/* The library stays loaded for the life of the process. */
+	return 0;
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/* The thread's last error, debug lines, and errno/CUDA code names. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+static __thread char last_error[GDR_MSG_LEN];
+
+GDR_EXPORT const char *gdr_last_error(void)
+{
+	return last_error;
+}
+
+void gdr_clear_error(void)
+{
+	last_error[0] = '\0';
+}
+
+void gdr_vfmt(char *buf, size_t n, const char *fmt, va_list ap)
+{
+	int r;
+
+	if (!n)
+		return;
+	r = vsnprintf(buf, n, fmt, ap);
+	if (r < 0)
+		buf[0] = '\0';
+}
+
+void gdr_fmt(char *buf, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	gdr_vfmt(buf, n, fmt, ap);
+	va_end(ap);
+}
+
+void *gdr_fail(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	gdr_vfmt(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	gdr_debug("error: %s", last_error);
+	errno = err;
+	return NULL;
+}
+
+void gdr_debug(const char *fmt, ...)
+{
+	char line[GDR_MSG_LEN + 64];
+	va_list ap;
+
+	if (!__atomic_load_n(&gdr_debug_on, __ATOMIC_RELAXED))
+		return;
+	va_start(ap, fmt);
+	gdr_vfmt(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	/* One write, so that lines of concurrent threads do not interleave. */
+	fprintf(stderr, "gpudirect: %s\n", line);
+}
+
+const char *gdr_cu_errname(const struct gdr_cuda_ops *cu, CUresult r,
+			   char *buf, size_t n)
+{
+	const char *name = NULL;
+
+	if (cu && cu->cuGetErrorName &&
+	    cu->cuGetErrorName(r, &name) == CUDA_SUCCESS && name)
+		return name;
+	gdr_fmt(buf, n, "CUDA error %d", (int)r);
+	return buf;
+}
+
+int gdr_cu_errno(CUresult r)
+{
+	switch (r) {
+	case CUDA_SUCCESS:
+		return 0;
+	case CUDA_ERROR_INVALID_VALUE:
+	case CUDA_ERROR_INVALID_CONTEXT:
+	case CUDA_ERROR_INVALID_DEVICE:
+		return EINVAL;
+	case CUDA_ERROR_OUT_OF_MEMORY:
+		return ENOMEM;
+	case CUDA_ERROR_NOT_SUPPORTED:
+		return EOPNOTSUPP;
+	case CUDA_ERROR_NO_DEVICE:
+		return ENODEV;
+	case CUDA_ERROR_NOT_PERMITTED:
+		return EPERM;
+	case CUDA_ERROR_TOO_MANY_PEERS: /* fall through */
+	default:
+		return EIO;
+	}
+}
+
+const char *gdr_errno_name(int err)
+{
+	switch (err) {
+	case 0: return "0";
+	case EPERM: return "EPERM";
+	case ENOENT: return "ENOENT";
+	case EIO: return "EIO";
+	case EBADF: return "EBADF";
+	case ENOMEM: return "ENOMEM";
+	case EACCES: return "EACCES";
+	case EFAULT: return "EFAULT";
+	case EBUSY: return "EBUSY";
+	case ENODEV: return "ENODEV";
+	case EINVAL: return "EINVAL";
+	case EMFILE: return "EMFILE";
+	case ENOSYS: return "ENOSYS";
+	case EPROTONOSUPPORT: return "EPROTONOSUPPORT";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
+	case ENOTSUPP: return "ENOTSUPP(524)";
+	default: return "errno";
+	}
+}
+
+bool gdr_err_is_unsupported(int err)
+{
+	return err == EOPNOTSUPP || err == EPROTONOSUPPORT || err == ENOTSUPP;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The seam: the one place where the library reaches outside the process.
+ * Production fills it from the running system; tests replace it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static struct gdr_seam seam;
+static pthread_once_t seam_once = PTHREAD_ONCE_INIT;
+
+void gdr_seam_default(struct gdr_seam *s)
+{
+	memset(s, 0, sizeof(*s));
+	strcpy(s->sysfs_root, "/sys");
+	strcpy(s->procfs_root, "/proc");
+	s->cuda_load = gdr_cuda_load;
+	gdr_verbs_real(&s->verbs);
+	/* Ignores the environment in setuid/setgid processes. */
+	s->getenv = secure_getenv;
+}
+
+static void seam_init(void)
+{
+	gdr_seam_default(&seam);
+}
+
+const struct gdr_seam *gdr_seam(void)
+{
+	pthread_once(&seam_once, seam_init);
+	return &seam;
+}
+
+void gdr_seam_install(const struct gdr_seam *s)
+{
+	pthread_once(&seam_once, seam_init);
+	gdr_probe_reset();
+	if (s)
+		seam = *s;
+	else
+		gdr_seam_default(&seam);
+}
