@@ -145,8 +145,8 @@ static int check_args(struct ibv_pd *pd, void *ptr, size_t len,
 }
 
 /* Join the reasons of the paths that could have taken this memory. */
-static void explain(const struct gdr_reg_info *rec, bool device, char *buf,
-		    size_t n)
+static void explain(const struct gdr_reg_info *rec, bool device,
+		    uint32_t mask, char *buf, size_t n)
 {
 	size_t used = strlen(buf);
 	unsigned int i;
@@ -155,8 +155,10 @@ static void explain(const struct gdr_reg_info *rec, bool device, char *buf,
 		const struct gdr_path_attempt *a = &rec->attempts[i];
 		const struct gdr_backend *b = gdr_backends[i];
 
-		if (b->device_memory != device && rec->num_attempts > 1 &&
-		    a->result == GDR_ATTEMPT_SKIPPED)
+		/* A path for the other kind of memory says nothing, unless
+		 * the caller forced it. */
+		if (b->device_memory != device &&
+		    mask != GDR_PATH_BIT(b->path))
 			continue;
 		gdr_fmt(buf + used, n - used, "%s%s %s: %s",
 			used ? "; " : "", gdr_path_str(a->path),
@@ -227,7 +229,7 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 			" on GPU %d", req->pi.device);
 	gdr_fmt(msg + strlen(msg), sizeof(msg) - strlen(msg), ") with %s: ",
 		gdr_pd_name(req->pd));
-	explain(rec, device, msg + strlen(msg), sizeof(msg) - strlen(msg));
+	explain(rec, device, mask, msg + strlen(msg), sizeof(msg) - strlen(msg));
 	return gdr_fail(err, "%s", msg);
 }
 

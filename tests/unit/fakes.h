@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fakes for the seam: a CUDA driver with configurable devices and
+ * allocations, a verbs provider that records its calls, and fixture
+ * sysfs/procfs trees in a temporary directory.
+ */
+#ifndef GDR_TEST_FAKES_H
+#define GDR_TEST_FAKES_H
+
+#include "internal.h"
+
+#define FAKE_MAX_DEVS 4
+#define FAKE_MAX_ALLOCS 16
+
+struct fake_alloc {
+	uintptr_t start;
+	size_t size;
+	int device;
+	unsigned int type; /* CU_MEMORYTYPE_* */
+	int managed;
+	int pool;
+	int vmm; /* no owning context */
+	unsigned long long buffer_id;
+};
+
+struct fake_cuda {
+	int load_fails;	     /* cuda_load() fails: no libcuda */
+	CUresult init_result;
+	int driver_version;  /* default 13000 */
+	int num_devices;
+	int dmabuf_attr[FAKE_MAX_DEVS];
+	int no_export_entry; /* cuMemGetHandleForAddressRange missing */
+	CUresult export_result;
+	CUresult attrs_result;
+	CUresult set_attr_result;
+	struct fake_alloc allocs[FAKE_MAX_ALLOCS];
+	int num_allocs;
+	/* observed */
+	int exports, set_attr_calls, push_calls, pop_calls;
+	uintptr_t last_export_base;
+	size_t last_export_size;
+	CUcontext current; /* the "current context" of the fake */
+	CUcontext ctx_at_export;
+};
+
+struct fake_verbs {
+	int no_dmabuf_symbol;
+	int probe_errno;  /* answer to ibv_reg_dmabuf_mr(pd,0,0,0,-1,0) */
+	int dmabuf_errno; /* 0: real calls succeed */
+	int reg_errno;	  /* 0: ibv_reg_mr_iova2 succeeds */
+	int dereg_errno;
+	/* observed */
+	int probes, dmabuf_calls, reg_calls, live_mrs;
+	uint64_t last_offset, last_iova;
+	size_t last_len;
+	int last_fd, last_access;
+	int last_fd_open; /* the fd was open during the call */
+};
+
+extern struct fake_cuda fake_cu;
+extern struct fake_verbs fake_ibv;
+extern struct ibv_device fake_device;
+extern struct ibv_context fake_context;
+extern struct ibv_pd fake_pd;
+
+/* Reset the fakes to a healthy H200-like node with an mlx5-like NIC. */
+void fakes_reset(void);
+/* A fake device allocation; returns its address. */
+void *fake_alloc_device(int device, size_t size);
+struct fake_alloc *fake_add_alloc(uintptr_t start, size_t size, int device,
+				  unsigned int type);
+
+/* A fixture root with sys/ and proc/ below it. */
+struct fixture {
+	char root[128];
+	char sys[160];
+	char proc[160];
+};
+int fixture_make(struct fixture *f);
+/* Write @text to @rel below @base, creating directories. */
+int fixture_write(const char *base, const char *rel, const char *text);
+void fixture_remove(struct fixture *f);
+
+#define NV_OPEN                                                                \
+	"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  "            \
+	"580.159.04  Release Build  (dvs-builder@U22)  Thu Oct 30 2025\n"      \
+	"GCC version:  gcc version 12.3.0\n"
+#define NV_PROPRIETARY                                                         \
+	"NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug " \
+	"19 01:15:15 UTC 2023\nGCC version:  gcc version 12.3.0\n"
+
+/* Install a seam over the fixture and the fakes; env values may be NULL. */
+void fakes_install(const struct fixture *f, const char *kernel,
+		   const char *env_path, const char *env_debug);
+
+/* Open file descriptors of this process. */
+int count_fds(void);
+
+#endif

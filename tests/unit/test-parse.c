@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/* Parsers of outside input: kernel releases, the NVIDIA version file. */
+#include "check.h"
+#include "fakes.h"
+
+static void kernel(const char *s, int ok, int maj, int min, int patch,
+		   int ge_5_12)
+{
+	struct gdr_kver v;
+	int r = gdr_parse_kernel_release(s, &v);
+
+	check_scope = s;
+	CHECK_INT(r, ok ? 0 : -1);
+	if (!ok)
+		return;
+	CHECK_INT(v.major, maj);
+	CHECK_INT(v.minor, min);
+	CHECK_INT(v.patch, patch);
+	CHECK_INT(gdr_kver_cmp(&v, 5, 12) >= 0, ge_5_12);
+}
+
+static void nvidia(const char *text, enum gdr_nv_flavour want,
+		   const char *ver)
+{
+	char got[64];
+
+	check_scope = text ? text : "(null)";
+	CHECK_INT(gdr_parse_nvidia_version(text, got, sizeof(got)), want);
+	CHECK_STR(got, ver);
+}
+
+int main(void)
+{
+	long l;
+
+	kernel("5.12.0-rc1+", 1, 5, 12, 0, 1);
+	kernel("6.18.44-fc-v973-gpu", 1, 6, 18, 44, 1);
+	kernel("4.18.0-513.el8.x86_64", 1, 4, 18, 0, 0);
+	kernel("6.1.0-57-amd64", 1, 6, 1, 0, 1);
+	kernel("5.11.22", 1, 5, 11, 22, 0);
+	kernel("5.4.0-182-generic", 1, 5, 4, 0, 0);
+	kernel("6.8-rc1", 1, 6, 8, 0, 1);
+	kernel("10.0.0", 1, 10, 0, 0, 1);
+	kernel("5.12", 1, 5, 12, 0, 1);
+	kernel("", 0, 0, 0, 0, 0);
+	kernel("abc", 0, 0, 0, 0, 0);
+	kernel("5", 0, 0, 0, 0, 0);
+	kernel("5.", 0, 0, 0, 0, 0);
+	kernel(".12", 0, 0, 0, 0, 0);
+	kernel("99999999.1", 0, 0, 0, 0, 0);
+
+	nvidia(NV_OPEN, GDR_NV_OPEN, "580.159.04");
+	nvidia(NV_PROPRIETARY, GDR_NV_PROPRIETARY, "535.104.05");
+	nvidia("NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  "
+	       "570.86.15  Release Build  (dvs-builder@U16-I3-B03-4-3)  "
+	       "Thu Jan 23 2025",
+	       GDR_NV_OPEN, "570.86.15");
+	nvidia("", GDR_NV_ABSENT, "");
+	nvidia(NULL, GDR_NV_ABSENT, "");
+	nvidia("garbage\n", GDR_NV_UNPARSED, "");
+	nvidia("NVRM version: no number here\n", GDR_NV_UNPARSED, "");
+	/* The number must be on the NVRM line, not the GCC one. */
+	nvidia("NVRM version: NVIDIA UNIX Kernel Module\nGCC version: 12.3.0\n",
+	       GDR_NV_UNPARSED, "");
+
+	check_scope = "parse_long";
+	CHECK(gdr_parse_long("42\n", &l) == 0 && l == 42);
+	CHECK(gdr_parse_long("  7 ", &l) == 0 && l == 7);
+	CHECK(gdr_parse_long("0x10", &l) == 0 && l == 16);
+	CHECK(gdr_parse_long("", &l) == -1);
+	CHECK(gdr_parse_long("12abc", &l) == -1);
+	CHECK(gdr_parse_long("99999999999999999999999", &l) == -1);
+	CHECK(gdr_parse_long(NULL, &l) == -1);
+
+	check_scope = "path names";
+	{
+		enum gdr_path p;
+
+		CHECK(gdr_path_parse("dmabuf", &p) == 0 && p == GDR_PATH_DMABUF);
+		CHECK(gdr_path_parse("peermem", &p) == 0 &&
+		      p == GDR_PATH_PEERMEM);
+		CHECK(gdr_path_parse("host", &p) == 0 && p == GDR_PATH_HOST);
+		CHECK(gdr_path_parse("auto", &p) == 0 && p == GDR_PATH_NONE);
+		CHECK(gdr_path_parse("none", &p) == -1);
+		CHECK(gdr_path_parse("DMABUF", &p) == -1);
+		CHECK(gdr_path_parse(NULL, &p) == -1);
+		CHECK_STR(gdr_path_str(GDR_PATH_DMABUF), "dmabuf");
+		CHECK_STR(gdr_path_str((enum gdr_path)99), "invalid");
+		CHECK_STR(gdr_mem_type_str(GDR_MEM_CUDA_POOL), "cuda-pool");
+	}
+	return check_summary("parse");
+}

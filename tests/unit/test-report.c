@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/* The report: items, verdicts, usable, text and JSON from fixtures. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "fakes.h"
+
+static char *print(struct gdr_report *r, enum gdr_report_format fmt)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	CHECK(f != NULL);
+	if (!f)
+		return NULL;
+	CHECK_INT(gdr_report_print(r, f, fmt), 0);
+	fclose(f);
+	return buf;
+}
+
+static const char *find(struct gdr_report *r, const char *section,
+			const char *key, enum gdr_verdict *v)
+{
+	struct gdr_report_item it;
+	unsigned int i;
+
+	for (i = 0; i < gdr_report_num_items(r); i++) {
+		if (gdr_report_item(r, i, &it))
+			break;
+		if (!strcmp(it.section, section) && !strcmp(it.key, key)) {
+			*v = it.verdict;
+			return it.value;
+		}
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	struct ibv_context *ctxs[1] = { &fake_context };
+	struct gdr_report_item it;
+	struct gdr_report *r;
+	enum gdr_verdict v = GDR_VERDICT_INFO;
+	struct fixture fx;
+	char *text;
+
+	check_scope = "open module node with a DMA-BUF NIC";
+	fakes_reset();
+	fake_cu.num_devices = 2;
+	fake_cu.dmabuf_attr[1] = 0;
+	fixture_make(&fx);
+	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
+	fakes_install(&fx, "6.18.44-fc-v973-gpu", NULL, NULL);
+	r = gdr_report_create(ctxs, 1, 0);
+	CHECK(r != NULL);
+	CHECK_INT(gdr_report_usable(r), 1);
+	CHECK_STR(find(r, "node", "kernel", &v), "6.18.44-fc-v973-gpu");
+	CHECK_INT(v, GDR_VERDICT_OK);
+	CHECK_STR(find(r, "node", "nvidia_driver", &v),
+		  "580.159.04 (open kernel module)");
+	CHECK_INT(v, GDR_VERDICT_OK);
+	CHECK_STR(find(r, "node", "cuda_driver_api", &v), "13.0 (13000)");
+	CHECK_STR(find(r, "gpu1", "dmabuf_supported", &v), "0");
+	CHECK_INT(v, GDR_VERDICT_WRONG);
+	CHECK_STR(find(r, "fake_mlx5_0", "path_gpu0", &v), "dmabuf");
+	CHECK_INT(v, GDR_VERDICT_OK);
+	CHECK_STR(find(r, "fake_mlx5_0", "path_gpu1", &v), "none");
+	CHECK_INT(v, GDR_VERDICT_MISSING);
+	CHECK_HAS(find(r, "fake_mlx5_0", "dmabuf_mr", &v), "EBADF");
+	text = print(r, GDR_REPORT_TEXT);
+	CHECK_HAS(text, "GPUDirect RDMA: usable");
+	CHECK_HAS(text, "[gpu1]");
+	free(text);
+	text = print(r, GDR_REPORT_JSON);
+	CHECK_HAS(text, "\"gpudirect_rdma_usable\": true");
+	CHECK_HAS(text, "\"schema_version\": 1");
+	CHECK_HAS(text, "{\"section\": \"node\", \"key\": \"kernel\", "
+			"\"value\": \"6.18.44-fc-v973-gpu\", \"verdict\": \"ok\"");
+	free(text);
+	CHECK_INT(gdr_report_item(r, gdr_report_num_items(r), &it), -1);
+	CHECK_INT(errno, EINVAL);
+	gdr_report_destroy(r);
+	fixture_remove(&fx);
+
+	check_scope = "proprietary module, kernel 5.4, no peermem, no NIC";
+	fakes_reset();
+	fixture_make(&fx);
+	fixture_write(fx.proc, "driver/nvidia/version", NV_PROPRIETARY);
+	fakes_install(&fx, "5.4.0-182-generic", NULL, NULL);
+	r = gdr_report_create(NULL, 0, 0);
+	CHECK(r != NULL);
+	CHECK_INT(gdr_report_usable(r), 0);
+	find(r, "node", "kernel", &v);
+	CHECK_INT(v, GDR_VERDICT_WRONG);
+	find(r, "node", "nvidia_driver", &v);
+	CHECK_INT(v, GDR_VERDICT_WRONG);
+	CHECK_STR(find(r, "node", "rdma_devices", &v), "0");
+	CHECK_INT(v, GDR_VERDICT_MISSING);
+	text = print(r, GDR_REPORT_TEXT);
+	CHECK_HAS(text, "driver.kernelModuleType=open");
+	CHECK_HAS(text, "NOT usable");
+	free(text);
+	gdr_report_destroy(r);
+	fixture_remove(&fx);
+
+	check_scope = "no CUDA at all, peermem through nv_peer_mem";
+	fakes_reset();
+	fake_cu.load_fails = 1;
+	fixture_make(&fx);
+	fixture_write(fx.sys, "module/nv_peer_mem/version", "1.3-0\n");
+	fixture_write(fx.sys, "module/nvidia_fs/version", "2.17.5\n");
+	fakes_install(&fx, NULL, NULL, NULL);
+	r = gdr_report_create(ctxs, 1, 0);
+	CHECK(r != NULL);
+	CHECK_INT(gdr_report_usable(r), 0);
+	CHECK_STR(find(r, "node", "cuda_driver_api", &v), "unavailable");
+	CHECK_INT(v, GDR_VERDICT_MISSING);
+	CHECK_HAS(find(r, "node", "nvidia_peermem", &v), "1.3-0");
+	CHECK_INT(v, GDR_VERDICT_OK);
+	CHECK_HAS(find(r, "node", "gpudirect_storage", &v), "2.17.5");
+	CHECK_INT(v, GDR_VERDICT_OK);
+	text = print(r, GDR_REPORT_JSON);
+	CHECK_HAS(text, "\"gpudirect_rdma_usable\": false");
+	free(text);
+	gdr_report_destroy(r);
+	fixture_remove(&fx);
+
+	check_scope = "bad arguments";
+	CHECK(gdr_report_create(NULL, 1, 0) == NULL);
+	CHECK_INT(errno, EINVAL);
+	CHECK(gdr_report_create(ctxs, 1, 1) == NULL);
+	CHECK_INT(errno, EINVAL);
+	CHECK_INT(gdr_report_print(NULL, stdout, GDR_REPORT_TEXT), -1);
+	CHECK_INT(gdr_report_num_items(NULL), 0);
+	CHECK_INT(gdr_report_usable(NULL), 0);
+	gdr_report_destroy(NULL);
+
+	gdr_seam_install(NULL);
+	return check_summary("report");
+}
