@@ -305,6 +305,27 @@ static struct ibv_mr *v_reg(struct ibv_pd *pd, void *addr, size_t len,
 	}
 	return new_mr(pd, addr, len);
 }
+/* What the kernel says of a dma-buf fd: exporter name and size. */
+static void read_fdinfo(int fd)
+{
+	char path[64], line[256];
+	FILE *f;
+
+	fake_ibv.last_exp_name[0] = '\0';
+	fake_ibv.last_dmabuf_size = 0;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "exp_name: %63s", fake_ibv.last_exp_name) == 1)
+			continue;
+		if (strncmp(line, "size:", 5) == 0)
+			fake_ibv.last_dmabuf_size = strtoull(line + 5, NULL, 10);
+	}
+	fclose(f);
+}
+
 static struct ibv_mr *v_reg_dmabuf(struct ibv_pd *pd, uint64_t offset,
 				   size_t len, uint64_t iova, int fd,
 				   int access)
@@ -321,6 +342,8 @@ static struct ibv_mr *v_reg_dmabuf(struct ibv_pd *pd, uint64_t offset,
 	fake_ibv.last_fd = fd;
 	fake_ibv.last_access = access;
 	fake_ibv.last_fd_open = fcntl(fd, F_GETFD) != -1;
+	if (!fake_ibv.lean)
+		read_fdinfo(fd);
 	if (fake_ibv.dmabuf_errno) {
 		errno = fake_ibv.dmabuf_errno;
 		return NULL;
@@ -423,6 +446,27 @@ static char *fake_getenv(const char *name)
 	return NULL;
 }
 
+static void fake_verbs_table(struct gdr_verbs_ops *v)
+{
+	v->reg_mr_iova2 = v_reg;
+	v->reg_dmabuf_mr = fake_ibv.no_dmabuf_symbol ? NULL : v_reg_dmabuf;
+	v->dereg_mr = v_dereg;
+	v->alloc_pd = v_alloc_pd;
+	v->dealloc_pd = v_dealloc_pd;
+	v->query_device = v_query_device;
+	v->query_port = v_query_port;
+	v->device_name = v_name;
+}
+
+void fakes_install_real_cuda(void)
+{
+	struct gdr_seam s;
+
+	gdr_seam_default(&s);
+	fake_verbs_table(&s.verbs);
+	gdr_seam_install(&s);
+}
+
 void fakes_install(const struct fixture *f, const char *kernel,
 		   const char *path, const char *debug)
 {
@@ -434,14 +478,7 @@ void fakes_install(const struct fixture *f, const char *kernel,
 	snprintf(s.kernel_release, sizeof(s.kernel_release), "%s",
 		 kernel ? kernel : "6.1.0-57-amd64");
 	s.cuda_load = fake_cuda_load;
-	s.verbs.reg_mr_iova2 = v_reg;
-	s.verbs.reg_dmabuf_mr = fake_ibv.no_dmabuf_symbol ? NULL : v_reg_dmabuf;
-	s.verbs.dereg_mr = v_dereg;
-	s.verbs.alloc_pd = v_alloc_pd;
-	s.verbs.dealloc_pd = v_dealloc_pd;
-	s.verbs.query_device = v_query_device;
-	s.verbs.query_port = v_query_port;
-	s.verbs.device_name = v_name;
+	fake_verbs_table(&s.verbs);
 	env_path = path;
 	env_debug = debug;
 	s.getenv = fake_getenv;

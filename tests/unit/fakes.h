@@ -55,6 +55,9 @@ struct fake_verbs {
 	size_t last_len;
 	int last_fd, last_access;
 	int last_fd_open; /* the fd was open during the call */
+	int lean;	  /* skip the fdinfo look-up (benchmarks) */
+	char last_exp_name[64]; /* fdinfo exp_name of the fd passed */
+	size_t last_dmabuf_size; /* fdinfo size of the fd passed */
 };
 
 extern struct fake_cuda fake_cu;
@@ -92,6 +95,9 @@ void fixture_remove(struct fixture *f);
 /* Install a seam over the fixture and the fakes; env values may be NULL. */
 void fakes_install(const struct fixture *f, const char *kernel,
 		   const char *env_path, const char *env_debug);
+
+/* The real CUDA driver, sysfs and procfs, with the recording verbs. */
+void fakes_install_real_cuda(void);
 
 /* Open file descriptors of this process. */
 int count_fds(void);

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cutest.h"
+
+struct cutest ct;
+
+int cutest_init(char *why, size_t n)
+{
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+	CUdevice dev;
+	CUresult r;
+
+	if (!lib) {
+		snprintf(why, n, "no CUDA driver: libcuda.so.1 not found (%s)",
+			 dlerror());
+		return -1;
+	}
+#define CUTEST_LOAD(name, sym, params)                                         \
+	*(void **)&ct.name = dlsym(lib, sym);                                  \
+	if (!ct.name) {                                                        \
+		snprintf(why, n, "libcuda.so.1 lacks %s", sym);                \
+		return -1;                                                     \
+	}
+	CUTEST_FUNCS(CUTEST_LOAD)
+#undef CUTEST_LOAD
+	r = ct.cuInit(0);
+	if (r != CUDA_SUCCESS) {
+		snprintf(why, n, "no usable GPU: cuInit failed with %d", r);
+		return -1;
+	}
+	if (ct.cuDeviceGetCount(&ct.num_devices) || ct.num_devices < 1) {
+		snprintf(why, n, "no GPU: cuDeviceGetCount found none");
+		return -1;
+	}
+	if (ct.cuDeviceGet(&dev, 0) ||
+	    ct.cuDevicePrimaryCtxRetain(&ct.primary, dev) ||
+	    ct.cuCtxSetCurrent(ct.primary)) {
+		snprintf(why, n, "GPU 0 has no usable primary context");
+		return -1;
+	}
+	return 0;
+}
+
+int cutest_vmm_alloc(int dev, size_t size, int rdma_capable, CUdeviceptr *va,
+		     CUmemGenericAllocationHandle *h)
+{
+	CUmemAllocationProp prop;
+	CUmemAccessDesc acc;
+
+	memset(&prop, 0, sizeof(prop));
+	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	prop.location.id = dev;
+	prop.allocFlags.gpuDirectRDMACapable = (unsigned char)rdma_capable;
+	if (ct.cuMemCreate(h, size, &prop, 0))
+		return -1;
+	if (ct.cuMemAddressReserve(va, size, 0, 0, 0)) {
+		ct.cuMemRelease(*h);
+		return -1;
+	}
+	memset(&acc, 0, sizeof(acc));
+	acc.location = prop.location;
+	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	if (ct.cuMemMap(*va, size, 0, *h, 0) ||
+	    ct.cuMemSetAccess(*va, size, &acc, 1)) {
+		ct.cuMemAddressFree(*va, size);
+		ct.cuMemRelease(*h);
+		return -1;
+	}
+	return 0;
+}
+
+void cutest_vmm_free(CUdeviceptr va, size_t size,
+		     CUmemGenericAllocationHandle h)
+{
+	ct.cuMemUnmap(va, size);
+	ct.cuMemAddressFree(va, size);
+	ct.cuMemRelease(h);
+}

@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CUDA half on a real GPU and driver: pointer classification, the
+ * DMA-BUF export with a recording verbs table standing in for the NIC,
+ * context handling, and the probe. Exits 77 where there is no GPU.
+ *
+ *   test-gpu classify|dmabuf|context|report
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "cutest.h"
+#include "fakes.h"
+
+#define MiB (1024ull * 1024)
+
+static struct gdr_reg_info info;
+static long page;
+
+/* Register through the library; deregister at once. Returns errno or 0. */
+static int reg(void *ptr, size_t len)
+{
+	struct ibv_mr *mr;
+	int err;
+
+	memset(&info, 0, sizeof(info));
+	info.comp_mask = GDR_REG_INFO_BASIC;
+	errno = 0;
+	mr = gdr_register_ex(&fake_pd, ptr, len, NULL, &info);
+	err = mr ? 0 : errno;
+	if (mr) {
+		CHECK(mr->addr == ptr);
+		CHECK_INT(mr->length, len);
+		CHECK_INT(gdr_deregister(mr), 0);
+	}
+	return err;
+}
+
+static void classify(void)
+{
+	CUmemGenericAllocationHandle h;
+	struct gdr_ptr_info pi;
+	unsigned long long id1, id2;
+	CUdeviceptr d, d2, va;
+	size_t gran = 2 * MiB;
+	CUmemAllocationProp prop;
+	void *host, *pinned;
+	unsigned int capable = 9;
+
+	check_scope = "cuMemAlloc";
+	CHECK_INT(ct.cuMemAlloc(&d, 4 * MiB), CUDA_SUCCESS);
+	CHECK_INT(reg((void *)d, 4 * MiB), 0);
+	CHECK_INT(info.mem_type, GDR_MEM_CUDA_DEVICE);
+	CHECK_INT(info.device, 0);
+	CHECK_INT(info.path, GDR_PATH_DMABUF);
+	CHECK_STR(fake_ibv.last_exp_name, "nv_dmabuf");
+
+	check_scope = "cuMemAllocHost";
+	CHECK_INT(ct.cuMemAllocHost(&pinned, 1 * MiB), CUDA_SUCCESS);
+	CHECK_INT(reg(pinned, 1 * MiB), 0);
+	CHECK_INT(info.mem_type, GDR_MEM_CUDA_HOST);
+	CHECK_INT(info.path, GDR_PATH_HOST);
+	ct.cuMemFreeHost(pinned);
+
+	check_scope = "malloc";
+	host = malloc(1 * MiB);
+	CHECK_INT(reg(host, 1 * MiB), 0);
+	CHECK_INT(info.mem_type, GDR_MEM_HOST);
+	CHECK_INT(info.path, GDR_PATH_HOST);
+	free(host);
+
+	check_scope = "cuMemAllocManaged";
+	CHECK_INT(ct.cuMemAllocManaged(&d2, 1 * MiB, CU_MEM_ATTACH_GLOBAL),
+		  CUDA_SUCCESS);
+	CHECK_INT(reg((void *)d2, 1 * MiB), EINVAL);
+	CHECK_INT(info.mem_type, GDR_MEM_CUDA_MANAGED);
+	CHECK_HAS(gdr_last_error(), "managed memory");
+	ct.cuMemFree(d2);
+
+	check_scope = "cuMemAllocAsync (stream-ordered pool)";
+	CHECK_INT(ct.cuMemAllocAsync(&d2, 1 * MiB, NULL), CUDA_SUCCESS);
+	CHECK_INT(ct.cuStreamSynchronize(NULL), CUDA_SUCCESS);
+	CHECK_INT(reg((void *)d2, 1 * MiB), EINVAL);
+	CHECK_INT(info.mem_type, GDR_MEM_CUDA_POOL);
+	CHECK_HAS(gdr_last_error(), "stream-ordered memory pool");
+	ct.cuMemFreeAsync(d2, NULL);
+	ct.cuStreamSynchronize(NULL);
+
+	memset(&prop, 0, sizeof(prop));
+	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	prop.location.id = 0;
+	CHECK_INT(ct.cuMemGetAllocationGranularity(
+			  &gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+		  CUDA_SUCCESS);
+	printf("VMM granularity: %zu\n", gran);
+
+	check_scope = "VMM with gpuDirectRDMACapable";
+	CHECK_INT(cutest_vmm_alloc(0, gran, 1, &va, &h), 0);
+	CHECK_INT(reg((void *)va, gran), 0);
+	CHECK_INT(info.mem_type, GDR_MEM_CUDA_DEVICE);
+	CHECK_INT(info.path, GDR_PATH_DMABUF);
+	CHECK_STR(fake_ibv.last_exp_name, "nv_dmabuf");
+	cutest_vmm_free(va, gran, h);
+
+	check_scope = "VMM without gpuDirectRDMACapable";
+	CHECK_INT(cutest_vmm_alloc(0, gran, 0, &va, &h), 0);
+	ct.cuPointerGetAttribute(&capable,
+				 CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE,
+				 va);
+	printf("VMM without gpuDirectRDMACapable: IS_GPU_DIRECT_RDMA_CAPABLE=%u, "
+	       "gdr_register -> %s (%s)\n",
+	       capable, strerror(reg((void *)va, gran)),
+	       gdr_path_str(info.path));
+	CHECK_INT(info.mem_type, GDR_MEM_CUDA_DEVICE);
+	cutest_vmm_free(va, gran, h);
+
+	check_scope = "VMM range partly mapped";
+	{
+		CUmemAccessDesc acc;
+		int fds = count_fds(), err;
+
+		CHECK_INT(ct.cuMemAddressReserve(&va, 2 * gran, 0, 0, 0), 0);
+		prop.allocFlags.gpuDirectRDMACapable = 1;
+		CHECK_INT(ct.cuMemCreate(&h, gran, &prop, 0), 0);
+		CHECK_INT(ct.cuMemMap(va, gran, 0, h, 0), 0);
+		memset(&acc, 0, sizeof(acc));
+		acc.location = prop.location;
+		acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+		CHECK_INT(ct.cuMemSetAccess(va, gran, &acc, 1), 0);
+		err = reg((void *)va, 2 * gran);
+		printf("partly mapped VMM: errno %d: %s\n", err,
+		       gdr_last_error());
+		CHECK(err != 0);
+		CHECK_INT(count_fds(), fds);
+		CHECK_INT(fake_ibv.live_mrs, 0);
+		ct.cuMemUnmap(va, gran);
+		ct.cuMemAddressFree(va, 2 * gran);
+		ct.cuMemRelease(h);
+	}
+
+	check_scope = "freed pointer";
+	CHECK_INT(gdr_classify(gdr_node_get(), (void *)d, 4096, &pi), 0);
+	id1 = pi.buffer_id;
+	CHECK_INT(ct.cuMemFree(d), CUDA_SUCCESS);
+	CHECK_INT(gdr_classify(gdr_node_get(), (void *)d, 4096, &pi), 0);
+	CHECK_INT(pi.type, GDR_MEM_HOST);
+	check_scope = "address freed and allocated again";
+	CHECK_INT(ct.cuMemAlloc(&d2, 4 * MiB), CUDA_SUCCESS);
+	CHECK_INT(gdr_classify(gdr_node_get(), (void *)d2, 4096, &pi), 0);
+	id2 = pi.buffer_id;
+	printf("realloc: same address %s, buffer id %llu -> %llu\n",
+	       d == d2 ? "yes" : "no", id1, id2);
+	CHECK_INT(pi.type, GDR_MEM_CUDA_DEVICE);
+	CHECK(id1 != id2);
+	ct.cuMemFree(d2);
+}
+
+static uint64_t state = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+	state ^= state << 13;
+	state ^= state >> 7;
+	state ^= state << 17;
+	return state;
+}
+
+static void dmabuf(void)
+{
+	CUmemGenericAllocationHandle h;
+	struct {
+		CUdeviceptr base;
+		size_t size;
+		const char *what;
+	} a[3];
+	int i, fds, bad = 0, tail_ok = 0;
+
+	CHECK_INT(ct.cuMemAlloc(&a[0].base, 64 * MiB), CUDA_SUCCESS);
+	a[0].size = 64 * MiB;
+	a[0].what = "cuMemAlloc 64 MiB";
+	CHECK_INT(ct.cuMemAlloc(&a[1].base, 1 * MiB + 123), CUDA_SUCCESS);
+	a[1].size = 1 * MiB + 123;
+	a[1].what = "cuMemAlloc 1 MiB + 123";
+	CHECK_INT(cutest_vmm_alloc(0, 4 * MiB, 1, &a[2].base, &h), 0);
+	a[2].size = 4 * MiB;
+	a[2].what = "VMM 4 MiB";
+
+	fds = count_fds();
+	for (i = 0; i < 1200; i++) {
+		int k = (int)(rnd() % 3);
+		size_t off = (size_t)(rnd() % a[k].size);
+		size_t len = (size_t)(rnd() % (a[k].size - off)) + 1;
+		uintptr_t ptr = (uintptr_t)a[k].base + off;
+		int err;
+
+		check_scope = a[k].what;
+		if (i % 4 == 0)
+			len = (size_t)(rnd() % 65536) + 1 < a[k].size - off
+				      ? (size_t)(rnd() % 65536) + 1
+				      : a[k].size - off;
+		err = reg((void *)ptr, len);
+		if (err) {
+			if (bad++ < 5)
+				printf("FAILED %s off %zu len %zu: %s\n",
+				       a[k].what, off, len, gdr_last_error());
+			CHECK_INT(err, 0);
+			continue;
+		}
+		CHECK_INT(info.path, GDR_PATH_DMABUF);
+		CHECK_STR(fake_ibv.last_exp_name, "nv_dmabuf");
+		CHECK(fake_ibv.last_fd_open);
+		CHECK(fake_ibv.last_offset + len <= fake_ibv.last_dmabuf_size);
+		CHECK_INT(fake_ibv.last_iova, ptr);
+		CHECK_INT(fake_ibv.last_iova % (uint64_t)page,
+			  fake_ibv.last_offset % (uint64_t)page);
+		/* Closed once the call returned. */
+		CHECK(fcntl(fake_ibv.last_fd, F_GETFD) == -1 && errno == EBADF);
+		if (k == 1 && off + len > (1 * MiB))
+			tail_ok++;
+	}
+	printf("1200 random sub-ranges: %d failed; %d reached into the last "
+	       "partial page of the 1 MiB + 123 allocation\n",
+	       bad, tail_ok);
+	CHECK_INT(count_fds(), fds);
+
+	check_scope = "ranges past the end of an allocation";
+	for (i = 0; i < 60; i++) {
+		int k = (int)(rnd() % 3);
+		size_t off = (size_t)(rnd() % a[k].size);
+		size_t len = a[k].size - off + 1 + (size_t)(rnd() % 10000);
+
+		CHECK_INT(reg((void *)(a[k].base + off), len), EINVAL);
+		CHECK_HAS(gdr_last_error(), "runs past the end of its CUDA "
+					    "allocation");
+	}
+	CHECK_INT(count_fds(), fds);
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	ct.cuMemFree(a[0].base);
+	ct.cuMemFree(a[1].base);
+	cutest_vmm_free(a[2].base, a[2].size, h);
+}
+
+static void context(void)
+{
+	CUcontext cur = (CUcontext)1, other = NULL;
+	CUdeviceptr d;
+	CUdevice dev;
+
+	CHECK_INT(ct.cuMemAlloc(&d, 2 * MiB), CUDA_SUCCESS);
+
+	check_scope = "no current context";
+	CHECK_INT(ct.cuCtxSetCurrent(NULL), CUDA_SUCCESS);
+	CHECK_INT(reg((void *)d, 2 * MiB), 0);
+	CHECK_INT(info.path, GDR_PATH_DMABUF);
+	CHECK_INT(ct.cuCtxGetCurrent(&cur), CUDA_SUCCESS);
+	CHECK(cur == NULL);
+
+	check_scope = "another context current";
+	CHECK_INT(ct.cuDeviceGet(&dev, 0), CUDA_SUCCESS);
+	CHECK_INT(ct.cuCtxCreate(&other, 0, dev), CUDA_SUCCESS);
+	CHECK_INT(ct.cuCtxGetCurrent(&cur), CUDA_SUCCESS);
+	CHECK(cur == other);
+	CHECK_INT(reg((void *)d, 2 * MiB), 0);
+	CHECK_INT(info.path, GDR_PATH_DMABUF);
+	CHECK_INT(ct.cuCtxGetCurrent(&cur), CUDA_SUCCESS);
+	CHECK(cur == other);
+	CHECK_INT(ct.cuCtxDestroy(other), CUDA_SUCCESS);
+	CHECK_INT(ct.cuCtxSetCurrent(ct.primary), CUDA_SUCCESS);
+
+	check_scope = "the primary context current";
+	CHECK_INT(reg((void *)d, 2 * MiB), 0);
+	CHECK_INT(ct.cuCtxGetCurrent(&cur), CUDA_SUCCESS);
+	CHECK(cur == ct.primary);
+	ct.cuMemFree(d);
+}
+
+static const char *item(struct gdr_report *r, const char *sec,
+			const char *key, enum gdr_verdict *v)
+{
+	struct gdr_report_item it;
+	unsigned int i;
+
+	for (i = 0; i < gdr_report_num_items(r); i++)
+		if (!gdr_report_item(r, i, &it) && !strcmp(it.section, sec) &&
+		    !strcmp(it.key, key)) {
+			*v = it.verdict;
+			return it.value;
+		}
+	return NULL;
+}
+
+static void report(void)
+{
+	enum gdr_verdict v = GDR_VERDICT_INFO;
+	struct ibv_device **list;
+	const struct gdr_node *nd;
+	struct gdr_report *r;
+	int n = 0;
+
+	check_scope = "probe on this machine";
+	gdr_seam_install(NULL);
+	nd = gdr_node_get();
+	printf("kernel %s, nvidia %s (flavour %d), driver API %d, %d GPU(s), "
+	       "peermem '%s'\n",
+	       nd->kernel_release, nd->nv_version, nd->nv_flavour,
+	       nd->driver_version, nd->num_devices, nd->peermem_path);
+	CHECK_INT(nd->nv_flavour, GDR_NV_OPEN);
+	CHECK(nd->driver_version >= 11070);
+	CHECK(nd->cuda_ok);
+	r = gdr_report_create(NULL, 0, 0);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	gdr_report_print(r, stdout, GDR_REPORT_TEXT);
+	CHECK_HAS(item(r, "node", "nvidia_driver", &v), "open kernel module");
+	CHECK_INT(v, GDR_VERDICT_OK);
+	item(r, "node", "cuda_driver_api", &v);
+	CHECK_INT(v, GDR_VERDICT_OK);
+	CHECK_STR(item(r, "gpu0", "dmabuf_supported", &v), "1");
+	CHECK_INT(v, GDR_VERDICT_OK);
+	CHECK_STR(item(r, "gpu0", "gpudirect_rdma_supported", &v), "1");
+	/* This machine has no RDMA device: the report must say so. */
+	list = ibv_get_device_list(&n);
+	if (list)
+		ibv_free_device_list(list);
+	printf("RDMA devices: %d\n", n);
+	CHECK_INT(gdr_report_usable(r), 0);
+	CHECK_STR(item(r, "node", "rdma_devices", &v), "0");
+	gdr_report_destroy(r);
+}
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "";
+	char why[256];
+
+	if (cutest_init(why, sizeof(why))) {
+		printf("SKIP: %s\n", why);
+		return 77;
+	}
+	page = sysconf(_SC_PAGESIZE);
+	fakes_reset();
+	fakes_install_real_cuda();
+	if (!strcmp(what, "classify"))
+		classify();
+	else if (!strcmp(what, "dmabuf"))
+		dmabuf();
+	else if (!strcmp(what, "context"))
+		context();
+	else if (!strcmp(what, "report"))
+		report();
+	else {
+		fprintf(stderr, "usage: %s classify|dmabuf|context|report\n",
+			argv[0]);
+		return 2;
+	}
+	return check_summary(what);
+}
