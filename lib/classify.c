@@ -9,11 +9,11 @@ enum {
 	A_TYPE,
 	A_ORDINAL,
 	A_MANAGED,
-	A_BUFFER_ID,
 	A_CONTEXT,
 	A_START,
 	A_SIZE,
 	A_POOL, /* only asked of drivers >= 11.3 */
+	A_RDMA, /* likewise */
 	A_COUNT
 };
 
@@ -24,24 +24,23 @@ int gdr_classify(const struct gdr_node *node, void *ptr, size_t len,
 		[A_TYPE] = CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
 		[A_ORDINAL] = CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
 		[A_MANAGED] = CU_POINTER_ATTRIBUTE_IS_MANAGED,
-		[A_BUFFER_ID] = CU_POINTER_ATTRIBUTE_BUFFER_ID,
 		[A_CONTEXT] = CU_POINTER_ATTRIBUTE_CONTEXT,
 		[A_START] = CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
 		[A_SIZE] = CU_POINTER_ATTRIBUTE_RANGE_SIZE,
 		[A_POOL] = CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
+		[A_RDMA] = CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE,
 	};
-	unsigned int type = 0, managed = 0;
+	unsigned int type = 0, managed = 0, rdma = 1;
 	int ordinal = -1;
-	unsigned long long buffer_id = 0;
 	CUcontext ctx = NULL;
 	CUdeviceptr start = 0;
 	size_t size = 0;
 	void *pool = NULL;
 	void *data[A_COUNT] = {
-		[A_TYPE] = &type,	   [A_ORDINAL] = &ordinal,
-		[A_MANAGED] = &managed,	   [A_BUFFER_ID] = &buffer_id,
-		[A_CONTEXT] = &ctx,	   [A_START] = &start,
-		[A_SIZE] = &size,	   [A_POOL] = &pool,
+		[A_TYPE] = &type,     [A_ORDINAL] = &ordinal,
+		[A_MANAGED] = &managed, [A_CONTEXT] = &ctx,
+		[A_START] = &start,   [A_SIZE] = &size,
+		[A_POOL] = &pool,     [A_RDMA] = &rdma,
 	};
 	unsigned int n = node->driver_version >= 11030 ? A_COUNT : A_POOL;
 	uintptr_t p = (uintptr_t)ptr;
@@ -62,7 +61,6 @@ int gdr_classify(const struct gdr_node *node, void *ptr, size_t len,
 			 ptr, gdr_cu_errname(&node->cu, r, name, sizeof(name)));
 		return -1;
 	}
-	pi->buffer_id = buffer_id;
 	pi->ctx = ctx;
 	pi->range_start = (uintptr_t)start;
 	pi->range_size = size;
@@ -100,6 +98,19 @@ int gdr_classify(const struct gdr_node *node, void *ptr, size_t len,
 			 "(cuMemAllocAsync/cudaMallocAsync), which this "
 			 "library does not register; allocate the buffer with "
 			 "cuMemAlloc/cudaMalloc instead",
+			 ptr);
+		return -1;
+	}
+	/*
+	 * VMM memory made without gpuDirectRDMACapable still exports (seen on
+	 * an H200), but NVIDIA requires the flag for GPUDirect RDMA.
+	 */
+	if (pi->type == GDR_MEM_CUDA_DEVICE && !rdma) {
+		gdr_fail(EINVAL,
+			 "%p is device memory that is not GPUDirect RDMA capable "
+			 "(CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE=0): "
+			 "VMM memory must be created with "
+			 "allocFlags.gpuDirectRDMACapable=1 (cuMemCreate)",
 			 ptr);
 		return -1;
 	}

@@ -249,7 +249,6 @@ struct gdr_ptr_info {
 	enum gdr_mem_type type;
 	int device;	      /* CUDA ordinal, -1 for host */
 	CUcontext ctx;	      /* owning context, may be NULL (VMM) */
-	unsigned long long buffer_id;
 	uintptr_t range_start; /* the allocation holding ptr, 0 if unknown */
 	size_t range_size;
 };

@@ -67,7 +67,8 @@ static void add(struct gdr_report *r, const char *section, const char *key,
 	r->num++;
 }
 
-static void node_items(struct gdr_report *r, const struct gdr_node *nd)
+static void node_items(struct gdr_report *r, const struct gdr_node *nd,
+		       unsigned int num_ctxs)
 {
 	const char *s = "node";
 
@@ -153,6 +154,14 @@ static void node_items(struct gdr_report *r, const struct gdr_node *nd)
 	    : nd->cuda_why[0]   ? nd->cuda_why
 				: "no CUDA device is visible",
 	    "%d", nd->num_devices);
+
+	add(r, s, "rdma_devices",
+	    num_ctxs ? GDR_VERDICT_OK : GDR_VERDICT_MISSING,
+	    num_ctxs ? ""
+		     : "no RDMA device is visible: load the NIC's RDMA driver "
+		       "(e.g. mlx5_ib), check /sys/class/infiniband, and in a "
+		       "container expose /dev/infiniband",
+	    "%u", num_ctxs);
 }
 
 static void gpu_items(struct gdr_report *r, const struct gdr_dev *d)
@@ -269,19 +278,13 @@ GDR_EXPORT struct gdr_report *gdr_report_create(struct ibv_context *const *ctxs,
 	if (!r)
 		return gdr_fail(ENOMEM, "out of memory for the report");
 	nd = gdr_node_get();
-	node_items(r, nd);
+	node_items(r, nd, num_ctxs);
 	for (d = 0; d < nd->num_devices; d++) {
 		const struct gdr_dev *dev = gdr_dev_get(d);
 
 		if (dev)
 			gpu_items(r, dev);
 	}
-	if (!num_ctxs)
-		add(r, "node", "rdma_devices", GDR_VERDICT_MISSING,
-		    "no RDMA device is visible: load the NIC's RDMA driver "
-		    "(e.g. mlx5_ib), check /sys/class/infiniband, and in a "
-		    "container expose /dev/infiniband",
-		    "0");
 	for (i = 0; i < num_ctxs; i++)
 		nic_items(r, nd, ctxs[i]);
 	if (r->oom) {

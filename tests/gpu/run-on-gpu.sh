@@ -31,7 +31,7 @@ say "built $(ls "$build"/lib/libgpudirect.so.* | head -n 1)"
 say "== unit and gpu suites"
 meson test -C "$build" --suite unit --suite gpu --print-errorlogs \
 	--num-processes 1 2>&1 | tee -a "$log" | grep -E '^ *[0-9]+/|^(Ok|Fail|Skipped):'
-suites=$?
+cp "$build/meson-logs/testlog.json" "$build/suites.json"
 for t in classify dmabuf context report; do
 	say "-- gpu-$t"
 	"$build/tests/gpu/test-gpu" "$t" 2>&1 | grep -v '^  ' | tail -n 12 | tee -a "$log"
@@ -41,17 +41,19 @@ say "== benchmarks"
 meson test -C "$build" --benchmark --suite gpu --verbose 2>&1 | tee -a "$log" | grep -E '^bench:|SKIP|FAIL'
 
 say "== gdr-info"
-"$build/examples/gdr-info" 2>&1 | tee -a "$log" | tail -n 40
-say "gdr-info exit status: $?"
+"$build/examples/gdr-info" > "$build/gdr-info.txt" 2>&1
+st=$?
+tee -a "$log" < "$build/gdr-info.txt" | tail -n 40
+say "gdr-info exit status: $st"
 "$build/examples/gdr-info" --json > "${OUT:-/tmp}/gdr-info.json" 2>&1
 
 say "== summary"
-python3 - "$build/meson-logs/testlog.json" <<'PY' | tee -a "$log"
+python3 - "$build/suites.json" <<'PY' | tee -a "$log"
 import json, sys
 c = {}
 for line in open(sys.argv[1]):
     r = json.loads(line)
     c[r["result"]] = c.get(r["result"], 0) + 1
-print("last meson run: %s" % ", ".join("%s %d" % kv for kv in sorted(c.items())))
+print("unit + gpu suites: %s" % ", ".join("%s %d" % kv for kv in sorted(c.items())))
 PY
 exit 0

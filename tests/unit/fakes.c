@@ -161,8 +161,8 @@ static CUresult f_ptr_attrs(unsigned int n, CUpointer_attribute *attrs,
 		case CU_POINTER_ATTRIBUTE_IS_MANAGED:
 			*(unsigned int *)data[i] = a ? (unsigned)a->managed : 0;
 			break;
-		case CU_POINTER_ATTRIBUTE_BUFFER_ID:
-			*(unsigned long long *)data[i] = a ? a->buffer_id : 0;
+		case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
+			*(unsigned int *)data[i] = a ? !a->not_rdma : 0;
 			break;
 		case CU_POINTER_ATTRIBUTE_CONTEXT:
 			*(CUcontext *)data[i] =

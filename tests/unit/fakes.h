@@ -20,6 +20,7 @@ struct fake_alloc {
 	int managed;
 	int pool;
 	int vmm; /* no owning context */
+	int not_rdma; /* VMM made without gpuDirectRDMACapable */
 	unsigned long long buffer_id;
 };
 

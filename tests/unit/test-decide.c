@@ -18,7 +18,7 @@
 #define PM_OLD "module/nv_peer_mem/version"
 
 enum ptr_kind { P_DEVICE, P_HOST, P_CUDA_HOST, P_MANAGED, P_POOL, P_VMM,
-		P_PAST_END };
+		P_VMM_NOT_RDMA, P_PAST_END };
 
 struct scenario {
 	const char *name;
@@ -120,6 +120,9 @@ static const struct scenario table[] = {
 	  .want_msg = "runs past the end of its CUDA allocation" },
 	{ .name = "VMM memory: exported under the primary context",
 	  .nv = NV_OPEN, .ptr = P_VMM, .want_path = GDR_PATH_DMABUF },
+	{ .name = "VMM memory without gpuDirectRDMACapable refused",
+	  .nv = NV_OPEN, .ptr = P_VMM_NOT_RDMA, .want_errno = EINVAL,
+	  .want_msg = "allocFlags.gpuDirectRDMACapable=1" },
 	{ .name = "forced dmabuf that works", .nv = NV_OPEN,
 	  .peermem = PM_NV_MEM, .mask = B(DMABUF),
 	  .want_path = GDR_PATH_DMABUF },
@@ -218,6 +221,11 @@ static void *make_ptr(const struct scenario *sc, void *host)
 	case P_VMM:
 		dev = fake_alloc_device(0, 1 << 21);
 		fake_cu.allocs[fake_cu.num_allocs - 1].vmm = 1;
+		return dev + DEV_OFF;
+	case P_VMM_NOT_RDMA:
+		dev = fake_alloc_device(0, 1 << 21);
+		fake_cu.allocs[fake_cu.num_allocs - 1].vmm = 1;
+		fake_cu.allocs[fake_cu.num_allocs - 1].not_rdma = 1;
 		return dev + DEV_OFF;
 	case P_PAST_END:
 		dev = fake_alloc_device(0, 4096);
