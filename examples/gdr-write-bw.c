@@ -1,0 +1,537 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gdr-write-bw: RDMA write bandwidth between two processes over rdma_cm,
+ * with the buffers registered by libgpudirect, in host or GPU memory, and
+ * the data checked after every size. Options and output follow perftest's
+ * ib_write_bw so the two can be run side by side.
+ *
+ *   server:  gdr-write-bw [options]
+ *   client:  gdr-write-bw [options] SERVER_ADDRESS
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <gpudirect.h>
+#include <rdma/rdma_cma.h>
+
+#include "devmem.h"
+
+#define MB 1048576.0
+
+struct opts {
+	const char *dev, *server, *mem;
+	const char *port;
+	size_t size;
+	unsigned int iters, depth;
+	int all, gbits, cuda_dev;
+	uint32_t path_mask;
+	const char *path_name;
+};
+
+/* What the server tells the client in the accept's private data. */
+struct remote {
+	uint64_t addr;
+	uint32_t rkey;
+	uint32_t pad;
+	uint64_t size;
+};
+
+struct conn {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *listen, *id;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct devmem buf;
+	struct ibv_mr *mr;
+	char *ctl;	    /* small host buffer for control messages */
+	struct ibv_mr *ctl_mr;
+	struct remote peer;
+	size_t max;
+};
+
+static void die(const char *what, const char *why)
+{
+	fprintf(stderr, "gdr-write-bw: %s: %s\n", what, why);
+	exit(1);
+}
+
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static unsigned char pattern(size_t i, size_t size)
+{
+	return (unsigned char)(i * 7 + size * 13 + 1);
+}
+
+static struct rdma_cm_event *expect(struct conn *c, enum rdma_cm_event_type t)
+{
+	struct rdma_cm_event *ev;
+
+	if (rdma_get_cm_event(c->ch, &ev))
+		die("rdma_get_cm_event", strerror(errno));
+	if (ev->event != t) {
+		fprintf(stderr, "gdr-write-bw: expected %s, got %s (status %d)\n",
+			rdma_event_str(t), rdma_event_str(ev->event), ev->status);
+		exit(1);
+	}
+	return ev;
+}
+
+/* PD, buffer, registration through libgpudirect, CQ and QP on @id. */
+static void setup(struct conn *c, const struct opts *o, struct rdma_cm_id *id)
+{
+	struct gdr_reg_attr attr = { 0 };
+	struct gdr_reg_info info = { .comp_mask = GDR_REG_INFO_BASIC };
+	struct ibv_qp_init_attr qa;
+	const char *name = ibv_get_device_name(id->verbs->device);
+	char err[256];
+	unsigned int i;
+
+	if (o->dev && strcmp(o->dev, name))
+		fprintf(stderr, "gdr-write-bw: warning: rdma_cm chose %s, not %s "
+				"(the address decides the device)\n", name, o->dev);
+	c->pd = ibv_alloc_pd(id->verbs);
+	if (!c->pd)
+		die("ibv_alloc_pd", strerror(errno));
+	if (devmem_alloc(o->mem, c->max, &c->buf, err, sizeof(err)))
+		die("buffer", err);
+	if (o->path_mask) {
+		attr.comp_mask = GDR_REG_ATTR_PATH_MASK;
+		attr.path_mask = o->path_mask;
+	}
+	c->mr = gdr_register_ex(c->pd, c->buf.ptr, c->max, &attr, &info);
+	if (!c->mr)
+		die("gdr_register", gdr_last_error());
+	printf(" Registration    : %s path, %zu bytes of %s memory",
+	       gdr_path_str(info.path), c->max, gdr_mem_type_str(info.mem_type));
+	if (info.device >= 0)
+		printf(" on GPU %d", info.device);
+	printf(" on %s\n", name);
+	for (i = 0; i < info.num_attempts; i++)
+		if (info.attempts[i].reason[0])
+			printf("   %-8s %s: %s\n",
+			       gdr_path_str(info.attempts[i].path),
+			       info.attempts[i].result == GDR_ATTEMPT_FAILED
+				       ? "failed" : "skipped",
+			       info.attempts[i].reason);
+
+	c->ctl = calloc(1, 64);
+	if (!c->ctl)
+		die("calloc", strerror(errno));
+	c->ctl_mr = ibv_reg_mr(c->pd, c->ctl, 64, IBV_ACCESS_LOCAL_WRITE);
+	if (!c->ctl_mr)
+		die("ibv_reg_mr(control)", strerror(errno));
+	c->cq = ibv_create_cq(id->verbs, (int)(o->depth * 2 + 16), NULL, NULL, 0);
+	if (!c->cq)
+		die("ibv_create_cq", strerror(errno));
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = qa.recv_cq = c->cq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = o->depth + 4;
+	qa.cap.max_recv_wr = 16;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	if (rdma_create_qp(id, c->pd, &qa))
+		die("rdma_create_qp", strerror(errno));
+	c->id = id;
+}
+
+static void post_recv(struct conn *c)
+{
+	struct ibv_sge sge = { (uintptr_t)c->ctl, 16, c->ctl_mr->lkey };
+	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	if (ibv_post_recv(c->id->qp, &wr, &bad))
+		die("ibv_post_recv", strerror(errno));
+}
+
+static void wait_wc(struct conn *c, struct ibv_wc *wc)
+{
+	int n;
+
+	do {
+		n = ibv_poll_cq(c->cq, 1, wc);
+	} while (n == 0);
+	if (n < 0)
+		die("ibv_poll_cq", "failed");
+	if (wc->status != IBV_WC_SUCCESS)
+		die("completion", ibv_wc_status_str(wc->status));
+}
+
+static void send_ctl(struct conn *c, uint32_t value)
+{
+	struct ibv_sge sge = { (uintptr_t)c->ctl + 32, 4, c->ctl_mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+
+	memcpy(c->ctl + 32, &value, 4);
+	if (ibv_post_send(c->id->qp, &wr, &bad))
+		die("ibv_post_send", strerror(errno));
+	wait_wc(c, &wc);
+}
+
+static int server(const struct opts *o, struct conn *c)
+{
+	struct rdma_conn_param param;
+	struct rdma_cm_event *ev;
+	struct sockaddr_in sin;
+	unsigned char *check;
+	struct ibv_wc wc;
+	int i;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)atoi(o->port));
+	if (rdma_create_id(c->ch, &c->listen, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(c->listen, (struct sockaddr *)&sin) ||
+	    rdma_listen(c->listen, 1))
+		die("rdma_cm listen", strerror(errno));
+	printf(" Waiting for a client on port %s\n", o->port);
+	fflush(stdout);
+	ev = expect(c, RDMA_CM_EVENT_CONNECT_REQUEST);
+	setup(c, o, ev->id);
+	rdma_ack_cm_event(ev);
+	for (i = 0; i < 8; i++)
+		post_recv(c);
+	c->peer.addr = (uintptr_t)c->buf.ptr;
+	c->peer.rkey = c->mr->rkey;
+	c->peer.size = c->max;
+	memset(&param, 0, sizeof(param));
+	param.private_data = &c->peer;
+	param.private_data_len = sizeof(c->peer);
+	param.responder_resources = param.initiator_depth = 1;
+	if (rdma_accept(c->id, &param))
+		die("rdma_accept", strerror(errno));
+	rdma_ack_cm_event(expect(c, RDMA_CM_EVENT_ESTABLISHED));
+
+	check = malloc(c->max);
+	if (!check)
+		die("malloc", strerror(errno));
+	for (;;) {
+		size_t size, k, bad = 0;
+
+		wait_wc(c, &wc);
+		if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM)
+			continue;
+		size = ntohl(wc.imm_data);
+		post_recv(c);
+		if (size == 0)
+			break;
+		if (size > c->max ||
+		    devmem_read(&c->buf, 0, check, size))
+			bad = 1;
+		for (k = 0; !bad && k < size; k++)
+			if (check[k] != pattern(k, size))
+				bad = k + 1;
+		if (bad)
+			fprintf(stderr, "gdr-write-bw: data check FAILED at "
+					"size %zu, byte %zu\n", size, bad - 1);
+		send_ctl(c, bad ? 0 : 1);
+	}
+	free(check);
+	return 0;
+}
+
+static void print_header(const struct opts *o, const char *dev)
+{
+	printf("---------------------------------------------------------------------------------------\n");
+	printf("                    RDMA_Write BW Test (libgpudirect)\n");
+	printf(" Device          : %s\n", dev);
+	printf(" Memory          : %s\n", o->mem);
+	printf(" TX depth        : %u\n", o->depth);
+	printf("---------------------------------------------------------------------------------------\n");
+	printf(" #bytes     #iterations    BW peak[%s]    BW average[%s]   MsgRate[Mpps]\n",
+	       o->gbits ? "Gb/sec" : "MB/sec", o->gbits ? "Gb/sec" : "MB/sec");
+}
+
+static double units(const struct opts *o, double bytes_per_s)
+{
+	return o->gbits ? bytes_per_s * 8 / 1e9 : bytes_per_s / MB;
+}
+
+/* iters writes of size bytes to the peer, @depth outstanding. */
+static void run_size(struct conn *c, const struct opts *o, size_t size,
+		     double *times)
+{
+	struct ibv_sge sge = { (uintptr_t)c->buf.ptr, (uint32_t)size,
+			       c->mr->lkey };
+	struct ibv_send_wr wr, *bad;
+	struct ibv_wc wc[16];
+	unsigned int posted = 0, done = 0, i;
+	double t0, t1, peak = 0, avg;
+	int n;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = c->peer.addr;
+	wr.wr.rdma.rkey = c->peer.rkey;
+
+	t0 = now();
+	while (done < o->iters) {
+		while (posted < o->iters && posted - done < o->depth) {
+			if (ibv_post_send(c->id->qp, &wr, &bad))
+				die("ibv_post_send", strerror(errno));
+			posted++;
+		}
+		n = ibv_poll_cq(c->cq, 16, wc);
+		if (n < 0)
+			die("ibv_poll_cq", "failed");
+		for (i = 0; i < (unsigned)n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS)
+				die("RDMA write", ibv_wc_status_str(wc[i].status));
+			times[done++] = now();
+		}
+	}
+	t1 = now();
+	avg = (double)size * o->iters / (t1 - t0);
+	/* Peak: the fastest stretch of @depth consecutive completions. */
+	for (i = 0; i + o->depth < o->iters; i++) {
+		double d = times[i + o->depth] - times[i];
+
+		if (d > 0 && (double)size * o->depth / d > peak)
+			peak = (double)size * o->depth / d;
+	}
+	if (peak < avg)
+		peak = avg;
+	printf(" %-10zu %-14u %-18.2f %-20.2f %-.6f\n", size, o->iters,
+	       units(o, peak), units(o, avg), o->iters / (t1 - t0) / 1e6);
+	fflush(stdout);
+}
+
+/* Tell the server which size just landed and wait for its verdict. */
+static int verify(struct conn *c, size_t size)
+{
+	struct ibv_sge sge = { (uintptr_t)c->buf.ptr, (uint32_t)size,
+			       c->mr->lkey };
+	struct ibv_send_wr wr, *bad;
+	struct ibv_wc wc;
+	uint32_t ok = 0;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.sg_list = &sge;
+	wr.num_sge = size ? 1 : 0;
+	wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.imm_data = htonl((uint32_t)size);
+	wr.wr.rdma.remote_addr = c->peer.addr;
+	wr.wr.rdma.rkey = c->peer.rkey;
+	if (ibv_post_send(c->id->qp, &wr, &bad))
+		die("ibv_post_send", strerror(errno));
+	for (;;) {
+		wait_wc(c, &wc);
+		if (wc.opcode == IBV_WC_RECV)
+			break;
+	}
+	memcpy(&ok, c->ctl, 4);
+	post_recv(c);
+	return ok == 1;
+}
+
+static int client(const struct opts *o, struct conn *c)
+{
+	struct rdma_conn_param param;
+	struct rdma_cm_event *ev;
+	struct addrinfo *ai;
+	unsigned char *pat;
+	double *times;
+	size_t size, k;
+	int failures = 0, i;
+
+	if (getaddrinfo(o->server, o->port, NULL, &ai))
+		die("getaddrinfo", o->server);
+	if (rdma_create_id(c->ch, &c->listen, NULL, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(c->listen, NULL, ai->ai_addr, 2000))
+		die("rdma_resolve_addr", strerror(errno));
+	freeaddrinfo(ai);
+	rdma_ack_cm_event(expect(c, RDMA_CM_EVENT_ADDR_RESOLVED));
+	if (rdma_resolve_route(c->listen, 2000))
+		die("rdma_resolve_route", strerror(errno));
+	rdma_ack_cm_event(expect(c, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	setup(c, o, c->listen);
+	for (i = 0; i < 8; i++)
+		post_recv(c);
+	memset(&param, 0, sizeof(param));
+	param.responder_resources = param.initiator_depth = 1;
+	param.retry_count = 7;
+	if (rdma_connect(c->id, &param))
+		die("rdma_connect", strerror(errno));
+	ev = expect(c, RDMA_CM_EVENT_ESTABLISHED);
+	if (ev->param.conn.private_data_len < sizeof(c->peer))
+		die("connect", "the server sent no buffer description");
+	memcpy(&c->peer, ev->param.conn.private_data, sizeof(c->peer));
+	rdma_ack_cm_event(ev);
+	if (c->peer.size < c->max)
+		die("connect", "the server's buffer is smaller; give it the "
+			       "same -s/-a");
+
+	times = calloc(o->iters, sizeof(*times));
+	pat = malloc(c->max);
+	if (!times || !pat)
+		die("calloc", strerror(errno));
+	print_header(o, ibv_get_device_name(c->id->verbs->device));
+	for (size = o->all ? 2 : o->size; size <= o->size; size *= 2) {
+		for (k = 0; k < size; k++)
+			pat[k] = pattern(k, size);
+		if (devmem_write(&c->buf, 0, pat, size))
+			die("buffer", "cannot fill the source buffer");
+		run_size(c, o, size, times);
+		if (!verify(c, size)) {
+			fprintf(stderr, "gdr-write-bw: data check FAILED at size %zu\n",
+				size);
+			failures++;
+		}
+		if (!o->all)
+			break;
+	}
+	printf("---------------------------------------------------------------------------------------\n");
+	printf(" Data check      : %s\n", failures ? "FAILED" : "passed");
+	/* Size 0 tells the server to stop. */
+	{
+		struct ibv_send_wr wr, *bad;
+		struct ibv_wc wc;
+
+		memset(&wr, 0, sizeof(wr));
+		wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.imm_data = 0;
+		wr.wr.rdma.remote_addr = c->peer.addr;
+		wr.wr.rdma.rkey = c->peer.rkey;
+		if (ibv_post_send(c->id->qp, &wr, &bad))
+			die("ibv_post_send", strerror(errno));
+		do
+			wait_wc(c, &wc);
+		while (wc.opcode != IBV_WC_RDMA_WRITE);
+	}
+	free(times);
+	free(pat);
+	return failures ? 1 : 0;
+}
+
+static void teardown(struct conn *c)
+{
+	if (c->id) {
+		rdma_disconnect(c->id);
+		rdma_destroy_qp(c->id);
+	}
+	if (c->mr && gdr_deregister(c->mr))
+		fprintf(stderr, "gdr-write-bw: %s\n", gdr_last_error());
+	if (c->ctl_mr)
+		ibv_dereg_mr(c->ctl_mr);
+	free(c->ctl);
+	devmem_free(&c->buf);
+	if (c->cq)
+		ibv_destroy_cq(c->cq);
+	if (c->pd)
+		ibv_dealloc_pd(c->pd);
+	if (c->id && c->id != c->listen)
+		rdma_destroy_id(c->id);
+	if (c->listen)
+		rdma_destroy_id(c->listen);
+	rdma_destroy_event_channel(c->ch);
+}
+
+static void usage(const char *prog)
+{
+	printf("usage: %s [options] [SERVER_ADDRESS]\n"
+	       "  -d, --ib-dev=DEV       RDMA device (informational: rdma_cm picks it by address)\n"
+	       "  -p, --port=PORT        rdma_cm port (18515)\n"
+	       "  -s, --size=BYTES       message size (65536)\n"
+	       "  -n, --iters=N          iterations per size (5000)\n"
+	       "  -a, --all              every size from 2 to 2^23 bytes\n"
+	       "  -t, --tx-depth=N       writes in flight (128)\n"
+	       "  -F, --CPU-freq         accepted for perftest compatibility\n"
+	       "      --report_gbits     report Gb/s\n"
+	       "      --mem=host|cuda[:N]  where the buffers live (host)\n"
+	       "      --use_cuda=N       the same as --mem=cuda:N\n"
+	       "      --path=auto|dmabuf|peermem|host  registration path (auto)\n"
+	       "      --use_cuda_dmabuf  the same as --path=dmabuf\n",
+	       prog);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "ib-dev", required_argument, NULL, 'd' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "size", required_argument, NULL, 's' },
+		{ "iters", required_argument, NULL, 'n' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "tx-depth", required_argument, NULL, 't' },
+		{ "CPU-freq", no_argument, NULL, 'F' },
+		{ "report_gbits", no_argument, NULL, 'G' },
+		{ "mem", required_argument, NULL, 'M' },
+		{ "use_cuda", required_argument, NULL, 'U' },
+		{ "path", required_argument, NULL, 'P' },
+		{ "use_cuda_dmabuf", no_argument, NULL, 'D' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	static char cuda_spec[32];
+	struct opts o = { .port = "18515", .size = 65536, .iters = 5000,
+			  .depth = 128, .mem = "host" };
+	enum gdr_path path;
+	struct conn c;
+	int ch, rc;
+
+	while ((ch = getopt_long(argc, argv, "d:p:s:n:at:Fh", lo, NULL)) != -1) {
+		switch (ch) {
+		case 'd': o.dev = optarg; break;
+		case 'p': o.port = optarg; break;
+		case 's': o.size = strtoull(optarg, NULL, 0); break;
+		case 'n': o.iters = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'a': o.all = 1; break;
+		case 't': o.depth = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'F': break;
+		case 'G': o.gbits = 1; break;
+		case 'M': o.mem = optarg; break;
+		case 'U':
+			snprintf(cuda_spec, sizeof(cuda_spec), "cuda:%s", optarg);
+			o.mem = cuda_spec;
+			break;
+		case 'D': optarg = (char *)"dmabuf"; /* fall through */
+		case 'P':
+			if (gdr_path_parse(optarg, &path)) {
+				fprintf(stderr, "gdr-write-bw: --path must be auto, "
+						"dmabuf, peermem or host\n");
+				return 2;
+			}
+			o.path_name = optarg;
+			o.path_mask = path == GDR_PATH_NONE ? 0 : GDR_PATH_BIT(path);
+			break;
+		case 'h': usage(argv[0]); return 0;
+		default: usage(argv[0]); return 2;
+		}
+	}
+	if (optind < argc)
+		o.server = argv[optind];
+	if (o.all)
+		o.size = 1u << 23;
+	if (!o.size || o.size > (1u << 30) || !o.iters || !o.depth) {
+		fprintf(stderr, "gdr-write-bw: -s must be 1..2^30, -n and -t at least 1\n");
+		return 2;
+	}
+	memset(&c, 0, sizeof(c));
+	c.max = o.size;
+	c.ch = rdma_create_event_channel();
+	if (!c.ch)
+		die("rdma_create_event_channel",
+		    errno == ENODEV ? "no RDMA device (see gdr-info)" : strerror(errno));
+	rc = o.server ? client(&o, &c) : server(&o, &c);
+	teardown(&c);
+	return rc;
+}
