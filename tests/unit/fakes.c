@@ -436,6 +436,7 @@ void fixture_remove(struct fixture *f)
 }
 
 static const char *env_path, *env_debug;
+int fake_real_verbs;
 
 static char *fake_getenv(const char *name)
 {
@@ -478,7 +479,8 @@ void fakes_install(const struct fixture *f, const char *kernel,
 	snprintf(s.kernel_release, sizeof(s.kernel_release), "%s",
 		 kernel ? kernel : "6.1.0-57-amd64");
 	s.cuda_load = fake_cuda_load;
-	fake_verbs_table(&s.verbs);
+	if (!fake_real_verbs)
+		fake_verbs_table(&s.verbs);
 	env_path = path;
 	env_debug = debug;
 	s.getenv = fake_getenv;

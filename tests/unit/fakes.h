@@ -93,6 +93,9 @@ void fixture_remove(struct fixture *f);
 	"NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug " \
 	"19 01:15:15 UTC 2023\nGCC version:  gcc version 12.3.0\n"
 
+/* Set before fakes_install: keep the real libibverbs (guest tests). */
+extern int fake_real_verbs;
+
 /* Install a seam over the fixture and the fakes; env values may be NULL. */
 void fakes_install(const struct fixture *f, const char *kernel,
 		   const char *env_path, const char *env_debug);

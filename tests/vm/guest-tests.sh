@@ -1,0 +1,64 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The vm suite, run inside the Soft-RoCE guest: sh guest-tests.sh BUILD_DIR
+b=${1:?build dir}
+pass=0
+fail=0
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1"; sed 's/^/     /' /tmp/t.log; fail=$((fail + 1)); }
+has() { grep -qF -- "$1" /tmp/t.log; }
+
+echo "guest: $(uname -r), devices: $(ls /sys/class/infiniband | tr '\n' ' ')"
+
+for t in host probe badinput threads; do
+	if timeout 300 "$b/tests/vm/test-vm" "$t" > /tmp/t.log 2>&1; then
+		ok "test-vm $t: $(tail -n 1 /tmp/t.log)"
+		grep -v '^[a-z]*: [0-9]* passed' /tmp/t.log | sed 's/^/     /'
+	else
+		bad "test-vm $t"
+	fi
+done
+
+"$b/examples/gdr-register-one" -d rxe0 > /tmp/t.log 2>&1
+if [ $? = 0 ] && has "through host"; then ok "gdr-register-one -d rxe0"; else bad "gdr-register-one -d rxe0"; fi
+
+"$b/examples/gdr-info" > /tmp/t.log 2>&1
+st=$?
+if [ $st = 1 ] && has "[rxe0]" && has "unsupported (ibv_reg_dmabuf_mr probe answered EOPNOTSUPP)" &&
+	has "GPUDirect RDMA: NOT usable"; then
+	ok "gdr-info on rxe0: exit 1, DMA-BUF unsupported"
+else
+	echo "     exit status $st"
+	bad "gdr-info on rxe0"
+fi
+"$b/examples/gdr-info" --json > /tmp/t.log 2>&1
+if has '"section": "rxe0", "key": "dmabuf_mr"' && has '"gpudirect_rdma_usable": false'; then
+	ok "gdr-info --json on rxe0"
+else
+	bad "gdr-info --json on rxe0"
+fi
+
+wbw() {
+	timeout 300 "$b/examples/gdr-write-bw" -d rxe0 "$@" > /tmp/srv.log 2>&1 &
+	srv=$!
+	sleep 1
+	timeout 300 "$b/examples/gdr-write-bw" -d rxe0 "$@" 10.11.0.1 > /tmp/t.log 2>&1
+	st=$?
+	wait $srv
+	sst=$?
+	cat /tmp/srv.log >> /tmp/t.log
+	[ $st = 0 ] && [ $sst = 0 ] && has "Data check      : passed"
+}
+if wbw -s 65536 -n 500; then ok "gdr-write-bw 64 KiB x 500, data checked"; else bad "gdr-write-bw 64 KiB"; fi
+if wbw -a -n 20 -p 18516; then ok "gdr-write-bw -a sweep, data checked at every size"; else bad "gdr-write-bw -a"; fi
+grep -E '^ [0-9]' /tmp/t.log | head -n 23 | sed 's/^/     /'
+
+timeout 60 "$b/examples/gdr-write-bw" --mem cuda -p 18517 > /tmp/t.log 2>&1
+if [ $? != 0 ] && has "no CUDA driver on this machine"; then
+	ok "gdr-write-bw --mem cuda without a GPU: clear error"
+else
+	bad "gdr-write-bw --mem cuda without a GPU"
+fi
+
+echo "vm: $pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Guest tests on a real RDMA device (Soft-RoCE rxe0 in the QEMU guest):
+ *   host     gdr_register on host memory, then a real RDMA write between
+ *            two loopback RC QPs with the data checked
+ *   probe    the NIC's real answer to the DMA-BUF probe (EOPNOTSUPP on rxe)
+ *            and a forced DMA-BUF registration failing with it
+ *   badinput bad arguments on a real PD: documented errnos, no fd or MR left
+ *   threads  4 threads x 1000 register/deregister on the real device
+ * Exits 77 when there is no RDMA device.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "fakes.h"
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+
+static int open_device(char *why, size_t n)
+{
+	struct ibv_device **list;
+	int num = 0;
+
+	list = ibv_get_device_list(&num);
+	if (!list || num == 0) {
+		snprintf(why, n, "no RDMA device (ibv_get_device_list found none)");
+		if (list)
+			ibv_free_device_list(list);
+		return -1;
+	}
+	ctx = ibv_open_device(list[0]);
+	ibv_free_device_list(list);
+	if (!ctx) {
+		snprintf(why, n, "ibv_open_device failed: %s", strerror(errno));
+		return -1;
+	}
+	pd = ibv_alloc_pd(ctx);
+	if (!pd) {
+		snprintf(why, n, "ibv_alloc_pd failed: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The IPv4-mapped RoCEv2 GID (::ffff:a.b.c.d); rdma_cm would pick it. */
+static int ipv4_gid(union ibv_gid *gid)
+{
+	static const uint8_t prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+					    0xff, 0xff };
+	int i;
+
+	for (i = 0; i < 16; i++)
+		if (!ibv_query_gid(ctx, 1, i, gid) &&
+		    !memcmp(gid->raw, prefix, sizeof(prefix)))
+			return i;
+	return -1;
+}
+
+static struct ibv_qp *make_qp(struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr a;
+	struct ibv_qp_attr m;
+	struct ibv_qp *qp;
+
+	memset(&a, 0, sizeof(a));
+	a.send_cq = a.recv_cq = cq;
+	a.qp_type = IBV_QPT_RC;
+	a.cap.max_send_wr = a.cap.max_recv_wr = 16;
+	a.cap.max_send_sge = a.cap.max_recv_sge = 1;
+	qp = ibv_create_qp(pd, &a);
+	if (!qp)
+		return NULL;
+	memset(&m, 0, sizeof(m));
+	m.qp_state = IBV_QPS_INIT;
+	m.port_num = 1;
+	m.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	if (ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				      IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
+		ibv_destroy_qp(qp);
+		return NULL;
+	}
+	return qp;
+}
+
+static int connect_qp(struct ibv_qp *qp, uint32_t dest, union ibv_gid *gid,
+		      int gid_index)
+{
+	struct ibv_qp_attr m;
+
+	memset(&m, 0, sizeof(m));
+	m.qp_state = IBV_QPS_RTR;
+	m.path_mtu = IBV_MTU_1024;
+	m.dest_qp_num = dest;
+	m.rq_psn = 0;
+	m.max_dest_rd_atomic = 1;
+	m.min_rnr_timer = 12;
+	m.ah_attr.is_global = 1;
+	m.ah_attr.grh.dgid = *gid;
+	m.ah_attr.grh.sgid_index = (uint8_t)gid_index;
+	m.ah_attr.grh.hop_limit = 64;
+	m.ah_attr.port_num = 1;
+	if (ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				      IBV_QP_MAX_DEST_RD_ATOMIC |
+				      IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&m, 0, sizeof(m));
+	m.qp_state = IBV_QPS_RTS;
+	m.timeout = 14;
+	m.retry_cnt = 7;
+	m.rnr_retry = 7;
+	m.sq_psn = 0;
+	m.max_rd_atomic = 1;
+	return ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_TIMEOUT |
+					     IBV_QP_RETRY_CNT |
+					     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+					     IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static void host_write(void)
+{
+	struct gdr_reg_info info = { .comp_mask = GDR_REG_INFO_BASIC };
+	const size_t len = 1 << 20;
+	struct ibv_qp *qa = NULL, *qb = NULL;
+	struct ibv_mr *ma, *mb;
+	union ibv_gid gid;
+	struct ibv_cq *cq;
+	unsigned char *a, *b;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_wc wc;
+	size_t i, wrong = 0;
+	int gi, n = 0, spins = 0;
+
+	check_scope = "host memory + RDMA write";
+	a = aligned_alloc(4096, len);
+	b = aligned_alloc(4096, len);
+	CHECK(a && b);
+	for (i = 0; i < len; i++) {
+		a[i] = (unsigned char)(i * 31 + 7);
+		b[i] = 0;
+	}
+	ma = gdr_register_ex(pd, a, len, NULL, &info);
+	CHECK(ma != NULL);
+	CHECK_INT(info.path, GDR_PATH_HOST);
+	CHECK_INT(info.mem_type, GDR_MEM_HOST);
+	mb = gdr_register(pd, b, len);
+	CHECK(mb != NULL);
+	if (!ma || !mb) {
+		printf("registration failed: %s\n", gdr_last_error());
+		return;
+	}
+	CHECK(ma->addr == a);
+	CHECK_INT(ma->length, len);
+
+	gi = ipv4_gid(&gid);
+	CHECK(gi >= 0);
+	cq = ibv_create_cq(ctx, 32, NULL, NULL, 0);
+	CHECK(cq != NULL);
+	if (cq) {
+		qa = make_qp(cq);
+		qb = make_qp(cq);
+	}
+	CHECK(qa && qb);
+	if (!qa || !qb || gi < 0)
+		return;
+	CHECK_INT(connect_qp(qa, qb->qp_num, &gid, gi), 0);
+	CHECK_INT(connect_qp(qb, qa->qp_num, &gid, gi), 0);
+
+	sge.addr = (uintptr_t)a;
+	sge.length = (uint32_t)len;
+	sge.lkey = ma->lkey;
+	memset(&wr, 0, sizeof(wr));
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)b;
+	wr.wr.rdma.rkey = mb->rkey;
+	CHECK_INT(ibv_post_send(qa, &wr, &bad), 0);
+	while (n == 0 && spins++ < 50000000)
+		n = ibv_poll_cq(cq, 1, &wc);
+	CHECK_INT(n, 1);
+	if (n == 1)
+		CHECK_STR(ibv_wc_status_str(wc.status), "success");
+	for (i = 0; i < len; i++)
+		wrong += a[i] != b[i];
+	CHECK_INT(wrong, 0);
+	printf("RDMA write of %zu bytes through MRs from gdr_register: %zu "
+	       "bytes differ\n", len, wrong);
+
+	ibv_destroy_qp(qa);
+	ibv_destroy_qp(qb);
+	ibv_destroy_cq(cq);
+	CHECK_INT(gdr_deregister(ma), 0);
+	CHECK_INT(gdr_deregister(mb), 0);
+	free(a);
+	free(b);
+}
+
+static void probe(void)
+{
+	struct gdr_reg_info info = { .comp_mask = GDR_REG_INFO_BASIC };
+	struct gdr_reg_attr attr = { .comp_mask = GDR_REG_ATTR_PATH_MASK,
+				     .path_mask = GDR_PATH_BIT(GDR_PATH_DMABUF) };
+	const char *name = ibv_get_device_name(ctx->device);
+	struct gdr_report_item it;
+	struct gdr_report *r;
+	struct ibv_mr *mr;
+	struct fixture fx;
+	unsigned int i;
+	char want[128];
+	void *dev;
+	int fds, found = 0;
+
+	check_scope = "the real DMA-BUF probe";
+	/* The real kernel's answer to the raw probe. */
+	errno = 0;
+	mr = ibv_reg_dmabuf_mr(pd, 0, 0, 0, -1, 0);
+	CHECK(mr == NULL);
+	printf("ibv_reg_dmabuf_mr(pd, 0, 0, 0, -1, 0) on %s: errno %d (%s)\n",
+	       name, errno, strerror(errno));
+	CHECK_INT(errno, EOPNOTSUPP);
+
+	r = gdr_report_create(&ctx, 1, 0);
+	CHECK(r != NULL);
+	for (i = 0; r && i < gdr_report_num_items(r); i++) {
+		if (gdr_report_item(r, i, &it) || strcmp(it.key, "dmabuf_mr"))
+			continue;
+		found = 1;
+		CHECK_STR(it.section, name);
+		CHECK_STR(it.value, "unsupported (ibv_reg_dmabuf_mr probe "
+				    "answered EOPNOTSUPP)");
+		CHECK_INT(it.verdict, GDR_VERDICT_MISSING);
+	}
+	CHECK(found);
+	gdr_report_destroy(r);
+
+	/*
+	 * A forced DMA-BUF registration of "device memory": the CUDA half is
+	 * faked (no GPU in the guest), the verbs are the real rxe device.
+	 */
+	check_scope = "forced DMA-BUF on the real device";
+	fakes_reset();
+	fake_real_verbs = 1;
+	fixture_make(&fx);
+	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
+	fakes_install(&fx, NULL, NULL, NULL);
+	dev = fake_alloc_device(0, 1 << 20);
+	fds = count_fds();
+	errno = 0;
+	mr = gdr_register_ex(pd, dev, 65536, &attr, &info);
+	CHECK(mr == NULL);
+	CHECK_INT(errno, EOPNOTSUPP);
+	snprintf(want, sizeof(want),
+		 "RDMA device %s does not support DMA-BUF memory regions "
+		 "(ibv_reg_dmabuf_mr answered EOPNOTSUPP)",
+		 name);
+	CHECK_HAS(gdr_last_error(), want);
+	CHECK_INT(info.path, GDR_PATH_NONE);
+	CHECK_INT(info.num_attempts, 3);
+	CHECK_INT(info.attempts[0].err, EOPNOTSUPP);
+	CHECK_INT(count_fds(), fds);
+	printf("forced dmabuf: %s\n", gdr_last_error());
+	/* The default mask falls through to nothing (no peermem here). */
+	mr = gdr_register(pd, dev, 65536);
+	CHECK(mr == NULL);
+	CHECK_INT(errno, EOPNOTSUPP);
+	CHECK_HAS(gdr_last_error(), "nvidia-peermem is not loaded");
+	fixture_remove(&fx);
+	fake_real_verbs = 0;
+	gdr_seam_install(NULL);
+}
+
+static int count_mrs(void)
+{
+	FILE *p = popen("rdma resource show mr 2>/dev/null | wc -l", "r");
+	int n = -1;
+
+	if (!p)
+		return -1;
+	if (fscanf(p, "%d", &n) != 1)
+		n = -1;
+	pclose(p);
+	return n;
+}
+
+static void badinput(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int fds, mrs;
+	char buf[64];
+	void *gone;
+
+	check_scope = "bad inputs on a real PD";
+	gone = mmap(NULL, (size_t)page * 4, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(gone != MAP_FAILED);
+	CHECK_INT(munmap(gone, (size_t)page * 4), 0);
+	fds = count_fds();
+	mrs = count_mrs();
+
+	CHECK(gdr_register(NULL, buf, sizeof(buf)) == NULL);
+	CHECK_INT(errno, EINVAL);
+	CHECK(gdr_register(pd, buf, 0) == NULL);
+	CHECK_INT(errno, EINVAL);
+	CHECK(gdr_register(pd, (void *)(UINTPTR_MAX - 100), 4096) == NULL);
+	CHECK_INT(errno, EINVAL);
+	CHECK_HAS(gdr_last_error(), "wraps around");
+	CHECK(gdr_register(pd, gone, (size_t)page * 4) == NULL);
+	CHECK_INT(errno, EFAULT);
+	CHECK_HAS(gdr_last_error(), "not mapped in this process");
+	printf("unmapped address: %s\n", gdr_last_error());
+	CHECK(gdr_register(pd, NULL, 4096) == NULL);
+	CHECK_INT(errno, EINVAL);
+
+	CHECK_INT(count_fds(), fds);
+	CHECK_INT(count_mrs(), mrs);
+	printf("after bad inputs: %d fds (before %d), %d MR lines (before %d)\n",
+	       count_fds(), fds, count_mrs(), mrs);
+}
+
+static void *worker(void *arg)
+{
+	const size_t len = 16384;
+	unsigned char *b = aligned_alloc(4096, len);
+	long fails = 0;
+	int i;
+
+	(void)arg;
+	if (!b)
+		return (void *)1;
+	memset(b, 1, len);
+	for (i = 0; i < 1000; i++) {
+		struct ibv_mr *mr = gdr_register(pd, b, len);
+
+		if (!mr || mr->addr != b || gdr_deregister(mr))
+			fails++;
+	}
+	free(b);
+	return (void *)fails;
+}
+
+static void threads(void)
+{
+	pthread_t t[4];
+	void *ret;
+	long fails = 0;
+	int i, fds = count_fds();
+
+	check_scope = "4 threads x 1000 registrations";
+	gdr_seam_install(NULL); /* cold: the first calls race on the probe */
+	for (i = 0; i < 4; i++)
+		CHECK_INT(pthread_create(&t[i], NULL, worker, NULL), 0);
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], &ret);
+		fails += (long)ret;
+	}
+	CHECK_INT(fails, 0);
+	CHECK_INT(count_fds(), fds);
+	printf("4 threads x 1000 gdr_register/gdr_deregister: %ld failures\n",
+	       fails);
+}
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "all";
+	char why[256];
+
+	if (open_device(why, sizeof(why))) {
+		printf("SKIP: %s\n", why);
+		return 77;
+	}
+	if (!strcmp(what, "host") || !strcmp(what, "all"))
+		host_write();
+	if (!strcmp(what, "probe") || !strcmp(what, "all"))
+		probe();
+	if (!strcmp(what, "badinput") || !strcmp(what, "all"))
+		badinput();
+	if (!strcmp(what, "threads") || !strcmp(what, "all"))
+		threads();
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	return check_summary(what);
+}
