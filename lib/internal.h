@@ -112,6 +112,8 @@ struct gdr_seam {
 	struct gdr_verbs_ops verbs;
 	/* Reads the environment; secure_getenv in production. */
 	char *(*getenv)(const char *name);
+	/* Opens a sysfs/procfs file for reading; open(2) in production. */
+	int (*open_file)(const char *path);
 };
 
 /* The seam in force. Filled from the real system on first use. */

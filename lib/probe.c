@@ -156,10 +156,40 @@ static void probe_node(struct gdr_node *nd)
 		nd->page_size = 4096;
 }
 
+/*
+ * fork(): hold the lock across it, so that a child never inherits it locked
+ * by a thread that does not exist there (a probe in progress would
+ * otherwise deadlock the child's first registration).
+ */
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+static void atfork_parent(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+static void atfork_child(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void atfork_register(void)
+{
+	if (pthread_atfork(atfork_prepare, atfork_parent, atfork_child))
+		gdr_debug("pthread_atfork failed: fork() during a first "
+			  "registration may deadlock the child");
+}
+
 const struct gdr_node *gdr_node_get(void)
 {
 	if (__atomic_load_n(&node_ready, __ATOMIC_ACQUIRE))
 		return &node;
+	pthread_once(&atfork_once, atfork_register);
 	pthread_mutex_lock(&lock);
 	if (!node_ready) {
 		probe_node(&node);

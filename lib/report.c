@@ -67,15 +67,19 @@ static void add(struct gdr_report *r, const char *section, const char *key,
 	r->num++;
 }
 
+/* ok for yes, @no for no, unknown otherwise. */
+static enum gdr_verdict tri(enum gdr_tristate t, enum gdr_verdict no)
+{
+	return t == GDR_YES ? GDR_VERDICT_OK : t == GDR_NO ? no
+							   : GDR_VERDICT_UNKNOWN;
+}
+
 static void node_items(struct gdr_report *r, const struct gdr_node *nd,
 		       unsigned int num_ctxs)
 {
 	const char *s = "node";
 
-	add(r, s, "kernel",
-	    nd->kernel_ok == GDR_YES  ? GDR_VERDICT_OK
-	    : nd->kernel_ok == GDR_NO ? GDR_VERDICT_WRONG
-				      : GDR_VERDICT_UNKNOWN,
+	add(r, s, "kernel", tri(nd->kernel_ok, GDR_VERDICT_WRONG),
 	    nd->kernel_ok == GDR_YES
 		    ? ""
 		    : "DMA-BUF needs Linux 5.12 or newer: upgrade the kernel, "
@@ -208,10 +212,7 @@ static void nic_items(struct gdr_report *r, const struct gdr_node *nd,
 		add(r, sec, "dmabuf_mr", GDR_VERDICT_UNKNOWN,
 		    "ibv_alloc_pd failed; check the device's driver", "unknown");
 	else
-		add(r, sec, "dmabuf_mr",
-		    nic->dmabuf == GDR_YES  ? GDR_VERDICT_OK
-		    : nic->dmabuf == GDR_NO ? GDR_VERDICT_MISSING
-					    : GDR_VERDICT_UNKNOWN,
+		add(r, sec, "dmabuf_mr", tri(nic->dmabuf, GDR_VERDICT_MISSING),
 		    nic->dmabuf == GDR_YES
 			    ? ""
 			    : "this device/driver does not register DMA-BUF "

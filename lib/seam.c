@@ -3,12 +3,18 @@
  * The seam: the one place where the library reaches outside the process.
  * Production fills it from the running system; tests replace it.
  */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
 static struct gdr_seam seam;
+
+static int open_ro(const char *path)
+{
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
 static pthread_once_t seam_once = PTHREAD_ONCE_INIT;
 
 void gdr_seam_default(struct gdr_seam *s)
@@ -20,6 +26,7 @@ void gdr_seam_default(struct gdr_seam *s)
 	gdr_verbs_real(&s->verbs);
 	/* Ignores the environment in setuid/setgid processes. */
 	s->getenv = secure_getenv;
+	s->open_file = open_ro;
 }
 
 static void seam_init(void)

@@ -34,7 +34,7 @@ int gdr_read_file(const char *root, const char *path, char *buf, size_t n)
 	buf[0] = '\0';
 	if (join(full, sizeof(full), root, path))
 		return -1;
-	fd = open(full, O_RDONLY | O_CLOEXEC);
+	fd = gdr_seam()->open_file(full);
 	if (fd < 0)
 		return -1;
 	while (got + 1 < n) {
@@ -62,10 +62,15 @@ int gdr_read_file(const char *root, const char *path, char *buf, size_t n)
 bool gdr_file_exists(const char *root, const char *path)
 {
 	char full[PATH_MAX];
+	int fd;
 
 	if (join(full, sizeof(full), root, path))
 		return false;
-	return access(full, F_OK) == 0;
+	fd = gdr_seam()->open_file(full);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
 }
 
 /* Read a decimal run at *s, at most 6 digits; advance *s. */

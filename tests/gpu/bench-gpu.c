@@ -46,58 +46,27 @@ int openat(int dir, const char *path, int flags, ...);
 FILE *fopen(const char *path, const char *mode);
 FORWARD(fopen, FILE *, (const char *path, const char *mode), (path, mode))
 
-static int mode_of(int flags, va_list ap)
-{
-	return (flags & O_CREAT) ? va_arg(ap, int) : 0;
-}
-
-int open(const char *path, int flags, ...)
-{
-	static int (*real)(const char *, int, ...);
-	va_list ap;
-	int mode;
-
-	va_start(ap, flags);
-	mode = mode_of(flags, ap);
-	va_end(ap);
-	if (!real)
-		*(void **)&real = dlsym(RTLD_NEXT, "open");
-	if (counting)
-		opens++;
-	return real(path, flags, mode);
-}
-
-int open64(const char *path, int flags, ...)
-{
-	static int (*real)(const char *, int, ...);
-	va_list ap;
-	int mode;
-
-	va_start(ap, flags);
-	mode = mode_of(flags, ap);
-	va_end(ap);
-	if (!real)
-		*(void **)&real = dlsym(RTLD_NEXT, "open64");
-	if (counting)
-		opens++;
-	return real(path, flags, mode);
-}
-
-int openat(int dir, const char *path, int flags, ...)
-{
-	static int (*real)(int, const char *, int, ...);
-	va_list ap;
-	int mode;
-
-	va_start(ap, flags);
-	mode = mode_of(flags, ap);
-	va_end(ap);
-	if (!real)
-		*(void **)&real = dlsym(RTLD_NEXT, "openat");
-	if (counting)
-		opens++;
-	return real(dir, path, flags, mode);
-}
+/* open(2) and friends: count, then call the next definition. */
+#define OPEN_WRAPPER(name, params, args)                                  \
+	int name params                                                        \
+	{                                                                      \
+		static int(*real) params;                                      \
+		va_list ap;                                                    \
+		int mode = 0;                                                  \
+		va_start(ap, flags);                                           \
+		if (flags & O_CREAT)                                           \
+			mode = va_arg(ap, int);                                \
+		va_end(ap);                                                    \
+		if (!real)                                                     \
+			*(void **)&real = dlsym(RTLD_NEXT, #name);             \
+		if (counting)                                                  \
+			opens++;                                               \
+		return real args;                                              \
+	}
+OPEN_WRAPPER(open, (const char *path, int flags, ...), (path, flags, mode))
+OPEN_WRAPPER(open64, (const char *path, int flags, ...), (path, flags, mode))
+OPEN_WRAPPER(openat, (int dir, const char *path, int flags, ...),
+	     (dir, path, flags, mode))
 #undef COUNTER
 #define COUNTER reads
 ssize_t read(int fd, void *buf, size_t n);

@@ -227,6 +227,14 @@ static void dmabuf(void)
 	printf("1200 random sub-ranges: %d failed; %d reached into the last "
 	       "partial page of the 1 MiB + 123 allocation\n",
 	       bad, tail_ok);
+
+	/* An allocation that is not a page multiple: its last page exports. */
+	check_scope = "the tail of a 1 MiB + 123 allocation";
+	CHECK_INT(reg((void *)(a[1].base + a[1].size - 100), 100), 0);
+	CHECK_INT(info.path, GDR_PATH_DMABUF);
+	CHECK_INT(fake_ibv.last_dmabuf_size, 4096);
+	CHECK_INT(reg((void *)a[1].base, a[1].size), 0);
+	CHECK_INT(fake_ibv.last_dmabuf_size, 1 * MiB + 4096);
 	CHECK_INT(count_fds(), fds);
 
 	check_scope = "ranges past the end of an allocation";

@@ -20,6 +20,33 @@ int check_summary(const char *what)
 	return check_failed ? 1 : 0;
 }
 
+long fault_at, fault_calls;
+int fault_alloc;
+const char *fault_where;
+
+int fault_inject(const char *name)
+{
+	if (!fault_at)
+		return 0;
+	if (++fault_calls != fault_at)
+		return 0;
+	fault_where = name;
+	return 1;
+}
+
+#define FAULT_CU(name)                                                         \
+	do {                                                                   \
+		if (fault_inject(name))                                        \
+			return CUDA_ERROR_UNKNOWN;                             \
+	} while (0)
+#define FAULT_IBV(name)                                                        \
+	do {                                                                   \
+		if (fault_inject(name)) {                                      \
+			errno = EIO;                                           \
+			return NULL;                                           \
+		}                                                              \
+	} while (0)
+
 struct fake_cuda fake_cu;
 struct fake_verbs fake_ibv;
 struct ibv_device fake_device;
@@ -85,10 +112,12 @@ static const struct fake_alloc *find(uintptr_t p)
 /* --- the fake CUDA driver ------------------------------------------------ */
 static CUresult f_init(unsigned int flags)
 {
+	FAULT_CU("cuInit");
 	return fake_cu.init_result;
 }
 static CUresult f_version(int *v)
 {
+	FAULT_CU("cuDriverGetVersion");
 	*v = fake_cu.driver_version;
 	return CUDA_SUCCESS;
 }
@@ -106,11 +135,13 @@ static CUresult f_errname(CUresult r, const char **name)
 }
 static CUresult f_count(int *n)
 {
+	FAULT_CU("cuDeviceGetCount");
 	*n = fake_cu.num_devices;
 	return CUDA_SUCCESS;
 }
 static CUresult f_dev_get(CUdevice *d, int ordinal)
 {
+	FAULT_CU("cuDeviceGet");
 	if (ordinal < 0 || ordinal >= fake_cu.num_devices)
 		return CUDA_ERROR_INVALID_DEVICE;
 	*d = ordinal;
@@ -118,6 +149,7 @@ static CUresult f_dev_get(CUdevice *d, int ordinal)
 }
 static CUresult f_attr(int *v, CUdevice_attribute a, CUdevice d)
 {
+	FAULT_CU("cuDeviceGetAttribute");
 	switch (a) {
 	case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED:
 		if (fake_cu.driver_version < 11070)
@@ -134,17 +166,20 @@ static CUresult f_attr(int *v, CUdevice_attribute a, CUdevice d)
 }
 static CUresult f_name(char *name, int len, CUdevice d)
 {
+	FAULT_CU("cuDeviceGetName");
 	snprintf(name, (size_t)len, "Fake H200 %d", d);
 	return CUDA_SUCCESS;
 }
 static CUresult f_busid(char *id, int len, CUdevice d)
 {
+	FAULT_CU("cuDeviceGetPCIBusId");
 	snprintf(id, (size_t)len, "0000:%02x:00.0", 6 + d);
 	return CUDA_SUCCESS;
 }
 static CUresult f_ptr_attrs(unsigned int n, CUpointer_attribute *attrs,
 			    void **data, CUdeviceptr ptr)
 {
+	FAULT_CU("cuPointerGetAttributes");
 	const struct fake_alloc *a = find((uintptr_t)ptr);
 	unsigned int i;
 
@@ -186,11 +221,13 @@ static CUresult f_ptr_attrs(unsigned int n, CUpointer_attribute *attrs,
 static CUresult f_set_attr(const void *v, CUpointer_attribute a,
 			   CUdeviceptr p)
 {
+	FAULT_CU("cuPointerSetAttribute");
 	fake_cu.set_attr_calls++;
 	return fake_cu.set_attr_result;
 }
 static CUresult f_retain(CUcontext *ctx, CUdevice d)
 {
+	FAULT_CU("cuDevicePrimaryCtxRetain");
 	*ctx = CTX_OF(d);
 	return CUDA_SUCCESS;
 }
@@ -200,11 +237,13 @@ static int ctx_depth;
 
 static CUresult f_get_current(CUcontext *ctx)
 {
+	FAULT_CU("cuCtxGetCurrent");
 	*ctx = fake_cu.current;
 	return CUDA_SUCCESS;
 }
 static CUresult f_push(CUcontext ctx)
 {
+	FAULT_CU("cuCtxPushCurrent");
 	fake_cu.push_calls++;
 	if (ctx_depth == 8)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -214,6 +253,7 @@ static CUresult f_push(CUcontext ctx)
 }
 static CUresult f_pop(CUcontext *ctx)
 {
+	FAULT_CU("cuCtxPopCurrent");
 	fake_cu.pop_calls++;
 	if (!ctx_depth)
 		return CUDA_ERROR_INVALID_CONTEXT;
@@ -225,6 +265,7 @@ static CUresult f_pop(CUcontext *ctx)
 static CUresult f_export(void *handle, CUdeviceptr p, size_t size,
 			 CUmemRangeHandleType type, unsigned long long flags)
 {
+	FAULT_CU("cuMemGetHandleForAddressRange");
 	const struct fake_alloc *a = find((uintptr_t)p);
 	int fd;
 
@@ -250,6 +291,11 @@ static CUresult f_export(void *handle, CUdeviceptr p, size_t size,
 
 static int fake_cuda_load(struct gdr_cuda_ops *ops, char *why, size_t n)
 {
+	if (fault_inject("dlopen libcuda")) {
+		memset(ops, 0, sizeof(*ops));
+		snprintf(why, n, "libcuda.so.1 could not be loaded (injected)");
+		return -1;
+	}
 	memset(ops, 0, sizeof(*ops));
 	ctx_depth = 0;
 	if (fake_cu.load_fails) {
@@ -295,6 +341,7 @@ static struct ibv_mr *new_mr(struct ibv_pd *pd, void *addr, size_t len)
 static struct ibv_mr *v_reg(struct ibv_pd *pd, void *addr, size_t len,
 			    uint64_t iova, unsigned int access)
 {
+	FAULT_IBV("ibv_reg_mr_iova2");
 	fake_ibv.reg_calls++;
 	fake_ibv.last_iova = iova;
 	fake_ibv.last_len = len;
@@ -330,6 +377,7 @@ static struct ibv_mr *v_reg_dmabuf(struct ibv_pd *pd, uint64_t offset,
 				   size_t len, uint64_t iova, int fd,
 				   int access)
 {
+	FAULT_IBV("ibv_reg_dmabuf_mr");
 	if (fd == -1 && len == 0) {
 		fake_ibv.probes++;
 		errno = fake_ibv.probe_errno;
@@ -353,6 +401,8 @@ static struct ibv_mr *v_reg_dmabuf(struct ibv_pd *pd, uint64_t offset,
 }
 static int v_dereg(struct ibv_mr *mr)
 {
+	if (fault_inject("ibv_dereg_mr"))
+		return EIO;
 	if (fake_ibv.dereg_errno)
 		return fake_ibv.dereg_errno;
 	free(mr);
@@ -361,6 +411,7 @@ static int v_dereg(struct ibv_mr *mr)
 }
 static struct ibv_pd *v_alloc_pd(struct ibv_context *ctx)
 {
+	FAULT_IBV("ibv_alloc_pd");
 	struct ibv_pd *pd = calloc(1, sizeof(*pd));
 
 	if (pd)
@@ -369,6 +420,10 @@ static struct ibv_pd *v_alloc_pd(struct ibv_context *ctx)
 }
 static int v_dealloc_pd(struct ibv_pd *pd)
 {
+	if (fault_inject("ibv_dealloc_pd")) {
+		free(pd);
+		return EIO;
+	}
 	free(pd);
 	return 0;
 }
@@ -380,6 +435,8 @@ static int v_query_device(struct ibv_context *ctx, struct ibv_device_attr *a)
 static int v_query_port(struct ibv_context *ctx, uint8_t port,
 			struct ibv_port_attr *a)
 {
+	if (fault_inject("ibv_query_port"))
+		return EIO;
 	memset(a, 0, sizeof(*a));
 	a->state = IBV_PORT_ACTIVE;
 	a->link_layer = IBV_LINK_LAYER_ETHERNET;
@@ -435,6 +492,15 @@ void fixture_remove(struct fixture *f)
 		fprintf(stderr, "could not remove %s\n", f->root);
 }
 
+static int fake_open(const char *path)
+{
+	if (fault_inject("open")) {
+		errno = EIO;
+		return -1;
+	}
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
 static const char *env_path, *env_debug;
 int fake_real_verbs;
 
@@ -484,6 +550,7 @@ void fakes_install(const struct fixture *f, const char *kernel,
 	env_path = path;
 	env_debug = debug;
 	s.getenv = fake_getenv;
+	s.open_file = fake_open;
 	gdr_seam_install(&s);
 }
 

@@ -93,6 +93,17 @@ void fixture_remove(struct fixture *f);
 	"NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug " \
 	"19 01:15:15 UTC 2023\nGCC version:  gcc version 12.3.0\n"
 
+/*
+ * Fault injection: with fault_at = N, the Nth call into the outside world
+ * (each fake CUDA and verbs entry point, cuda_load, each file open, and
+ * the allocations of tests that arm fault_alloc) fails. fault_calls counts
+ * the calls seen; fault_where names the one that failed.
+ */
+extern long fault_at, fault_calls;
+extern int fault_alloc;
+extern const char *fault_where;
+int fault_inject(const char *name);
+
 /* Set before fakes_install: keep the real libibverbs (guest tests). */
 extern int fake_real_verbs;
 

@@ -17,18 +17,18 @@ avg_of() { # the BW average column of the row for size $1 in file $2
 perf() { # ib_write_bw args...
 	port=$((port + 1))
 	timeout 600 ib_write_bw -d rxe0 -x 1 -F -p $port "$@" > /tmp/ps.log 2>&1 &
-	s=$!
+	srv=$!
 	sleep 1
 	timeout 600 ib_write_bw -d rxe0 -x 1 -F -p $port "$@" 10.11.0.1 > /tmp/pc.log 2>&1
-	wait $s
+	wait $srv
 }
 ours() {
 	port=$((port + 1))
 	timeout 600 "$b/examples/gdr-write-bw" -d rxe0 -p $port "$@" > /tmp/gs.log 2>&1 &
-	s=$!
+	srv=$!
 	sleep 1
 	timeout 600 "$b/examples/gdr-write-bw" -d rxe0 -p $port "$@" 10.11.0.1 > /tmp/gc.log 2>&1
-	wait $s
+	wait $srv
 	grep -q "Data check      : passed" /tmp/gc.log || echo "DATA CHECK FAILED" >&2
 }
 

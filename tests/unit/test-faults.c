@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fault injection: every call the library makes to the outside world
+ * (CUDA entry points, verbs calls, cuda_load, file opens, and with
+ * "alloc" the heap allocations) is made to fail in turn, through the seam.
+ * After each run: a clean answer (an MR, or NULL with errno and a message),
+ * no fd and no heap left behind, no MR alive, and the library usable again.
+ *
+ *   test-faults [alloc]
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "fakes.h"
+
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define HEAP_CHECKS 1
+/* Allocation faults: the executable's definitions take precedence. */
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+
+void *malloc(size_t n)
+{
+	if (fault_alloc && fault_inject("malloc")) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __libc_malloc(n);
+}
+
+void *calloc(size_t a, size_t b)
+{
+	if (fault_alloc && fault_inject("calloc")) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __libc_calloc(a, b);
+}
+
+void *realloc(void *p, size_t n)
+{
+	if (fault_alloc && fault_inject("realloc")) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __libc_realloc(p, n);
+}
+#endif
+
+enum op { OP_DMABUF, OP_PEERMEM, OP_HOST, OP_REPORT, OP_COUNT };
+static const char *const op_names[OP_COUNT] = {
+	"dmabuf registration", "peermem registration", "host registration",
+	"report"
+};
+
+static struct fixture fx;
+static void *dev_ptr;
+static char host_buf[8192];
+
+static size_t heap_used(void)
+{
+#ifdef HEAP_CHECKS
+	return mallinfo2().uordblks;
+#else
+	return 0;
+#endif
+}
+
+static void setup(enum op op)
+{
+	fakes_reset();
+	if (op == OP_PEERMEM) {
+		fixture_write(fx.proc, "driver/nvidia/version", NV_PROPRIETARY);
+		fixture_write(fx.sys, "module/nvidia_peermem/version", "580\n");
+	} else {
+		fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
+	}
+	fakes_install(&fx, NULL, NULL, NULL);
+	dev_ptr = (char *)fake_alloc_device(0, 1 << 20) + 4096;
+}
+
+/* One operation; 0 when it succeeded, else errno. Frees what it made. */
+static int run(enum op op, int *clean)
+{
+	struct gdr_report *r;
+	struct ibv_mr *mr;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int err;
+
+	errno = 0;
+	*clean = 1;
+	if (op == OP_REPORT) {
+		struct ibv_context *ctxs[1] = { &fake_context };
+
+		r = gdr_report_create(ctxs, 1, 0);
+		if (!r) {
+			err = errno;
+			*clean = err != 0 && gdr_last_error()[0];
+			return err ? err : -1;
+		}
+		f = open_memstream(&text, &len);
+		if (f) {
+			gdr_report_print(r, f, GDR_REPORT_JSON);
+			fclose(f);
+		}
+		free(text);
+		gdr_report_destroy(r);
+		return 0;
+	}
+	mr = gdr_register(&fake_pd, op == OP_HOST ? (void *)host_buf : dev_ptr,
+			  4096);
+	if (!mr) {
+		err = errno;
+		*clean = err != 0 && gdr_last_error()[0] != '\0';
+		return err ? err : -1;
+	}
+	*clean = mr->addr == (op == OP_HOST ? (void *)host_buf : dev_ptr) &&
+		 mr->length == 4096;
+	if (gdr_deregister(mr)) {
+		/* An injected dereg failure: the MR is still there. */
+		long saved = fault_at;
+
+		fault_at = 0;
+		*clean = *clean && gdr_last_error()[0] != '\0';
+		if (gdr_deregister(mr))
+			*clean = 0;
+		fault_at = saved;
+	}
+	return 0;
+}
+
+static void sweep(enum op op, int alloc)
+{
+	long n, failures = 0, total = 0;
+	char scope[160];
+
+	for (n = 1;; n++) {
+		size_t heap0, heap1;
+		int fds0, clean, err, again;
+
+		setup(op);
+		gdr_seam_install(NULL); /* empty caches, for the heap count */
+		setup(op);
+		fds0 = count_fds();
+		heap0 = heap_used();
+
+		fault_calls = 0;
+		fault_where = NULL;
+		fault_alloc = alloc;
+		fault_at = n;
+		err = run(op, &clean);
+		fault_at = 0;
+		fault_alloc = 0;
+		if (!fault_where) {
+			total = n - 1;
+			break; /* every call has failed once */
+		}
+		snprintf(scope, sizeof(scope), "%s, call %ld (%s) fails",
+			 op_names[op], n, fault_where);
+		check_scope = scope;
+		if (err)
+			failures++;
+		CHECK(clean);
+		CHECK_INT(count_fds(), fds0);
+		CHECK_INT(fake_ibv.live_mrs, 0);
+
+		/* Still usable: the next call answers cleanly ... */
+		again = run(op, &clean);
+		CHECK(clean);
+		(void)again;
+		/* ... and after a fresh probe it succeeds. */
+		setup(op);
+		CHECK_INT(run(op, &clean), 0);
+		CHECK(clean);
+		CHECK_INT(fake_ibv.live_mrs, 0);
+		CHECK_INT(count_fds(), fds0);
+		gdr_seam_install(NULL);
+		setup(op);
+		heap1 = heap_used();
+#ifdef HEAP_CHECKS
+		CHECK_INT(heap1, heap0);
+#endif
+		(void)heap1;
+		(void)heap0;
+	}
+	printf("%s%s: %ld calls, each failed once (%ld runs failed cleanly, "
+	       "the rest absorbed the fault)\n",
+	       op_names[op], alloc ? " with allocations" : "", total, failures);
+	check_scope = op_names[op];
+	CHECK(total >= 3);
+}
+
+int main(int argc, char **argv)
+{
+	int alloc = argc > 1 && !strcmp(argv[1], "alloc");
+	int op;
+
+	if (fixture_make(&fx))
+		return 1;
+#ifndef HEAP_CHECKS
+	if (alloc) {
+		printf("SKIP: allocation faults need the plain glibc allocator "
+		       "(this is a sanitizer build)\n");
+		return 77;
+	}
+#endif
+	for (op = 0; op < OP_COUNT; op++)
+		sweep((enum op)op, alloc);
+	fixture_remove(&fx);
+	gdr_seam_install(NULL);
+	return check_summary(alloc ? "faults+alloc" : "faults");
+}
