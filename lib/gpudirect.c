@@ -84,10 +84,13 @@ static struct gdr_path_attempt *record(struct gdr_reg_info *rec,
 {
 	struct gdr_path_attempt *a = &rec->attempts[rec->num_attempts++];
 
+	size_t n = strnlen(why, sizeof(a->reason) - 1);
+
 	a->path = b->path;
 	a->result = result;
 	a->err = err;
-	gdr_fmt(a->reason, sizeof(a->reason), "%s", why);
+	memcpy(a->reason, why, n);
+	a->reason[n] = '\0';
 	gdr_debug("%s: %s%s%s", b->name, result_str(result), *why ? ": " : "",
 		  why);
 	return a;

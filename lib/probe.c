@@ -18,7 +18,8 @@ int gdr_debug_on;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gdr_node node;
 static int node_ready; /* atomic */
-static struct gdr_nic *nics; /* under lock */
+/* Prepended under the lock, read without it (atomic loads). */
+static struct gdr_nic *nics;
 
 /* The four places where nvidia-peermem (or MLNX_OFED's nv_peer_mem) shows. */
 static const char *const peermem_paths[] = {
@@ -342,6 +343,11 @@ const struct gdr_nic *gdr_nic_get(struct ibv_pd *pd)
 	struct gdr_nic *nic;
 
 	gdr_node_get();
+	/* Steady state: a lock-free walk; entries are complete once linked. */
+	for (nic = __atomic_load_n(&nics, __ATOMIC_ACQUIRE); nic;
+	     nic = nic->next)
+		if (nic->ctx == ctx && nic->dev == ctx->device)
+			return nic;
 	pthread_mutex_lock(&lock);
 	for (nic = nics; nic; nic = nic->next)
 		if (nic->ctx == ctx && nic->dev == ctx->device)
@@ -353,7 +359,7 @@ const struct gdr_nic *gdr_nic_get(struct ibv_pd *pd)
 			nic->dev = ctx->device;
 			probe_nic(s, pd, nic);
 			nic->next = nics;
-			nics = nic;
+			__atomic_store_n(&nics, nic, __ATOMIC_RELEASE);
 		}
 	}
 	pthread_mutex_unlock(&lock);

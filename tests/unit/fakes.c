@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 #include <dirent.h>
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -19,6 +21,10 @@ int check_summary(const char *what)
 	printf("%s: %d passed, %d failed\n", what, check_passed, check_failed);
 	return check_failed ? 1 : 0;
 }
+
+/* Recording by concurrent threads (the threads test, TSan). */
+static pthread_mutex_t rec = PTHREAD_MUTEX_INITIALIZER;
+#define COUNT(x) __atomic_add_fetch(&(x), 1, __ATOMIC_RELAXED)
 
 long fault_at, fault_calls;
 int fault_alloc;
@@ -57,9 +63,28 @@ struct ibv_pd fake_pd;
 #define DEV_BASE 0x7f0000000000ull
 #define DEV_STRIDE 0x10000000ull
 
+/* A child forked while another thread records must not inherit rec held. */
+static void rec_lock(void)
+{
+	pthread_mutex_lock(&rec);
+}
+
+static void rec_unlock(void)
+{
+	pthread_mutex_unlock(&rec);
+}
+
+static void fakes_atfork(void)
+{
+	pthread_atfork(rec_lock, rec_unlock, rec_unlock);
+}
+
 void fakes_reset(void)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	int i;
+
+	pthread_once(&once, fakes_atfork);
 
 	memset(&fake_cu, 0, sizeof(fake_cu));
 	fake_cu.driver_version = 13000;
@@ -113,6 +138,12 @@ static const struct fake_alloc *find(uintptr_t p)
 static CUresult f_init(unsigned int flags)
 {
 	FAULT_CU("cuInit");
+	if (fake_cu.init_delay_ms) {
+		struct timespec ts = { fake_cu.init_delay_ms / 1000,
+				       fake_cu.init_delay_ms % 1000 * 1000000L };
+
+		nanosleep(&ts, NULL);
+	}
 	return fake_cu.init_result;
 }
 static CUresult f_version(int *v)
@@ -222,7 +253,7 @@ static CUresult f_set_attr(const void *v, CUpointer_attribute a,
 			   CUdeviceptr p)
 {
 	FAULT_CU("cuPointerSetAttribute");
-	fake_cu.set_attr_calls++;
+	COUNT(fake_cu.set_attr_calls);
 	return fake_cu.set_attr_result;
 }
 static CUresult f_retain(CUcontext *ctx, CUdevice d)
@@ -232,34 +263,35 @@ static CUresult f_retain(CUcontext *ctx, CUdevice d)
 	return CUDA_SUCCESS;
 }
 
-static CUcontext ctx_stack[8];
-static int ctx_depth;
+__thread CUcontext fake_current;
+static __thread CUcontext ctx_stack[8];
+static __thread int ctx_depth;
 
 static CUresult f_get_current(CUcontext *ctx)
 {
 	FAULT_CU("cuCtxGetCurrent");
-	*ctx = fake_cu.current;
+	*ctx = fake_current;
 	return CUDA_SUCCESS;
 }
 static CUresult f_push(CUcontext ctx)
 {
 	FAULT_CU("cuCtxPushCurrent");
-	fake_cu.push_calls++;
+	COUNT(fake_cu.push_calls);
 	if (ctx_depth == 8)
 		return CUDA_ERROR_INVALID_VALUE;
-	ctx_stack[ctx_depth++] = fake_cu.current;
-	fake_cu.current = ctx;
+	ctx_stack[ctx_depth++] = fake_current;
+	fake_current = ctx;
 	return CUDA_SUCCESS;
 }
 static CUresult f_pop(CUcontext *ctx)
 {
 	FAULT_CU("cuCtxPopCurrent");
-	fake_cu.pop_calls++;
+	COUNT(fake_cu.pop_calls);
 	if (!ctx_depth)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	if (ctx)
-		*ctx = fake_cu.current;
-	fake_cu.current = ctx_stack[--ctx_depth];
+		*ctx = fake_current;
+	fake_current = ctx_stack[--ctx_depth];
 	return CUDA_SUCCESS;
 }
 static CUresult f_export(void *handle, CUdeviceptr p, size_t size,
@@ -269,11 +301,13 @@ static CUresult f_export(void *handle, CUdeviceptr p, size_t size,
 	const struct fake_alloc *a = find((uintptr_t)p);
 	int fd;
 
-	fake_cu.exports++;
-	fake_cu.ctx_at_export = fake_cu.current;
+	COUNT(fake_cu.exports);
+	pthread_mutex_lock(&rec);
+	fake_cu.ctx_at_export = fake_current;
 	fake_cu.last_export_base = (uintptr_t)p;
 	fake_cu.last_export_size = size;
-	if (!fake_cu.current)
+	pthread_mutex_unlock(&rec);
+	if (!fake_current)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	if (fake_cu.export_result)
 		return fake_cu.export_result;
@@ -335,17 +369,19 @@ static struct ibv_mr *new_mr(struct ibv_pd *pd, void *addr, size_t len)
 	mr->addr = addr;
 	mr->length = len;
 	mr->lkey = mr->rkey = 0x1234;
-	fake_ibv.live_mrs++;
+	COUNT(fake_ibv.live_mrs);
 	return mr;
 }
 static struct ibv_mr *v_reg(struct ibv_pd *pd, void *addr, size_t len,
 			    uint64_t iova, unsigned int access)
 {
 	FAULT_IBV("ibv_reg_mr_iova2");
-	fake_ibv.reg_calls++;
+	COUNT(fake_ibv.reg_calls);
+	pthread_mutex_lock(&rec);
 	fake_ibv.last_iova = iova;
 	fake_ibv.last_len = len;
 	fake_ibv.last_access = (int)access;
+	pthread_mutex_unlock(&rec);
 	if (fake_ibv.reg_errno) {
 		errno = fake_ibv.reg_errno;
 		return NULL;
@@ -379,11 +415,12 @@ static struct ibv_mr *v_reg_dmabuf(struct ibv_pd *pd, uint64_t offset,
 {
 	FAULT_IBV("ibv_reg_dmabuf_mr");
 	if (fd == -1 && len == 0) {
-		fake_ibv.probes++;
+		COUNT(fake_ibv.probes);
 		errno = fake_ibv.probe_errno;
 		return NULL;
 	}
-	fake_ibv.dmabuf_calls++;
+	COUNT(fake_ibv.dmabuf_calls);
+	pthread_mutex_lock(&rec);
 	fake_ibv.last_offset = offset;
 	fake_ibv.last_len = len;
 	fake_ibv.last_iova = iova;
@@ -392,6 +429,7 @@ static struct ibv_mr *v_reg_dmabuf(struct ibv_pd *pd, uint64_t offset,
 	fake_ibv.last_fd_open = fcntl(fd, F_GETFD) != -1;
 	if (!fake_ibv.lean)
 		read_fdinfo(fd);
+	pthread_mutex_unlock(&rec);
 	if (fake_ibv.dmabuf_errno) {
 		errno = fake_ibv.dmabuf_errno;
 		return NULL;
@@ -406,7 +444,7 @@ static int v_dereg(struct ibv_mr *mr)
 	if (fake_ibv.dereg_errno)
 		return fake_ibv.dereg_errno;
 	free(mr);
-	fake_ibv.live_mrs--;
+	__atomic_sub_fetch(&fake_ibv.live_mrs, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 static struct ibv_pd *v_alloc_pd(struct ibv_context *ctx)

@@ -27,6 +27,7 @@ struct fake_alloc {
 struct fake_cuda {
 	int load_fails;	     /* cuda_load() fails: no libcuda */
 	CUresult init_result;
+	int init_delay_ms;   /* cuInit takes this long */
 	int driver_version;  /* default 13000 */
 	int num_devices;
 	int dmabuf_attr[FAKE_MAX_DEVS];
@@ -40,7 +41,6 @@ struct fake_cuda {
 	int exports, set_attr_calls, push_calls, pop_calls;
 	uintptr_t last_export_base;
 	size_t last_export_size;
-	CUcontext current; /* the "current context" of the fake */
 	CUcontext ctx_at_export;
 };
 
@@ -62,6 +62,8 @@ struct fake_verbs {
 };
 
 extern struct fake_cuda fake_cu;
+/* The calling thread's current context, as the fake driver sees it. */
+extern __thread CUcontext fake_current;
 extern struct fake_verbs fake_ibv;
 extern struct ibv_device fake_device;
 extern struct ibv_context fake_context;

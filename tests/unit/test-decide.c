@@ -273,7 +273,7 @@ static void run(const struct scenario *sc)
 	fake_ibv.dmabuf_errno = sc->dmabuf_errno;
 	fake_ibv.reg_errno = sc->reg_errno;
 	fake_cu.export_result = sc->export_result;
-	fake_cu.current = caller;
+	fake_current = caller;
 	fakes_install(&fx, sc->kernel, sc->env_path, NULL);
 
 	host = aligned_alloc(4096, 65536);
@@ -333,7 +333,7 @@ static void run(const struct scenario *sc)
 	if (sc->flags & GDR_REG_SYNC_MEMOPS)
 		CHECK_INT(fake_cu.set_attr_calls, 1);
 	/* ... and the caller's context is current again. */
-	CHECK(fake_cu.current == caller);
+	CHECK(fake_current == caller);
 	/* Nothing left behind: no fd, no MR. */
 	CHECK_INT(count_fds(), fds);
 	CHECK_INT(fake_ibv.live_mrs, 0);

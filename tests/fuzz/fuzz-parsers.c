@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer targets for every parser of outside input. Built once per
+ * target with -DTARGET_...=1 by run-fuzz.sh:
+ *   kernel   gdr_parse_kernel_release (uname release strings)
+ *   nvidia   gdr_parse_nvidia_version (/proc/driver/nvidia/version)
+ *   number   gdr_parse_long (sysfs numbers and version files)
+ *   env      GPUDIRECT_PATH / GPUDIRECT_DEBUG through the node probe
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char *terminated(const uint8_t *data, size_t size)
+{
+	char *s = malloc(size + 1);
+
+	if (s) {
+		memcpy(s, data, size);
+		s[size] = '\0';
+	}
+	return s;
+}
+
+#ifdef TARGET_ENV
+static const char *env_path, *env_debug;
+
+static char *fuzz_getenv(const char *name)
+{
+	if (!strcmp(name, "GPUDIRECT_PATH"))
+		return (char *)env_path;
+	if (!strcmp(name, "GPUDIRECT_DEBUG"))
+		return (char *)env_debug;
+	return NULL;
+}
+
+static int no_cuda(struct gdr_cuda_ops *ops, char *why, size_t n)
+{
+	memset(ops, 0, sizeof(*ops));
+	gdr_fmt(why, n, "no CUDA (fuzzing)");
+	return -1;
+}
+#endif
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *s = terminated(data, size);
+
+	if (!s)
+		return 0;
+#if defined(TARGET_KERNEL)
+	{
+		struct gdr_kver v;
+
+		if (gdr_parse_kernel_release(s, &v) == 0 &&
+		    (v.major < 0 || v.minor < 0 || v.patch < 0))
+			abort();
+	}
+#elif defined(TARGET_NVIDIA)
+	{
+		char ver[64];
+		enum gdr_nv_flavour f = gdr_parse_nvidia_version(s, ver, sizeof(ver));
+
+		if (strlen(ver) >= sizeof(ver) || f > GDR_NV_UNPARSED)
+			abort();
+		if ((f == GDR_NV_OPEN || f == GDR_NV_PROPRIETARY) && !ver[0])
+			abort();
+	}
+#elif defined(TARGET_NUMBER)
+	{
+		long v;
+
+		gdr_parse_long(s, &v);
+	}
+#elif defined(TARGET_ENV)
+	{
+		/* "PATH\0DEBUG": two values from one input. */
+		struct gdr_seam seam;
+		const struct gdr_node *nd;
+		enum gdr_path p;
+
+		env_path = s;
+		env_debug = s + strlen(s) == s + size ? "" : s + strlen(s) + 1;
+		gdr_seam_default(&seam);
+		strcpy(seam.sysfs_root, "/nonexistent-fuzz");
+		strcpy(seam.procfs_root, "/nonexistent-fuzz");
+		strcpy(seam.kernel_release, "6.1.0");
+		seam.cuda_load = no_cuda;
+		seam.getenv = fuzz_getenv;
+		gdr_seam_install(&seam);
+		nd = gdr_node_get();
+		if (nd->env_error[0] && nd->env_mask)
+			abort();
+		if (!nd->env_error[0] && *env_path &&
+		    gdr_path_parse(env_path, &p))
+			abort();
+		gdr_seam_install(NULL);
+	}
+#else
+#error "define one TARGET_*"
+#endif
+	free(s);
+	return 0;
+}

@@ -1,0 +1,45 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Build each libFuzzer target with clang (ASan + UBSan) and run it for a
+# bounded time from the checked-in seed corpus. Any crash, leak or UB report
+# fails the run.
+#   sh tests/fuzz/run-fuzz.sh [SECONDS] [OUTDIR]
+set -u
+secs=${1:-15}
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+out=${2:-$top/build-fuzz}
+cuda=${CUDA_PATH:-/usr/local/cuda}
+mkdir -p "$out"
+if ! command -v clang > /dev/null; then
+	echo "SKIP: clang is not installed"
+	exit 77
+fi
+pass=0
+fail=0
+for t in kernel nvidia number env; do
+	T=$(echo "$t" | tr a-z A-Z)
+	if ! clang -g -O1 -std=gnu11 -D_GNU_SOURCE -DTARGET_$T=1 \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-I"$top/include" -I"$top/lib" -isystem "$cuda/include" \
+		"$here/fuzz-parsers.c" "$top"/lib/*.c -o "$out/fuzz-$t" \
+		-libverbs -ldl -lpthread 2> "$out/fuzz-$t.build.log"; then
+		cat "$out/fuzz-$t.build.log"
+		echo "FAIL fuzz-$t: build"
+		fail=$((fail + 1))
+		continue
+	fi
+	mkdir -p "$out/corpus-$t"
+	if "$out/fuzz-$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+		-artifact_prefix="$out/crash-$t-" "$out/corpus-$t" "$here/corpus/$t" \
+		> "$out/fuzz-$t.log" 2>&1; then
+		echo "ok   fuzz-$t: $(grep -E '^#[0-9]+.*(DONE|pulse)' "$out/fuzz-$t.log" | tail -n 1)"
+		pass=$((pass + 1))
+	else
+		tail -n 30 "$out/fuzz-$t.log"
+		echo "FAIL fuzz-$t (artifacts in $out)"
+		fail=$((fail + 1))
+	fi
+done
+echo "fuzz: $pass passed, $fail failed"
+[ "$fail" = 0 ]
