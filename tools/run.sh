@@ -83,7 +83,7 @@ for line in lines:
     counts[r["result"]] = counts.get(r["result"], 0) + 1
     if r["result"] == "SKIP":
         out = (r.get("stdout") or "").strip().splitlines()
-        print("skipped: %s/%s: %s" % (r.get("suite", ["?"])[0], r["name"],
+        print("skipped: %s: %s" % (r["name"],
               out[-1] if out else "no reason given"))
 import os
 fz = os.environ.get("FUZZ_RC")
@@ -127,13 +127,16 @@ test)
 		echo "== $name"
 		if "$@"; then echo "== $name: ok"; else echo "== $name: FAILED"; rc=1; fi
 	}
-	keep() { cp "$1/meson-logs/testlog.json" "$1/testlog-$2.json"; logs="$logs $1/testlog-$2.json"; }
+	keep() { # build dir, name, [meson log name]
+		cp "$1/meson-logs/${3:-testlog}.json" "$1/testlog-$2.json"
+		logs="$logs $1/testlog-$2.json"
+	}
 	step "all suites (unit abi alloc security gpu vm)" \
 		meson test -C "$build" --print-errorlogs --num-processes 2
 	keep "$build" main
 	step "valgrind (unit suite)" \
 		meson test -C "$build" --setup valgrind --suite unit --print-errorlogs --num-processes 2
-	keep "$build" valgrind
+	keep "$build" valgrind testlog-valgrind
 	san() { # dir, sanitizer, meson test args...
 		d=$1 s=$2
 		shift 2
