@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gdr-info: is GPUDirect RDMA usable on this node, and if not, what to
- * change. Prints the library's report for every RDMA device.
+ * gdr-info: the GPUDirect doctor. Is GPUDirect RDMA usable on this node,
+ * and if not, what to change. Prints libgpudirect's report for every RDMA
+ * device (every prerequisite with its observed value, verdict and remedy),
+ * optionally proves it with a loopback RDMA write, and captures or replays
+ * snapshots of a node for support.
  *
- *   gdr-info [--json] [-d DEVICE]
+ *   gdr-info [--json] [-d DEV] [--self-test] [--capture FILE]
+ *   gdr-info [--json] [-d DEV] --root DIR | --from FILE
  *
- * Exit status: 0 usable on at least one GPU x RDMA device pair, 1 not
- * usable, 2 internal error.
+ * Exit status: 0 usable on at least one GPU x RDMA device pair (and the
+ * self-test, when asked, passed), 1 not usable, 2 internal error.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,53 +20,213 @@
 
 #include <gpudirect.h>
 
+#include "devmem.h"
+#include "internal.h"
+#include "loopback.h"
+#include "snapshot.h"
+
+#define SELFTEST_LEN (1u << 20)
+
+static const char *item(const struct gdr_report *r, const char *section,
+			const char *key)
+{
+	struct gdr_report_item it;
+	unsigned int i;
+
+	for (i = 0; i < gdr_report_num_items(r); i++)
+		if (!gdr_report_item(r, i, &it) && !strcmp(it.section, section) &&
+		    !strcmp(it.key, key))
+			return it.value;
+	return NULL;
+}
+
+/* Register two buffers in @mem on @ctx, write one to the other, compare. */
+static int self_test_one(struct ibv_context *ctx, const char *mem)
+{
+	const char *name = ibv_get_device_name(ctx->device);
+	struct gdr_reg_info info = { .comp_mask = GDR_REG_INFO_BASIC };
+	struct devmem a = { 0 }, b = { 0 };
+	struct ibv_mr *ma = NULL, *mb = NULL;
+	unsigned char *pat = malloc(SELFTEST_LEN), *back = malloc(SELFTEST_LEN);
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	char err[256] = "";
+	size_t i, wrong = 0;
+	int ok = 0;
+
+	if (!pat || !back || !pd) {
+		snprintf(err, sizeof(err), "out of memory or ibv_alloc_pd failed");
+		goto out;
+	}
+	if (devmem_alloc(mem, SELFTEST_LEN, &a, err, sizeof(err)) ||
+	    devmem_alloc(mem, SELFTEST_LEN, &b, err, sizeof(err)))
+		goto out;
+	for (i = 0; i < SELFTEST_LEN; i++) {
+		pat[i] = (unsigned char)(i * 131 + 17);
+		back[i] = 0;
+	}
+	if (devmem_write(&a, 0, pat, SELFTEST_LEN) ||
+	    devmem_write(&b, 0, back, SELFTEST_LEN)) {
+		snprintf(err, sizeof(err), "cannot fill the buffers");
+		goto out;
+	}
+	ma = gdr_register_ex(pd, a.ptr, SELFTEST_LEN, NULL, &info);
+	mb = ma ? gdr_register(pd, b.ptr, SELFTEST_LEN) : NULL;
+	if (!ma || !mb) {
+		snprintf(err, sizeof(err), "%s", gdr_last_error());
+		goto out;
+	}
+	if (loopback_write(pd, ma, mb, SELFTEST_LEN, err, sizeof(err)))
+		goto out;
+	if (devmem_read(&b, 0, back, SELFTEST_LEN)) {
+		snprintf(err, sizeof(err), "cannot read the target buffer back");
+		goto out;
+	}
+	for (i = 0; i < SELFTEST_LEN; i++)
+		wrong += back[i] != pat[i];
+	if (wrong)
+		snprintf(err, sizeof(err), "%zu of %u bytes differ", wrong,
+			 SELFTEST_LEN);
+	ok = !wrong;
+out:
+	printf("self-test %s x %s: %s", name, mem, ok ? "ok" : "FAILED");
+	if (ma)
+		printf(", %s path", gdr_path_str(info.path));
+	if (ok)
+		printf(", %u bytes written by RDMA and checked\n", SELFTEST_LEN);
+	else
+		printf(": %s\n", err);
+	if (ma)
+		gdr_deregister(ma);
+	if (mb)
+		gdr_deregister(mb);
+	devmem_free(&a);
+	devmem_free(&b);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	free(pat);
+	free(back);
+	return ok;
+}
+
+/* Each usable GPU x device pair; host memory where there is no GPU. */
+static int self_test(const struct gdr_report *r, struct ibv_context **ctxs,
+		     unsigned int n)
+{
+	const struct gdr_node *nd = gdr_node_get();
+	unsigned int i, tried = 0, passed = 0;
+	char key[32], mem[32];
+	int g;
+
+	printf("\n");
+	for (i = 0; i < n; i++) {
+		const char *name = ibv_get_device_name(ctxs[i]->device);
+
+		if (nd->num_devices == 0) {
+			tried++;
+			passed += self_test_one(ctxs[i], "host");
+			continue;
+		}
+		for (g = 0; g < nd->num_devices; g++) {
+			const char *path;
+
+			snprintf(key, sizeof(key), "path_gpu%d", g);
+			path = item(r, name, key);
+			if (!path || !strcmp(path, "none")) {
+				printf("self-test %s x gpu%d: skipped, no path "
+				       "(see the report)\n", name, g);
+				continue;
+			}
+			snprintf(mem, sizeof(mem), "cuda:%d", g);
+			tried++;
+			passed += self_test_one(ctxs[i], mem);
+		}
+	}
+	if (!tried)
+		printf("self-test: nothing to test (no usable pair)\n");
+	return tried && passed == tried;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "ib-dev", required_argument, NULL, 'd' },
+		{ "self-test", no_argument, NULL, 's' },
+		{ "capture", required_argument, NULL, 'c' },
+		{ "root", required_argument, NULL, 'r' },
+		{ "from", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
+	const char *want = NULL, *capture = NULL, *root = NULL, *from = NULL;
 	enum gdr_report_format fmt = GDR_REPORT_TEXT;
-	struct ibv_context **ctxs = NULL;
-	struct ibv_device **list;
+	struct ibv_context **ctxs = NULL, **all = NULL;
+	struct ibv_device **list = NULL;
 	struct gdr_report *report;
-	const char *want = NULL;
-	unsigned int nctx = 0, i;
-	int n = 0, c, ret;
+	unsigned int nctx = 0, nall = 0, i;
+	char err[256], *tmpdir = NULL;
+	int n = 0, c, ret, selftest = 0, usable;
 
 	while ((c = getopt_long(argc, argv, "jd:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': fmt = GDR_REPORT_JSON; break;
 		case 'd': want = optarg; break;
+		case 's': selftest = 1; break;
+		case 'c': capture = optarg; break;
+		case 'r': root = optarg; break;
+		case 'f': from = optarg; break;
 		default:
-			fprintf(stderr, "usage: %s [--json] [-d DEVICE]\n",
+			fprintf(stderr,
+				"usage: %s [--json] [-d DEVICE] [--self-test] "
+				"[--capture FILE] [--root DIR | --from FILE]\n",
 				argv[0]);
 			return c == 'h' ? 0 : 2;
 		}
 	}
+	if ((root || from) && (selftest || capture)) {
+		fprintf(stderr, "gdr-info: --root/--from replay a snapshot; "
+				"--self-test and --capture need the live node\n");
+		return 2;
+	}
 
-	list = ibv_get_device_list(&n);
-	if (n > 0) {
-		ctxs = calloc((size_t)n, sizeof(*ctxs));
-		if (!ctxs) {
-			perror("gdr-info");
+	if (from) {
+		tmpdir = snapshot_extract(from, err, sizeof(err));
+		if (!tmpdir) {
+			fprintf(stderr, "gdr-info: %s\n", err);
 			return 2;
 		}
+		root = tmpdir;
 	}
-	for (c = 0; c < n; c++) {
-		const char *name = ibv_get_device_name(list[c]);
-
-		if (want && strcmp(name, want))
-			continue;
-		ctxs[nctx] = ibv_open_device(list[c]);
-		if (!ctxs[nctx])
-			fprintf(stderr, "gdr-info: cannot open %s: %s\n", name,
-				strerror(errno));
-		else
-			nctx++;
+	if (root) {
+		if (snapshot_replay(root, &all, &nall, err, sizeof(err))) {
+			fprintf(stderr, "gdr-info: %s\n", err);
+			ret = 2;
+			goto out;
+		}
+	} else {
+		if (capture)
+			snapshot_record();
+		list = ibv_get_device_list(&n);
+		all = n > 0 ? calloc((size_t)n, sizeof(*all)) : NULL;
+		for (c = 0; c < n && all; c++) {
+			all[nall] = ibv_open_device(list[c]);
+			if (!all[nall])
+				fprintf(stderr, "gdr-info: cannot open %s: %s\n",
+					ibv_get_device_name(list[c]),
+					strerror(errno));
+			else
+				nall++;
+		}
 	}
+	ctxs = calloc(nall + 1, sizeof(*ctxs));
+	if (!ctxs) {
+		perror("gdr-info");
+		ret = 2;
+		goto out;
+	}
+	for (i = 0; i < nall; i++)
+		if (!want || !strcmp(ibv_get_device_name(all[i]->device), want))
+			ctxs[nctx++] = all[i];
 	if (want && !nctx)
 		fprintf(stderr, "gdr-info: RDMA device %s not found\n", want);
 
@@ -70,16 +234,37 @@ int main(int argc, char **argv)
 	if (!report) {
 		fprintf(stderr, "gdr-info: %s\n", gdr_last_error());
 		ret = 2;
-	} else {
-		ret = gdr_report_print(report, stdout, fmt) ? 2
-		      : gdr_report_usable(report)	 ? 0
-							 : 1;
-		gdr_report_destroy(report);
+		goto out;
 	}
-	for (i = 0; i < nctx; i++)
-		ibv_close_device(ctxs[i]);
+	usable = gdr_report_usable(report);
+	ret = gdr_report_print(report, stdout, fmt) ? 2 : usable ? 0 : 1;
+	if (ret != 2 && capture) {
+		if (snapshot_capture(capture, ctxs, nctx, err, sizeof(err))) {
+			fprintf(stderr, "gdr-info: %s\n", err);
+			ret = 2;
+		} else {
+			fprintf(stderr, "gdr-info: snapshot written to %s (%s)\n",
+				capture, err);
+		}
+	}
+	if (ret != 2 && selftest && !self_test(report, ctxs, nctx) &&
+	    ret == 0)
+		ret = 1;
+	gdr_report_destroy(report);
+out:
+	for (i = 0; i < nall; i++) {
+		if (root)
+			free(all[i]); /* a replayed device */
+		else
+			ibv_close_device(all[i]);
+	}
 	free(ctxs);
+	free(all);
 	if (list)
 		ibv_free_device_list(list);
+	if (tmpdir) {
+		snapshot_remove(tmpdir);
+		free(tmpdir);
+	}
 	return ret;
 }

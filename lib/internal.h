@@ -114,6 +114,8 @@ struct gdr_seam {
 	char *(*getenv)(const char *name);
 	/* Opens a sysfs/procfs file for reading; open(2) in production. */
 	int (*open_file)(const char *path);
+	/* Reads a sysfs symbolic link; readlink(2) in production. */
+	ssize_t (*read_link)(const char *path, char *buf, size_t n);
 };
 
 /* The seam in force. Filled from the real system on first use. */
@@ -132,6 +134,10 @@ void gdr_seam_default(struct gdr_seam *seam);
  * stripped). Returns 0, or -1 with errno set. */
 int gdr_read_file(const char *root, const char *path, char *buf, size_t n);
 bool gdr_file_exists(const char *root, const char *path);
+/* Read up to @n bytes of a binary file; returns the count or -1. */
+ssize_t gdr_read_bin(const char *root, const char *path, void *buf, size_t n);
+/* The target of a symbolic link below @root, NUL-terminated; 0 or -1. */
+int gdr_read_link(const char *root, const char *path, char *buf, size_t n);
 
 struct gdr_kver {
 	int major, minor, patch;
@@ -151,6 +157,26 @@ enum gdr_nv_flavour gdr_parse_nvidia_version(const char *text, char *ver,
 					     size_t n);
 /* Parse a decimal number from a sysfs attribute. Returns 0 or -1. */
 int gdr_parse_long(const char *s, long *out);
+
+/* --- PCIe topology (topology.c) ---------------------------------------- */
+#define GDR_BDF_LEN 16
+/* "0000:3B:00.0" or "00000000:3b:00.0" -> "0000:3b:00.0". 0 or -1. */
+int gdr_bdf_normalize(const char *in, char *out, size_t n);
+/* The PCI address of RDMA device @name's parent device. 0 or -1. */
+int gdr_nic_pci(const char *name, char *bdf, size_t n);
+/* How two PCI devices connect, as nvidia-smi topo -m names it:
+ * "PIX", "PXB", "PHB", "NODE", "SYS", or "unknown". */
+const char *gdr_pci_distance(const char *a, const char *b);
+/* The NUMA node and IOMMU group of a PCI device; -1 when unknown. */
+int gdr_pci_numa(const char *bdf);
+int gdr_pci_iommu_group(const char *bdf);
+/*
+ * The bridges between @a and @b (their common ancestor included) whose
+ * ACS control has P2P request or completion redirect enabled, written to
+ * @out as "BDF BDF ..." ("" when none). Returns how many, or -1 when some
+ * bridge's extended config space could not be read (needs root).
+ */
+int gdr_pci_acs_redirects(const char *a, const char *b, char *out, size_t n);
 
 /* --- errors and debug (error.c) ----------------------------------------- */
 void gdr_clear_error(void);
@@ -194,6 +220,7 @@ struct gdr_node {
 	char peermem_version[64];
 	/* GPUDirect Storage */
 	bool nvidia_fs;
+	bool nvidia_fs_proc; /* /proc/driver/nvidia-fs exists */
 	char nvidia_fs_version[64];
 	/* CUDA */
 	bool cuda_ok; /* loaded and cuInit succeeded */

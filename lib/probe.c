@@ -90,10 +90,12 @@ static void probe_files(struct gdr_node *nd, const struct gdr_seam *s)
 			break;
 		}
 	}
+	nd->nvidia_fs_proc = gdr_file_exists(s->procfs_root,
+					     "/driver/nvidia-fs");
 	if (gdr_read_file(s->sysfs_root, "/module/nvidia_fs/version",
 			  nd->nvidia_fs_version,
 			  sizeof(nd->nvidia_fs_version)) == 0 ||
-	    gdr_file_exists(s->procfs_root, "/driver/nvidia-fs"))
+	    nd->nvidia_fs_proc)
 		nd->nvidia_fs = true;
 }
 

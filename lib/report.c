@@ -149,8 +149,9 @@ static void node_items(struct gdr_report *r, const struct gdr_node *nd,
 	    nd->nvidia_fs ? ""
 			  : "only for GPUDirect Storage: modprobe nvidia-fs "
 			    "(GPU Operator: gds.enabled=true)",
-	    "%s%s%s", nd->nvidia_fs ? "nvidia_fs loaded" : "nvidia_fs not loaded",
-	    nd->nvidia_fs_version[0] ? " " : "", nd->nvidia_fs_version);
+	    "%s%s%s%s", nd->nvidia_fs ? "nvidia_fs loaded" : "nvidia_fs not loaded",
+	    nd->nvidia_fs_version[0] ? " " : "", nd->nvidia_fs_version,
+	    nd->nvidia_fs_proc ? ", /proc/driver/nvidia-fs present" : "");
 
 	add(r, s, "cuda_devices",
 	    nd->num_devices > 0 ? GDR_VERDICT_OK : GDR_VERDICT_MISSING,
@@ -170,11 +171,18 @@ static void node_items(struct gdr_report *r, const struct gdr_node *nd,
 
 static void gpu_items(struct gdr_report *r, const struct gdr_dev *d)
 {
-	char s[16];
+	char s[16], bdf[GDR_BDF_LEN];
+	int numa = -1, group = -1;
 
 	gdr_fmt(s, sizeof(s), "gpu%d", d->ordinal);
+	if (!gdr_bdf_normalize(d->busid, bdf, sizeof(bdf))) {
+		numa = gdr_pci_numa(bdf);
+		group = gdr_pci_iommu_group(bdf);
+	}
 	add(r, s, "name", GDR_VERDICT_INFO, "", "%s", d->name);
 	add(r, s, "pci_bus_id", GDR_VERDICT_INFO, "", "%s", d->busid);
+	add(r, s, "numa_node", GDR_VERDICT_INFO, "", "%d", numa);
+	add(r, s, "iommu_group", GDR_VERDICT_INFO, "", "%d", group);
 	add(r, s, "dmabuf_supported",
 	    d->dmabuf_attr == 1 ? GDR_VERDICT_OK : GDR_VERDICT_WRONG,
 	    d->dmabuf_attr == 1 ? ""
@@ -189,6 +197,52 @@ static void gpu_items(struct gdr_report *r, const struct gdr_dev *d)
 	    d->gdr_vmm_attr);
 }
 
+/* Where GPU @d and the NIC at @nic_bdf meet on the PCIe tree. */
+static void pair_topology(struct gdr_report *r, const char *sec,
+			  const struct gdr_dev *d, const char *nic_bdf)
+{
+	char key[32], gpu[GDR_BDF_LEN], acs[256];
+	const char *dist = "unknown";
+	int n = -1;
+
+	if (nic_bdf[0] && !gdr_bdf_normalize(d->busid, gpu, sizeof(gpu))) {
+		dist = gdr_pci_distance(gpu, nic_bdf);
+		n = gdr_pci_acs_redirects(gpu, nic_bdf, acs, sizeof(acs));
+	}
+	gdr_fmt(key, sizeof(key), "topology_gpu%d", d->ordinal);
+	if (!strcmp(dist, "PIX") || !strcmp(dist, "PXB"))
+		add(r, sec, key, GDR_VERDICT_OK, "", "%s", dist);
+	else if (!strcmp(dist, "PHB"))
+		add(r, sec, key, GDR_VERDICT_INFO,
+		    "GPU and NIC meet at the CPU's host bridge: expect less "
+		    "bandwidth than under one PCIe switch",
+		    "%s", dist);
+	else if (!strcmp(dist, "unknown"))
+		add(r, sec, key, GDR_VERDICT_UNKNOWN,
+		    "the PCI path of the GPU or the NIC is not in sysfs", "%s",
+		    dist);
+	else
+		add(r, sec, key, GDR_VERDICT_WRONG,
+		    "traffic crosses NUMA nodes or host bridges: pick the NIC "
+		    "closest to this GPU (NCCL_IB_HCA, UCX_NET_DEVICES)",
+		    "%s", dist);
+
+	gdr_fmt(key, sizeof(key), "acs_redirect_gpu%d", d->ordinal);
+	if (n == 0)
+		add(r, sec, key, GDR_VERDICT_OK, "", "none");
+	else if (n > 0)
+		add(r, sec, key, GDR_VERDICT_WRONG,
+		    "ACS redirect sends GPU<->NIC traffic through the root "
+		    "complex: disable it on these bridges (BIOS, or setpci "
+		    "ECAP_ACS+0x6.w=0000) or enable ATS",
+		    "%s", acs);
+	else
+		add(r, sec, key, GDR_VERDICT_UNKNOWN,
+		    "run as root to read the bridges' extended PCI config "
+		    "space",
+		    "unknown");
+}
+
 static void nic_items(struct gdr_report *r, const struct gdr_node *nd,
 		      struct ibv_context *ctx)
 {
@@ -196,6 +250,7 @@ static void nic_items(struct gdr_report *r, const struct gdr_node *nd,
 	const struct gdr_nic *nic = NULL;
 	struct ibv_port_attr port;
 	char why[GDR_REASON_LEN], sec[IBV_SYSFS_NAME_MAX + 8], key[32];
+	char bdf[GDR_BDF_LEN];
 	const char *name;
 	struct ibv_pd *pd;
 	int i, e;
@@ -223,19 +278,43 @@ static void nic_items(struct gdr_report *r, const struct gdr_node *nd,
 		    : nic->dmabuf == GDR_NO ? "unsupported"
 					    : "unknown",
 		    gdr_errno_name(nic->err));
+	if (gdr_nic_pci(sec, bdf, sizeof(bdf)))
+		bdf[0] = '\0';
+	add(r, sec, "pci_address", bdf[0] ? GDR_VERDICT_INFO : GDR_VERDICT_UNKNOWN,
+	    bdf[0] ? "" : "no PCI parent in sysfs (a software device?)", "%s",
+	    bdf[0] ? bdf : "none");
+	if (bdf[0]) {
+		add(r, sec, "numa_node", GDR_VERDICT_INFO, "", "%d",
+		    gdr_pci_numa(bdf));
+		add(r, sec, "iommu_group", GDR_VERDICT_INFO, "", "%d",
+		    gdr_pci_iommu_group(bdf));
+	}
 	memset(&port, 0, sizeof(port));
-	if (s->verbs.query_port(ctx, 1, &port) == 0)
-		add(r, sec, "port1", GDR_VERDICT_INFO, "", "%s, %s",
-		    ibv_port_state_str(port.state),
+	if (s->verbs.query_port(ctx, 1, &port) == 0) {
+		add(r, sec, "link_layer", GDR_VERDICT_INFO, "", "%s",
 		    port.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet"
 		    : port.link_layer == IBV_LINK_LAYER_INFINIBAND
 			    ? "InfiniBand"
-			    : "unspecified link layer");
+			    : "unspecified");
+		add(r, sec, "port_state",
+		    port.state == IBV_PORT_ACTIVE ? GDR_VERDICT_OK
+						  : GDR_VERDICT_WRONG,
+		    port.state == IBV_PORT_ACTIVE
+			    ? ""
+			    : "port 1 is not active: check the cable, the "
+			      "switch and the subnet manager (ibstat)",
+		    "%s", ibv_port_state_str(port.state));
+	} else {
+		add(r, sec, "port_state", GDR_VERDICT_UNKNOWN,
+		    "ibv_query_port failed", "unknown");
+	}
 
 	for (i = 0; i < nd->num_devices; i++) {
 		const struct gdr_dev *d = gdr_dev_get(i);
 		char both[2 * GDR_REASON_LEN + 8];
 
+		if (d)
+			pair_topology(r, sec, d, bdf);
 		gdr_fmt(key, sizeof(key), "path_gpu%d", i);
 		e = gdr_dmabuf_eligible(nd, d, nic, why, sizeof(why));
 		if (!e) {

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -27,6 +28,7 @@ void gdr_seam_default(struct gdr_seam *s)
 	/* Ignores the environment in setuid/setgid processes. */
 	s->getenv = secure_getenv;
 	s->open_file = open_ro;
+	s->read_link = readlink;
 }
 
 static void seam_init(void)

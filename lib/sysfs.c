@@ -73,6 +73,44 @@ bool gdr_file_exists(const char *root, const char *path)
 	return true;
 }
 
+ssize_t gdr_read_bin(const char *root, const char *path, void *buf, size_t n)
+{
+	char full[PATH_MAX];
+	size_t got = 0;
+	ssize_t r;
+	int fd;
+
+	if (join(full, sizeof(full), root, path))
+		return -1;
+	fd = gdr_seam()->open_file(full);
+	if (fd < 0)
+		return -1;
+	while (got < n) {
+		r = read(fd, (char *)buf + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	return (ssize_t)got;
+}
+
+int gdr_read_link(const char *root, const char *path, char *buf, size_t n)
+{
+	char full[PATH_MAX];
+	ssize_t r;
+
+	if (!n || join(full, sizeof(full), root, path))
+		return -1;
+	r = gdr_seam()->read_link(full, buf, n - 1);
+	if (r < 0)
+		return -1;
+	buf[r] = '\0';
+	return 0;
+}
+
 /* Read a decimal run at *s, at most 6 digits; advance *s. */
 static int number(const char **s, int *out)
 {

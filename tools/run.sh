@@ -27,6 +27,8 @@ need_pkgs() {
 	fi
 	pkg-config --exists libibverbs 2> /dev/null || missing="$missing libibverbs-dev"
 	pkg-config --exists librdmacm 2> /dev/null || missing="$missing librdmacm-dev"
+	command -v tar > /dev/null 2>&1 || missing="$missing tar"
+	python3 -c 'import jsonschema' 2> /dev/null || missing="$missing python3-jsonschema"
 	echo "$missing"
 }
 

@@ -539,6 +539,15 @@ static int fake_open(const char *path)
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
+static ssize_t fake_readlink(const char *path, char *buf, size_t n)
+{
+	if (fault_inject("readlink")) {
+		errno = EIO;
+		return -1;
+	}
+	return readlink(path, buf, n);
+}
+
 static const char *env_path, *env_debug;
 int fake_real_verbs;
 
@@ -589,6 +598,7 @@ void fakes_install(const struct fixture *f, const char *kernel,
 	env_debug = debug;
 	s.getenv = fake_getenv;
 	s.open_file = fake_open;
+	s.read_link = fake_readlink;
 	gdr_seam_install(&s);
 }
 

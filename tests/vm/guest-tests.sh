@@ -38,6 +38,23 @@ else
 	bad "gdr-info --json on rxe0"
 fi
 
+"$b/examples/gdr-info" --self-test > /tmp/t.log 2>&1
+st=$?
+if [ $st = 1 ] && has "self-test rxe0 x host: ok, host path, 1048576 bytes written by RDMA and checked"; then
+	ok "gdr-info --self-test on rxe0 (host memory: no GPU here)"
+else
+	echo "     exit status $st"
+	bad "gdr-info --self-test on rxe0"
+fi
+"$b/examples/gdr-info" --capture /tmp/snap.tar > /tmp/live.txt 2> /tmp/t.log &&
+	"$b/examples/gdr-info" --from /tmp/snap.tar > /tmp/replay.txt 2>> /tmp/t.log
+if diff /tmp/live.txt /tmp/replay.txt >> /tmp/t.log 2>&1 && [ -s /tmp/replay.txt ] &&
+	tar -tf /tmp/snap.tar | grep -q answers.json; then
+	ok "gdr-info --capture on rxe0, then --from: the same report ($(tar -tf /tmp/snap.tar | grep -vc '/$') entries)"
+else
+	bad "gdr-info --capture/--from round trip"
+fi
+
 wbw() {
 	timeout 300 "$b/examples/gdr-write-bw" -d rxe0 "$@" > /tmp/srv.log 2>&1 &
 	srv=$!

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* A small JSON reader for gdr-info's snapshot answers file. */
+#ifndef GDR_EXAMPLES_JSON_H
+#define GDR_EXAMPLES_JSON_H
+
+enum json_type { JSON_NULL, JSON_BOOL, JSON_NUM, JSON_STR, JSON_ARR, JSON_OBJ };
+
+struct json {
+	enum json_type type;
+	char *key;	     /* member name inside an object */
+	char *str;	     /* JSON_STR */
+	double num;	     /* JSON_NUM, JSON_BOOL */
+	struct json *child;  /* first element or member */
+	struct json *next;   /* next sibling */
+};
+
+/* Parse @text; NULL with a message in @err on a syntax error. */
+struct json *json_parse(const char *text, char *err, size_t n);
+void json_free(struct json *j);
+/* Member @key of object @o, or NULL. */
+const struct json *json_get(const struct json *o, const char *key);
+/* Typed getters with defaults. */
+const char *json_str(const struct json *o, const char *key, const char *def);
+double json_num(const struct json *o, const char *key, double def);
+
+#endif

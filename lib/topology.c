@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Where a GPU and an RDMA device sit on the PCIe tree, from sysfs alone:
+ * the path between them classified the way nvidia-smi topo -m names it,
+ * the bridges on it that redirect peer-to-peer traffic (ACS), and the
+ * IOMMU groups. Used by the report only, never by a registration.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MAX_DEPTH 16
+
+int gdr_bdf_normalize(const char *in, char *out, size_t n)
+{
+	unsigned int dom, bus, dev, fn;
+	char tail;
+
+	if (!in || sscanf(in, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) != 4 ||
+	    dom > 0xffff || bus > 0xff || dev > 0x1f || fn > 7)
+		return -1;
+	gdr_fmt(out, n, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
+	return 0;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+int gdr_nic_pci(const char *name, char *bdf, size_t n)
+{
+	char link[PATH_MAX], rel[128];
+
+	gdr_fmt(rel, sizeof(rel), "/class/infiniband/%s/device", name);
+	if (gdr_read_link(gdr_seam()->sysfs_root, rel, link, sizeof(link)))
+		return -1;
+	return gdr_bdf_normalize(base_name(link), bdf, n);
+}
+
+/*
+ * The chain from the root complex down to @bdf: /sys/bus/pci/devices/BDF
+ * links to .../devices/pci0000:00/0000:00:01.0/0000:01:00.0. chain[0] is
+ * the root ("pci0000:00"), the last entry the device. Returns the length.
+ */
+static int chain_of(const char *bdf, char chain[][GDR_BDF_LEN], int max)
+{
+	char link[PATH_MAX], rel[96], *p, *save = NULL;
+	int n = 0;
+
+	gdr_fmt(rel, sizeof(rel), "/bus/pci/devices/%s", bdf);
+	if (gdr_read_link(gdr_seam()->sysfs_root, rel, link, sizeof(link)))
+		return -1;
+	p = strstr(link, "devices/pci");
+	if (!p)
+		return -1;
+	p += strlen("devices/");
+	for (p = strtok_r(p, "/", &save); p && n < max;
+	     p = strtok_r(NULL, "/", &save)) {
+		if (n == 0 && strncmp(p, "pci", 3))
+			return -1;
+		if (n > 0 && gdr_bdf_normalize(p, chain[n], GDR_BDF_LEN))
+			continue; /* not a PCI function (e.g. a virtual node) */
+		if (n == 0)
+			gdr_fmt(chain[0], GDR_BDF_LEN, "%s", p);
+		n++;
+	}
+	if (n < 2 || strcmp(chain[n - 1], bdf))
+		return -1;
+	return n;
+}
+
+static int read_int(const char *bdf, const char *attr, long *v)
+{
+	char rel[128], text[64];
+
+	gdr_fmt(rel, sizeof(rel), "/bus/pci/devices/%s/%s", bdf, attr);
+	if (gdr_read_file(gdr_seam()->sysfs_root, rel, text, sizeof(text)))
+		return -1;
+	return gdr_parse_long(text, v);
+}
+
+int gdr_pci_numa(const char *bdf)
+{
+	long v;
+
+	return read_int(bdf, "numa_node", &v) ? -1 : (int)v;
+}
+
+int gdr_pci_iommu_group(const char *bdf)
+{
+	char link[PATH_MAX], rel[128];
+	long v;
+
+	gdr_fmt(rel, sizeof(rel), "/bus/pci/devices/%s/iommu_group", bdf);
+	if (gdr_read_link(gdr_seam()->sysfs_root, rel, link, sizeof(link)) ||
+	    gdr_parse_long(base_name(link), &v))
+		return -1;
+	return (int)v;
+}
+
+/* Common prefix length of two chains (0 when the roots differ). */
+static int common(char a[][GDR_BDF_LEN], int na, char b[][GDR_BDF_LEN], int nb)
+{
+	int k = 0;
+
+	while (k < na && k < nb && !strcmp(a[k], b[k]))
+		k++;
+	return k;
+}
+
+const char *gdr_pci_distance(const char *a, const char *b)
+{
+	char ca[MAX_DEPTH][GDR_BDF_LEN], cb[MAX_DEPTH][GDR_BDF_LEN];
+	int na = chain_of(a, ca, MAX_DEPTH), nb = chain_of(b, cb, MAX_DEPTH);
+	int k, numa_a, numa_b;
+
+	if (na < 0 || nb < 0)
+		return "unknown";
+	k = common(ca, na, cb, nb);
+	if (k == 0) {
+		/* Different host bridges: same NUMA node or across sockets. */
+		numa_a = gdr_pci_numa(a);
+		numa_b = gdr_pci_numa(b);
+		return numa_a == numa_b ? "NODE" : "SYS";
+	}
+	if (k == 1)
+		return "PHB"; /* they meet at the host bridge */
+	/*
+	 * They meet at a bridge. Each hanging directly off it, or off one of
+	 * its downstream ports (one switch), is PIX; anything deeper is PXB.
+	 */
+	return na - k <= 2 && nb - k <= 2 ? "PIX" : "PXB";
+}
+
+/* The ACS control register of @bdf: -1 unreadable, 0 no ACS, else 1 +
+ * the control bits. */
+static int acs_control(const char *bdf)
+{
+	unsigned char cfg[4096];
+	char rel[128];
+	unsigned int off = 0x100, hops = 0;
+	ssize_t n;
+
+	gdr_fmt(rel, sizeof(rel), "/bus/pci/devices/%s/config", bdf);
+	n = gdr_read_bin(gdr_seam()->sysfs_root, rel, cfg, sizeof(cfg));
+	if (n < 0x104)
+		return -1; /* extended space needs root */
+	while (off && off + 8 <= (unsigned)n && hops++ < 64) {
+		unsigned int hdr = cfg[off] | cfg[off + 1] << 8 |
+				   cfg[off + 2] << 16 | (unsigned)cfg[off + 3] << 24;
+
+		if (hdr == 0 || hdr == 0xffffffffu)
+			return 0;
+		if ((hdr & 0xffff) == 0x000d) /* ACS */
+			return 1 + (cfg[off + 6] | cfg[off + 7] << 8);
+		off = (hdr >> 20) & 0xffc;
+		if (off < 0x100)
+			return 0;
+	}
+	return 0;
+}
+
+int gdr_pci_acs_redirects(const char *a, const char *b, char *out, size_t n)
+{
+	char ca[MAX_DEPTH][GDR_BDF_LEN], cb[MAX_DEPTH][GDR_BDF_LEN];
+	int na = chain_of(a, ca, MAX_DEPTH), nb = chain_of(b, cb, MAX_DEPTH);
+	int k, i, count = 0, unknown = 0;
+	size_t used = 0;
+
+	if (n)
+		out[0] = '\0';
+	if (na < 0 || nb < 0)
+		return -1;
+	k = common(ca, na, cb, nb);
+	/* Bridges below the meeting point on both sides, and the point. */
+	for (i = (k > 1 ? k - 1 : 1); i < na - 1 || i < nb - 1; i++) {
+		const char *sides[2] = { i < na - 1 ? ca[i] : NULL,
+					 i < nb - 1 && i >= k ? cb[i] : NULL };
+		int s;
+
+		for (s = 0; s < 2; s++) {
+			int ctl;
+
+			if (!sides[s])
+				continue;
+			ctl = acs_control(sides[s]);
+			if (ctl < 0) {
+				unknown = 1;
+			} else if (ctl > 0 && ((ctl - 1) & 0x0c)) {
+				gdr_fmt(out + used, n - used, "%s%s",
+					count ? " " : "", sides[s]);
+				used = strlen(out);
+				count++;
+			}
+		}
+	}
+	return unknown && !count ? -1 : count;
+}
