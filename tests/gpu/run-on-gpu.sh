@@ -47,6 +47,18 @@ tee -a "$log" < "$build/gdr-info.txt" | tail -n 40
 say "gdr-info exit status: $st"
 "$build/examples/gdr-info" --json > "${OUT:-/tmp}/gdr-info.json" 2>&1
 
+say "== gdr-info --capture, then --from on the snapshot"
+"$build/examples/gdr-info" --capture "$build/node.tar" > "$build/live.txt" 2> "$build/capture.err"
+"$build/examples/gdr-info" --from "$build/node.tar" > "$build/replay.txt" 2>&1
+tee -a "$log" < "$build/capture.err"
+tar -tf "$build/node.tar" | grep -v '/$' | tee -a "$log"
+if cmp -s "$build/live.txt" "$build/replay.txt"; then
+	say "replayed report: identical to the live one"
+else
+	say "replayed report: DIFFERS"
+	diff "$build/live.txt" "$build/replay.txt" | tee -a "$log"
+fi
+
 say "== summary"
 python3 - "$build/suites.json" <<'PY' | tee -a "$log"
 import json, sys

@@ -199,10 +199,22 @@ static const struct scenario table[] = {
 #define DEV_OFF 100
 #define LEN 5000
 
+/* A fake allocation on GPU 0, to be marked by the caller. */
+static struct fake_alloc *device_with(size_t size)
+{
+	fake_alloc_device(0, size);
+	return &fake_cu.allocs[fake_cu.num_allocs - 1];
+}
+
+/* An unaligned pointer into the last allocation. */
+static void *last_dev(void)
+{
+	return (char *)fake_cu.allocs[fake_cu.num_allocs - 1].start + DEV_OFF;
+}
+
 static void *make_ptr(const struct scenario *sc, void *host)
 {
 	struct fake_alloc *a;
-	char *dev;
 
 	switch (sc->ptr) {
 	case P_HOST:
@@ -211,32 +223,28 @@ static void *make_ptr(const struct scenario *sc, void *host)
 		fake_add_alloc((uintptr_t)host, 65536, 0, CU_MEMORYTYPE_HOST);
 		return host;
 	case P_MANAGED:
-		dev = fake_alloc_device(0, 1 << 20);
-		fake_cu.allocs[fake_cu.num_allocs - 1].managed = 1;
-		return dev + DEV_OFF;
+		device_with(1 << 20)->managed = 1;
+		break;
 	case P_POOL:
-		dev = fake_alloc_device(0, 1 << 20);
-		fake_cu.allocs[fake_cu.num_allocs - 1].pool = 1;
-		return dev + DEV_OFF;
+		device_with(1 << 20)->pool = 1;
+		break;
 	case P_VMM:
-		dev = fake_alloc_device(0, 1 << 21);
-		fake_cu.allocs[fake_cu.num_allocs - 1].vmm = 1;
-		return dev + DEV_OFF;
+		device_with(1 << 21)->vmm = 1;
+		break;
 	case P_VMM_NOT_RDMA:
-		dev = fake_alloc_device(0, 1 << 21);
-		fake_cu.allocs[fake_cu.num_allocs - 1].vmm = 1;
-		fake_cu.allocs[fake_cu.num_allocs - 1].not_rdma = 1;
-		return dev + DEV_OFF;
+		a = device_with(1 << 21);
+		a->vmm = 1;
+		a->not_rdma = 1;
+		break;
 	case P_PAST_END:
-		dev = fake_alloc_device(0, 4096);
-		return dev + DEV_OFF;
+		device_with(4096);
+		break;
 	case P_DEVICE: /* fall through */
 	default:
-		dev = fake_alloc_device(sc->gpu, 1 << 20);
-		a = &fake_cu.allocs[fake_cu.num_allocs - 1];
-		(void)a;
-		return dev + DEV_OFF;
+		fake_alloc_device(sc->gpu, 1 << 20);
+		break;
 	}
+	return last_dev();
 }
 
 static void run(const struct scenario *sc)

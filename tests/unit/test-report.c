@@ -37,6 +37,15 @@ static const char *find(struct gdr_report *r, const char *section,
 	return NULL;
 }
 
+/* Fresh fakes over a fixture with @nv as /proc/driver/nvidia/version. */
+static void start(struct fixture *fx, const char *nv, const char *kernel)
+{
+	fixture_make(fx);
+	if (nv)
+		fixture_write(fx->proc, "driver/nvidia/version", nv);
+	fakes_install(fx, kernel, NULL, NULL);
+}
+
 int main(void)
 {
 	struct ibv_context *ctxs[1] = { &fake_context };
@@ -50,9 +59,7 @@ int main(void)
 	fakes_reset();
 	fake_cu.num_devices = 2;
 	fake_cu.dmabuf_attr[1] = 0;
-	fixture_make(&fx);
-	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
-	fakes_install(&fx, "6.18.44-fc-v973-gpu", NULL, NULL);
+	start(&fx, NV_OPEN, "6.18.44-fc-v973-gpu");
 	r = gdr_report_create(ctxs, 1, 0);
 	CHECK(r != NULL);
 	CHECK_INT(gdr_report_usable(r), 1);
@@ -86,9 +93,7 @@ int main(void)
 
 	check_scope = "proprietary module, kernel 5.4, no peermem, no NIC";
 	fakes_reset();
-	fixture_make(&fx);
-	fixture_write(fx.proc, "driver/nvidia/version", NV_PROPRIETARY);
-	fakes_install(&fx, "5.4.0-182-generic", NULL, NULL);
+	start(&fx, NV_PROPRIETARY, "5.4.0-182-generic");
 	r = gdr_report_create(NULL, 0, 0);
 	CHECK(r != NULL);
 	CHECK_INT(gdr_report_usable(r), 0);
