@@ -89,6 +89,12 @@ static const struct scenario table[] = {
 	{ .name = "GPU 1 of 2 lacks DMA-BUF: GPU 0 still uses it",
 	  .nv = NV_OPEN, .two_gpus_attr1 = 1, .gpu = 0,
 	  .want_path = GDR_PATH_DMABUF },
+	{ .name = "GPU 1 memory while GPU 0's context is current",
+	  .nv = NV_OPEN, .two_gpus_attr1 = 2, .gpu = 1,
+	  .want_path = GDR_PATH_DMABUF },
+	{ .name = "GPU 1 VMM memory: GPU 1's primary context", .nv = NV_OPEN,
+	  .two_gpus_attr1 = 2, .gpu = 1, .ptr = P_VMM,
+	  .want_path = GDR_PATH_DMABUF },
 	{ .name = "NIC answers EOPNOTSUPP, no peermem", .nv = NV_OPEN,
 	  .probe_errno = EOPNOTSUPP, .want_errno = EOPNOTSUPP,
 	  .want_msg = "RDMA device fake_mlx5_0 does not support DMA-BUF" },
@@ -229,7 +235,8 @@ static void *make_ptr(const struct scenario *sc, void *host)
 		device_with(1 << 20)->pool = 1;
 		break;
 	case P_VMM:
-		device_with(1 << 21)->vmm = 1;
+		fake_alloc_device(sc->gpu, 1 << 21);
+		fake_cu.allocs[fake_cu.num_allocs - 1].vmm = 1;
 		break;
 	case P_VMM_NOT_RDMA:
 		a = device_with(1 << 21);
@@ -281,6 +288,9 @@ static void run(const struct scenario *sc)
 	fake_ibv.dmabuf_errno = sc->dmabuf_errno;
 	fake_ibv.reg_errno = sc->reg_errno;
 	fake_cu.export_result = sc->export_result;
+	/* With two GPUs, the caller has GPU 0's context current. */
+	if (sc->two_gpus_attr1)
+		caller = (CUcontext)(uintptr_t)0x1000;
 	fake_current = caller;
 	fakes_install(&fx, sc->kernel, sc->env_path, NULL);
 
