@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # One entry point for people and CI.
-#   tools/run.sh main   install what is missing, build, run gdr-info and a
-#                       registration self-test (gdr-register-one)
+#   tools/run.sh main   install what is missing, build, run the doctor and
+#                       its registration self-test (gdr-info --self-test)
 #   tools/run.sh test   install what is missing, build, run every suite
 #   tools/run.sh build  install what is missing and build
 # BUILD_DIR (default: build) names the build directory.
@@ -106,17 +106,8 @@ build)
 	;;
 main)
 	build
-	echo "== gdr-info"
-	rc=0
-	"$build/examples/gdr-info" || rc=$?
-	echo "== gdr-register-one (registration self-test)"
-	"$build/examples/gdr-register-one" || rc2=$?
-	case "${rc2:-0}" in
-	0) ;;
-	77) echo "self-test skipped: no RDMA device on this machine" ;;
-	*) rc=${rc2} ;;
-	esac
-	exit "$rc"
+	echo "== gdr-info --self-test (the doctor, then a registration self-test)"
+	exec "$build/examples/gdr-info" --self-test
 	;;
 test)
 	export WITH_CHECKERS=1

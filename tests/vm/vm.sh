@@ -122,6 +122,12 @@ accel() {
 
 run() {
 	local dir share top rc
+	# The guest runs the host's build: both must be Debian 12 (bookworm).
+	if ! grep -q '^VERSION_CODENAME=bookworm' /etc/os-release 2> /dev/null; then
+		log "FAIL: the guest runs this machine's build, which needs a Debian 12 (bookworm) host;" \
+			"this is $(. /etc/os-release 2> /dev/null; echo "${PRETTY_NAME:-unknown}")"
+		return 2
+	fi
 	dir=$(prepare | tail -n 1)
 	top=$(cd "$here/../.." && pwd)
 	share=$(mktemp -d /tmp/gdr-vm-share.XXXXXX)
