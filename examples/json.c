@@ -40,13 +40,16 @@ static char *string(struct parser *ps)
 		char c = *ps->p++;
 
 		if (c == '\\') {
+			if (!*ps->p) /* never step past the terminator */
+				break;
 			c = *ps->p++;
 			switch (c) {
 			case 'n': c = '\n'; break;
 			case 't': c = '\t'; break;
 			case 'u': /* keep it simple: \u00XX only */
 				if (strncmp(ps->p, "00", 2) || !isxdigit((unsigned char)ps->p[2]) ||
-				    !isxdigit((unsigned char)ps->p[3])) {
+				    !isxdigit((unsigned char)ps->p[3]) ||
+				    (ps->p[2] == '0' && ps->p[3] == '0')) {
 					free(s);
 					return NULL;
 				}
@@ -99,11 +102,12 @@ static struct json *container(struct parser *ps, int obj)
 		if (obj) {
 			key = string(ps);
 			ws(ps);
-			if (!key || *ps->p++ != ':') {
+			if (!key || *ps->p != ':') {
 				free(key);
 				json_free(j);
 				return fail(ps, "expected \"key\":");
 			}
+			ps->p++;
 		}
 		v = value(ps);
 		if (!v) {

@@ -6,11 +6,16 @@
  *   nvidia   gdr_parse_nvidia_version (/proc/driver/nvidia/version)
  *   number   gdr_parse_long (sysfs numbers and version files)
  *   env      GPUDIRECT_PATH / GPUDIRECT_DEBUG through the node probe
+ *   bdf      gdr_bdf_normalize (PCI addresses from CUDA and sysfs links)
+ *   json     gdr-info's snapshot reader (answers.json of --from/--root)
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#ifdef TARGET_JSON
+#include "json.h"
+#endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -98,6 +103,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    gdr_path_parse(env_path, &p))
 			abort();
 		gdr_seam_install(NULL);
+	}
+#elif defined(TARGET_BDF)
+	{
+		char out[GDR_BDF_LEN];
+
+		if (gdr_bdf_normalize(s, out, sizeof(out)) == 0 &&
+		    strlen(out) != 12)
+			abort();
+	}
+#elif defined(TARGET_JSON)
+	{
+		char err[128];
+		struct json *j = json_parse(s, err, sizeof(err));
+
+		if (j) {
+			json_str(j, "format", "");
+			json_num(json_get(j, "cuda"), "driver_version", 0);
+		} else if (!err[0]) {
+			abort(); /* a failure must say why */
+		}
+		json_free(j);
 	}
 #else
 #error "define one TARGET_*"

@@ -17,12 +17,12 @@ if ! command -v clang > /dev/null; then
 fi
 pass=0
 fail=0
-for t in kernel nvidia number env; do
+for t in kernel nvidia number env bdf json; do
 	T=$(echo "$t" | tr a-z A-Z)
 	if ! clang -g -O1 -std=gnu11 -D_GNU_SOURCE -DTARGET_$T=1 \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-I"$top/include" -I"$top/lib" -isystem "$cuda/include" \
-		"$here/fuzz-parsers.c" "$top"/lib/*.c -o "$out/fuzz-$t" \
+		-I"$top/include" -I"$top/lib" -I"$top/examples" -isystem "$cuda/include" \
+		"$here/fuzz-parsers.c" "$top"/lib/*.c "$top/examples/json.c" -o "$out/fuzz-$t" \
 		-libverbs -ldl -lpthread 2> "$out/fuzz-$t.build.log"; then
 		cat "$out/fuzz-$t.build.log"
 		echo "FAIL fuzz-$t: build"
