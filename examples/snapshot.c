@@ -28,8 +28,11 @@ static void remember(const char *path)
 	for (i = 0; i < num_paths; i++)
 		if (!strcmp(paths[i], path))
 			break;
-	if (i == num_paths && num_paths < MAX_PATHS)
-		paths[num_paths] = strdup(path), num_paths += paths[num_paths] != NULL;
+	if (i == num_paths && num_paths < MAX_PATHS) {
+		paths[num_paths] = strdup(path);
+		if (paths[num_paths])
+			num_paths++;
+	}
 	pthread_mutex_unlock(&paths_lock);
 }
 
