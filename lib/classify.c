@@ -109,8 +109,9 @@ int gdr_classify(const struct gdr_node *node, void *ptr, size_t len,
 		gdr_fail(EINVAL,
 			 "%p is device memory that is not GPUDirect RDMA capable "
 			 "(CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE=0): "
-			 "VMM memory must be created with "
-			 "allocFlags.gpuDirectRDMACapable=1 (cuMemCreate)",
+			 "create VMM memory with allocFlags.gpuDirectRDMACapable"
+			 "=1 (cuMemCreate), on a GPU that supports GPUDirect "
+			 "RDMA (gdr-info)",
 			 ptr);
 		return -1;
 	}

@@ -83,7 +83,6 @@ static struct gdr_path_attempt *record(struct gdr_reg_info *rec,
 				       const char *why)
 {
 	struct gdr_path_attempt *a = &rec->attempts[rec->num_attempts++];
-
 	size_t n = strnlen(why, sizeof(a->reason) - 1);
 
 	a->path = b->path;

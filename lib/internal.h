@@ -134,7 +134,7 @@ void gdr_seam_default(struct gdr_seam *seam);
  * stripped). Returns 0, or -1 with errno set. */
 int gdr_read_file(const char *root, const char *path, char *buf, size_t n);
 bool gdr_file_exists(const char *root, const char *path);
-/* Read up to @n bytes of a binary file; returns the count or -1. */
+/* Read up to @n bytes of a file; returns the count, or -1 with errno. */
 ssize_t gdr_read_bin(const char *root, const char *path, void *buf, size_t n);
 /* The target of a symbolic link below @root, NUL-terminated; 0 or -1. */
 int gdr_read_link(const char *root, const char *path, char *buf, size_t n);
@@ -173,8 +173,9 @@ int gdr_pci_iommu_group(const char *bdf);
 /*
  * The bridges between @a and @b (their common ancestor included) whose
  * ACS control has P2P request or completion redirect enabled, written to
- * @out as "BDF BDF ..." ("" when none). Returns how many, or -1 when some
- * bridge's extended config space could not be read (needs root).
+ * @out as "BDF BDF ..." ("" when none). Returns how many, or -1 when
+ * none was found but some bridge's extended config space could not be
+ * read (that needs root), or the paths are not in sysfs.
  */
 int gdr_pci_acs_redirects(const char *a, const char *b, char *out, size_t n);
 

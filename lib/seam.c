@@ -11,12 +11,12 @@
 #include "internal.h"
 
 static struct gdr_seam seam;
+static pthread_once_t seam_once = PTHREAD_ONCE_INIT;
 
 static int open_ro(const char *path)
 {
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
-static pthread_once_t seam_once = PTHREAD_ONCE_INIT;
 
 void gdr_seam_default(struct gdr_seam *s)
 {

@@ -22,37 +22,16 @@ static int join(char *out, size_t n, const char *root, const char *path)
 
 int gdr_read_file(const char *root, const char *path, char *buf, size_t n)
 {
-	char full[PATH_MAX];
-	size_t got = 0;
-	ssize_t r;
-	int fd, saved;
+	ssize_t got;
 
 	if (!n) {
 		errno = EINVAL;
 		return -1;
 	}
 	buf[0] = '\0';
-	if (join(full, sizeof(full), root, path))
+	got = gdr_read_bin(root, path, buf, n - 1);
+	if (got < 0)
 		return -1;
-	fd = gdr_seam()->open_file(full);
-	if (fd < 0)
-		return -1;
-	while (got + 1 < n) {
-		r = read(fd, buf + got, n - 1 - got);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			saved = errno;
-			close(fd);
-			buf[0] = '\0';
-			errno = saved;
-			return -1;
-		}
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
 	buf[got] = '\0';
 	while (got && (buf[got - 1] == '\n' || buf[got - 1] == ' '))
 		buf[--got] = '\0';
@@ -78,7 +57,7 @@ ssize_t gdr_read_bin(const char *root, const char *path, void *buf, size_t n)
 	char full[PATH_MAX];
 	size_t got = 0;
 	ssize_t r;
-	int fd;
+	int fd, saved;
 
 	if (join(full, sizeof(full), root, path))
 		return -1;
@@ -89,7 +68,13 @@ ssize_t gdr_read_bin(const char *root, const char *path, void *buf, size_t n)
 		r = read(fd, (char *)buf + got, n - got);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0)
+		if (r < 0) {
+			saved = errno;
+			close(fd);
+			errno = saved;
+			return -1;
+		}
+		if (r == 0)
 			break;
 		got += (size_t)r;
 	}
