@@ -1,0 +1,205 @@
+# SPDX-License-Identifier: MIT
+"""Realistic node layouts for the doctor, written as gdr-info snapshots: the
+sysfs/procfs files the report reads plus the CUDA and verbs answers
+(answers.json, snapshot format version 1, as gdr-info --capture writes it).
+
+Each layout names the exit status and the verdicts it must produce. Shared
+by test-doctor.py (verdicts, exit codes, goldens) and check-schema.py."""
+import json
+import os
+import shutil
+
+NV_OPEN = ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.133.20"
+           "  Release Build  (dvs-builder@U16-I3-C01-4-1)  Thu Mar 20 2025\n"
+           "GCC version:  gcc version 12.3.0\n")
+NV_PROP = ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug"
+           " 19 01:15:15 UTC 2023\nGCC version:  gcc version 12.3.0\n")
+EBADF, EOPNOTSUPP = 9, 95
+
+# ACS control register bits (PCIe base spec 7.7.8.3)
+ACS_SV, ACS_TB, ACS_RR, ACS_CR, ACS_UF = 0x01, 0x02, 0x04, 0x08, 0x10
+
+
+def write(root, rel, text, mode="w"):
+    path = os.path.join(root, rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, mode) as f:
+        f.write(text)
+
+
+def link(root, rel, target):
+    path = os.path.join(root, rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    os.symlink(target, path)
+
+
+def config(acs_ctl):
+    """4 KiB of PCI config space with an ACS extended capability whose
+    control register holds acs_ctl."""
+    cfg = bytearray(4096)
+    cfg[0x100:0x104] = (0x000D | 1 << 16).to_bytes(4, "little")  # ACS, v1, last
+    cfg[0x104:0x106] = (0x005F).to_bytes(2, "little")  # capabilities
+    cfg[0x106:0x108] = acs_ctl.to_bytes(2, "little")
+    return bytes(cfg)
+
+
+def pci(root, chain, numa=0, group=None, acs=None):
+    """chain: ["pci0000:00", bridge..., device]; creates every function.
+    acs: {bdf: ACS control bits} of the node's bridges."""
+    acs = acs or {}
+    for depth in range(1, len(chain)):
+        bdf = chain[depth]
+        rel = "sys/devices/" + "/".join(chain[:depth + 1])
+        if os.path.exists(os.path.join(root, rel)):
+            continue
+        write(root, rel + "/numa_node", "%d\n" % numa)
+        write(root, rel + "/config", config(acs.get(bdf, 0)), "wb")
+        link(root, "sys/bus/pci/devices/" + bdf,
+             "../../../devices/" + "/".join(chain[:depth + 1]))
+        if group is not None and depth == len(chain) - 1:
+            link(root, rel + "/iommu_group", "../" * (depth + 2) +
+                 "kernel/iommu_groups/%d" % group)
+    return "sys/devices/" + "/".join(chain)
+
+
+def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
+         cuda_error="", gpus=(), nics=(), peermem=None, gds=False, acs=None):
+    root = os.path.join(out, name)
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(os.path.join(root, "sys"))
+    os.makedirs(os.path.join(root, "proc"))
+    if nv:
+        write(root, "proc/driver/nvidia/version", nv)
+    if peermem:
+        write(root, "sys/" + peermem, "1.2\n")
+    if gds:
+        write(root, "sys/module/nvidia_fs/version", "2.24.3\n")
+        write(root, "proc/driver/nvidia-fs/version", "2.24\n")
+    answers = {
+        "format": "libgpudirect-snapshot", "version": 1,
+        "kernel_release": kernel,
+        "cuda": {"error": cuda_error, "driver_version": 0 if cuda_error else driver,
+                 "devices": []},
+        "libibverbs_dmabuf": True, "rdma_devices": []}
+    for g in gpus:
+        pci(root, g["chain"], g.get("numa", 0), g.get("group"), acs)
+        answers["cuda"]["devices"].append({
+            "name": "NVIDIA H100 80GB HBM3", "pci_bus_id": g["chain"][-1].upper(),
+            "dmabuf_supported": g.get("dmabuf", 1), "gpudirect_rdma_supported": 1,
+            "gpudirect_rdma_with_vmm": 1})
+    for n in nics:
+        dev = pci(root, n["chain"], n.get("numa", 0), n.get("group"), acs)
+        link(root, "sys/class/infiniband/%s/device" % n["name"],
+             "../../../" + dev[len("sys/"):])
+        answers["rdma_devices"].append({
+            "name": n["name"], "dmabuf_probe_errno": n.get("probe", EBADF),
+            "port_state": 4, "link_layer": n.get("ll", 1)})
+    write(root, "answers.json", json.dumps(answers, indent=1))
+    return root
+
+
+R0 = "pci0000:00"
+SW = ["0000:00:01.0", "0000:01:00.0"]           # a switch: root port, upstream port
+GPU_SW = [R0] + SW + ["0000:02:00.0", "0000:03:00.0"]   # downstream port, GPU
+NIC_SW = [R0] + SW + ["0000:02:04.0", "0000:04:00.0"]   # downstream port, NIC
+# A GPU behind a second switch below the first one's downstream port.
+GPU_SW2 = [R0] + SW + ["0000:02:00.0", "0000:03:00.0", "0000:04:08.0", "0000:05:00.0"]
+NIC_SW_B = [R0] + SW + ["0000:02:04.0", "0000:06:00.0"]
+GPU_RP = [R0, "0000:00:02.0", "0000:05:00.0"]  # GPU on its own root port
+NIC_RP = [R0, "0000:00:03.0", "0000:06:00.0"]
+NIC_HB2 = ["pci0000:40", "0000:40:01.0", "0000:41:00.0"]  # another host bridge, same socket
+NIC_S1 = ["pci0000:80", "0000:80:01.0", "0000:81:00.0"]  # other socket
+
+# (name, node() arguments, exit status, {(section, key): verdict or (verdict, value)})
+LAYOUTS = [
+    ("open-6x-no-peermem-phb",
+     dict(gpus=[dict(chain=GPU_RP, group=20)], nics=[dict(name="mlx5_0", chain=NIC_RP, group=21)]),
+     0, {("node", "nvidia_driver"): "ok",
+         ("node", "kernel"): "ok", ("mlx5_0", "path_gpu0"): ("ok", "dmabuf"),
+         ("mlx5_0", "topology_gpu0"): ("info", "PHB"),
+         ("mlx5_0", "pci_address"): ("info", "0000:06:00.0"),
+         ("gpu0", "iommu_group"): ("info", "20")}),
+    ("proprietary-peermem-nv_mem",
+     dict(nv=NV_PROP, kernel="5.15.0-105-generic",
+          peermem="kernel/mm/memory_peers/nv_mem/version",
+          gpus=[dict(chain=GPU_SW, dmabuf=0)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     0, {("node", "nvidia_driver"): "wrong", ("node", "nvidia_peermem"): "ok",
+         ("gpu0", "dmabuf_supported"): "wrong",
+         ("mlx5_0", "path_gpu0"): ("ok", "peermem (DMA-BUF unavailable)")}),
+    ("open-kernel-5.4",
+     dict(kernel="5.4.0-182-generic", gpus=[dict(chain=GPU_SW)],
+          nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     1, {("node", "kernel"): ("wrong", "5.4.0-182-generic"),
+         ("node", "nvidia_peermem"): "missing",
+         ("mlx5_0", "path_gpu0"): ("missing", "none")}),
+    ("no-nvidia-driver",
+     dict(nv=None, cuda_error="libcuda.so.1 could not be loaded (libcuda.so.1: "
+          "cannot open shared object file)", nics=[dict(name="mlx5_0", chain=NIC_RP)]),
+     1, {("node", "nvidia_driver"): "missing", ("node", "cuda_driver_api"): "missing",
+         ("node", "cuda_devices"): ("missing", "0"), ("mlx5_0", "dmabuf_mr"): "ok"}),
+    ("gds-enabled",
+     dict(gds=True, gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     0, {("node", "gpudirect_storage"): ("ok", "nvidia_fs loaded 2.24.3, /proc/driver/nvidia-fs present"),
+         ("mlx5_0", "path_gpu0"): ("ok", "dmabuf")}),
+    ("one-switch-pix",
+     dict(gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     0, {("mlx5_0", "topology_gpu0"): ("ok", "PIX"),
+         ("mlx5_0", "acs_redirect_gpu0"): ("ok", "none")}),
+    ("two-switches-pxb",
+     dict(gpus=[dict(chain=GPU_SW2)], nics=[dict(name="mlx5_0", chain=NIC_SW_B)]),
+     0, {("mlx5_0", "topology_gpu0"): ("ok", "PXB"),
+         ("mlx5_0", "acs_redirect_gpu0"): ("ok", "none")}),
+    ("host-bridges-same-numa-node",
+     dict(gpus=[dict(chain=GPU_RP, numa=0)], nics=[dict(name="mlx5_0", chain=NIC_HB2, numa=0)]),
+     0, {("mlx5_0", "topology_gpu0"): ("wrong", "NODE"),
+         ("mlx5_0", "path_gpu0"): ("ok", "dmabuf")}),
+    ("across-sockets-sys-acs",
+     dict(gpus=[dict(chain=GPU_RP, numa=0)],
+          nics=[dict(name="mlx5_1", chain=NIC_S1, numa=1)],
+          acs={"0000:80:01.0": ACS_SV | ACS_RR | ACS_CR | ACS_UF}),
+     0, {("mlx5_1", "topology_gpu0"): ("wrong", "SYS"),
+         ("mlx5_1", "acs_redirect_gpu0"): ("wrong", "0000:80:01.0"),
+         ("mlx5_1", "path_gpu0"): ("ok", "dmabuf")}),
+    # Each redirect bit alone is enough; source validation alone is not.
+    ("acs-request-redirect-only",
+     dict(gpus=[dict(chain=GPU_SW)],
+          nics=[dict(name="mlx5_0", chain=NIC_SW)], acs={"0000:01:00.0": ACS_SV | ACS_RR}),
+     0, {("mlx5_0", "acs_redirect_gpu0"): ("wrong", "0000:01:00.0")}),
+    ("acs-completion-redirect-only",
+     dict(gpus=[dict(chain=GPU_SW)],
+          nics=[dict(name="mlx5_0", chain=NIC_SW)], acs={"0000:02:04.0": ACS_CR}),
+     0, {("mlx5_0", "acs_redirect_gpu0"): ("wrong", "0000:02:04.0")}),
+    ("acs-source-validation-only",
+     dict(gpus=[dict(chain=GPU_SW)],
+          nics=[dict(name="mlx5_0", chain=NIC_SW)], acs={"0000:01:00.0": ACS_SV | ACS_UF | ACS_TB}),
+     0, {("mlx5_0", "acs_redirect_gpu0"): ("ok", "none")}),
+    ("cuda-11.4-driver",
+     dict(driver=11040, gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     1, {("node", "cuda_driver_api"): ("wrong", "11.4 (11040)"),
+         ("mlx5_0", "path_gpu0"): ("missing", "none")}),
+    # A GPU that exports DMA-BUF next to a NIC whose driver refuses it.
+    ("gpu-with-nic-without-dmabuf",
+     dict(gpus=[dict(chain=GPU_SW)], nics=[dict(name="irdma0", chain=NIC_SW, probe=EOPNOTSUPP)]),
+     1, {("irdma0", "dmabuf_mr"): ("missing", "unsupported (ibv_reg_dmabuf_mr probe answered EOPNOTSUPP)"),
+         ("gpu0", "dmabuf_supported"): "ok",
+         ("irdma0", "path_gpu0"): ("missing", "none")}),
+    ("gpu-with-nic-without-dmabuf-peermem",
+     dict(gpus=[dict(chain=GPU_SW)], nics=[dict(name="irdma0", chain=NIC_SW, probe=EOPNOTSUPP)],
+          peermem="module/nvidia_peermem/version"),
+     0, {("irdma0", "dmabuf_mr"): "missing", ("node", "nvidia_peermem"): "ok",
+         ("irdma0", "path_gpu0"): ("ok", "peermem (DMA-BUF unavailable)")}),
+    # Two NICs: the pair with the DMA-BUF NIC is usable, the other is not.
+    ("two-nics-one-without-dmabuf",
+     dict(gpus=[dict(chain=GPU_SW)],
+          nics=[dict(name="mlx5_0", chain=NIC_SW),
+                dict(name="rxe0", chain=NIC_RP, probe=EOPNOTSUPP, ll=2)]),
+     0, {("mlx5_0", "path_gpu0"): ("ok", "dmabuf"),
+         ("rxe0", "path_gpu0"): ("missing", "none"),
+         ("rxe0", "link_layer"): ("info", "Ethernet")}),
+]
+
+
+def build_all(out):
+    """Write every layout below out; yields (name, root, want_rc, want)."""
+    for name, spec, want_rc, want in LAYOUTS:
+        yield name, node(out, name, **spec), want_rc, want
