@@ -92,7 +92,7 @@ static struct rdma_cm_event *expect(struct conn *c, enum rdma_cm_event_type t)
 static void setup(struct conn *c, const struct opts *o, struct rdma_cm_id *id)
 {
 	struct gdr_reg_attr attr = { 0 };
-	struct gdr_reg_info info = { .comp_mask = GDR_REG_INFO_BASIC };
+	struct gdr_reg_info info = { 0 };
 	struct ibv_qp_init_attr qa;
 	const char *name = ibv_get_device_name(id->verbs->device);
 	unsigned int i;
@@ -107,7 +107,8 @@ static void setup(struct conn *c, const struct opts *o, struct rdma_cm_id *id)
 		attr.comp_mask = GDR_REG_ATTR_PATH_MASK;
 		attr.path_mask = o->path_mask;
 	}
-	c->mr = gdr_register_ex(c->pd, c->buf.ptr, c->max, &attr, &info);
+	c->mr = gdr_register_ex(c->pd, c->buf.ptr, c->max, &attr, &info,
+				 sizeof(info));
 	if (!c->mr)
 		die("gdr_register", gdr_last_error());
 	printf(" Registration    : %s path, %zu bytes of %s memory",

@@ -29,7 +29,7 @@ int main(int argc, char **argv)
 	const char *want = NULL, *mem = "host";
 	struct ibv_device **list;
 	struct ibv_context *ctx = NULL;
-	struct gdr_reg_info info = { .comp_mask = GDR_REG_INFO_BASIC };
+	struct gdr_reg_info info = { 0 };
 	struct ibv_pd *pd;
 	struct ibv_mr *mr;
 	struct devmem buf;
@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 	}
 
 	/* 3. One call; the decision record says which path and why. */
-	mr = gdr_register_ex(pd, buf.ptr, len, NULL, &info);
+	mr = gdr_register_ex(pd, buf.ptr, len, NULL, &info, sizeof(info));
 	if (!mr) {
 		fprintf(stderr, "gdr-register-one: %s\n", gdr_last_error());
 	} else {

@@ -22,12 +22,14 @@ extern "C" {
 #endif
 
 #define GPUDIRECT_VERSION_MAJOR 0
-#define GPUDIRECT_VERSION_MINOR 1
+#define GPUDIRECT_VERSION_MINOR 2
 #define GPUDIRECT_VERSION_MICRO 0
 
 /*
- * The registration paths, in the order gdr_register() prefers them for
- * device memory. GDR_PATH_HOST is the only path for host memory.
+ * The registration paths. Device memory tries them in the library's order
+ * of preference (DMA-BUF, then nvidia-peermem); GDR_PATH_HOST is the only
+ * path for host memory. Later releases add paths with new values: nothing
+ * in this header is sized by the number of paths.
  */
 enum gdr_path {
 	GDR_PATH_NONE = 0,	/* nothing registered */
@@ -35,7 +37,6 @@ enum gdr_path {
 	GDR_PATH_PEERMEM = 2,	/* ibv_reg_mr on the device pointer (nvidia-peermem) */
 	GDR_PATH_HOST = 3,	/* ibv_reg_mr on host memory */
 };
-#define GDR_PATH_COUNT 4
 
 /* A bit per path, for gdr_reg_attr.path_mask. */
 #define GDR_PATH_BIT(p) (1u << (p))
@@ -50,7 +51,7 @@ enum gdr_mem_type {
 	GDR_MEM_CUDA_HOST = 2,	/* page-locked host memory known to CUDA */
 	GDR_MEM_CUDA_DEVICE = 3, /* device memory (cuMemAlloc, VMM) */
 	GDR_MEM_CUDA_MANAGED = 4, /* managed memory: refused */
-	GDR_MEM_CUDA_POOL = 5,	/* stream-ordered pool memory: refused */
+	GDR_MEM_CUDA_POOL = 5,	/* stream-ordered pool memory (cuMemAllocAsync) */
 };
 
 /**
@@ -67,8 +68,12 @@ enum gdr_mem_type {
  * The returned MR has mr->addr == @ptr and mr->length == @len on every path.
  * Release it with gdr_deregister() (ibv_dereg_mr() works too).
  *
+ * Registering host memory never loads or initialises the CUDA driver: a
+ * pointer is only classified as device memory when the process has
+ * initialised CUDA itself.
+ *
  * Returns the MR, or NULL with errno set; gdr_last_error() then says why
- * and what to do about it.
+ * and what to do about it. gdr_register(3) lists every errno.
  */
 struct ibv_mr *gdr_register(struct ibv_pd *pd, void *ptr, size_t len);
 
@@ -83,7 +88,8 @@ int gdr_deregister(struct ibv_mr *mr);
  * gdr_last_error - the cause and remedy of this thread's last failure.
  *
  * The text stays valid until this thread's next call into the library.
- * Returns "" when the last call succeeded. Never NULL.
+ * Returns "" when the last call succeeded (every call clears it first).
+ * Never NULL.
  */
 const char *gdr_last_error(void);
 
@@ -98,12 +104,16 @@ enum gdr_reg_attr_mask {
 
 /* Bits of gdr_reg_attr.flags. */
 enum gdr_reg_flags {
-	/* Do not add IBV_ACCESS_RELAXED_ORDERING for device memory. */
+	/*
+	 * Do not add IBV_ACCESS_RELAXED_ORDERING for device memory (as
+	 * GPUDIRECT_RELAXED_ORDERING=0 does for the whole process).
+	 */
 	GDR_REG_STRICT_ORDERING = 1u << 0,
 	/*
-	 * Set CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on device memory before a
-	 * peermem registration, so that synchronous cuMemcpy calls on the
-	 * buffer finish before they return.
+	 * Make synchronous memory operations on the buffer synchronise, on
+	 * every device path: CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on the
+	 * allocation, or, for VMM memory, which refuses that attribute,
+	 * CU_CTX_SYNC_MEMOPS on the current context (driver 12.1 or newer).
 	 */
 	GDR_REG_SYNC_MEMOPS = 1u << 1,
 };
@@ -141,20 +151,26 @@ struct gdr_path_attempt {
 	char reason[GDR_REASON_LEN];	/* why skipped or failed, in words */
 };
 
-/* Bits of gdr_reg_info.comp_mask: which fields the caller wants filled. */
+/* Bits of gdr_reg_info.comp_mask: which fields the library filled in. */
 enum gdr_reg_info_mask {
 	GDR_REG_INFO_BASIC = 1u << 0, /* path .. attempts */
 };
 
+/* Room for the attempts of every path a release may add. */
+#define GDR_REG_INFO_MAX_ATTEMPTS 8
+
 /**
  * struct gdr_reg_info - the decision record of gdr_register_ex().
- * @comp_mask:    set by the caller: GDR_REG_INFO_* bits naming the fields
- *                it has room for; the library writes only those.
+ * @comp_mask:    set by the library: GDR_REG_INFO_* bits of the fields it
+ *                filled in.
  * @path:         the path that registered, GDR_PATH_NONE on failure.
  * @mem_type:     what the pointer was classified as.
  * @device:       CUDA device ordinal owning the memory, -1 for host memory.
  * @num_attempts: entries used in @attempts, one per path considered, in the
  *                order they were considered.
+ *
+ * The caller passes sizeof(struct gdr_reg_info) as it was compiled; a
+ * newer library never writes past it.
  */
 struct gdr_reg_info {
 	uint32_t comp_mask;
@@ -162,19 +178,25 @@ struct gdr_reg_info {
 	enum gdr_mem_type mem_type;
 	int device;
 	unsigned int num_attempts;
-	struct gdr_path_attempt attempts[GDR_PATH_COUNT];
+	struct gdr_path_attempt attempts[GDR_REG_INFO_MAX_ATTEMPTS];
 };
+
+/* The smallest info_size gdr_register_ex() accepts: the fields before
+ * the attempts. */
+#define GDR_REG_INFO_MIN_SIZE offsetof(struct gdr_reg_info, attempts)
 
 /**
  * gdr_register_ex - gdr_register() with options and a decision record.
- * @attr: options, or NULL for the defaults.
- * @info: filled with the decision (also on failure), or NULL.
+ * @attr:      options, or NULL for the defaults.
+ * @info:      filled with the decision (also on failure), or NULL.
+ * @info_size: sizeof(*info); the library writes no byte past it and only
+ *             as many attempts as fit. At least GDR_REG_INFO_MIN_SIZE.
  *
  * Returns the MR, or NULL with errno set.
  */
 struct ibv_mr *gdr_register_ex(struct ibv_pd *pd, void *ptr, size_t len,
 			       const struct gdr_reg_attr *attr,
-			       struct gdr_reg_info *info);
+			       struct gdr_reg_info *info, size_t info_size);
 
 /**
  * gdr_path_str - the name of a path: "none", "dmabuf", "peermem", "host".
@@ -242,11 +264,15 @@ void gdr_report_destroy(struct gdr_report *report);
 unsigned int gdr_report_num_items(const struct gdr_report *report);
 
 /**
- * gdr_report_item - copy item @index into @item. The strings belong to the
- * report. Returns 0, or -1 with errno EINVAL when @index is out of range.
+ * gdr_report_item - copy item @index into @item, which has @item_size
+ * bytes (sizeof(struct gdr_report_item) as the caller was compiled); a
+ * newer library never writes past it. The strings belong to the report.
+ * Returns 0, or -1 with errno EINVAL when @report or @item is NULL,
+ * @index is out of range or @item_size is smaller than this header's
+ * first release of the struct.
  */
 int gdr_report_item(const struct gdr_report *report, unsigned int index,
-		    struct gdr_report_item *item);
+		    struct gdr_report_item *item, size_t item_size);
 
 /**
  * gdr_report_usable - 1 when device memory can be registered for RDMA on
@@ -262,7 +288,8 @@ enum gdr_report_format {
 
 /**
  * gdr_report_print - write the report to @out as text or JSON.
- * Returns 0, or -1 with errno set when writing fails.
+ * Returns 0, or -1 with errno set: EINVAL for bad arguments, the errno of
+ * the failed write otherwise (EIO when the stream gives none).
  */
 int gdr_report_print(const struct gdr_report *report, FILE *out,
 		     enum gdr_report_format format);

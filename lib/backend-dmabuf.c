@@ -18,10 +18,8 @@ int gdr_dmabuf_range(uintptr_t ptr, size_t len, long page,
 	uintptr_t end;
 
 	if (page <= 0 || (mask & (uintptr_t)page) || len == 0 ||
-	    ptr > UINTPTR_MAX - len || ptr + len > UINTPTR_MAX - mask) {
-		errno = EINVAL;
-		return -1;
-	}
+	    ptr > UINTPTR_MAX - len || ptr + len > UINTPTR_MAX - mask)
+		return EINVAL;
 	r->base = ptr & ~mask;
 	end = (ptr + len + mask) & ~mask;
 	r->size = end - r->base;
@@ -29,71 +27,79 @@ int gdr_dmabuf_range(uintptr_t ptr, size_t len, long page,
 	return 0;
 }
 
-int gdr_dmabuf_eligible(const struct gdr_node *node, const struct gdr_dev *dev,
-			const struct gdr_nic *nic, char *why, size_t n)
+/* The context an export runs under, and what to undo afterwards. */
+struct export_ctx {
+	CUcontext ctx;
+	bool retained; /* the primary context was retained for this call */
+	CUdevice dev;
+};
+
+/*
+ * Memory of a context is exported under that context. VMM (and pool)
+ * memory has none: use the current context when it is on the buffer's
+ * device, else the device's primary context, retained for this call only
+ * so that the library never leaves a context alive the program did not
+ * create.
+ */
+static int pick_ctx(const struct gdr_req *req, struct export_ctx *x,
+		    char *why, size_t n)
 {
-	if (!node->cu.cuMemGetHandleForAddressRange ||
-	    node->driver_version < 11070) {
-		gdr_fmt(why, n,
-			"the CUDA driver API is %d.%d, older than 11.7 which "
-			"added DMA-BUF export; upgrade the NVIDIA driver (R515 "
-			"or newer) or load nvidia-peermem",
-			node->driver_version / 1000,
-			node->driver_version % 1000 / 10);
-		return EOPNOTSUPP;
+	const struct gdr_cuda_ops *cu = req->cu;
+	const struct gdr_dev *d;
+	CUcontext cur = NULL;
+	CUdevice cur_dev;
+	char name[64];
+	CUresult r;
+
+	memset(x, 0, sizeof(*x));
+	x->ctx = req->pi.ctx;
+	if (x->ctx)
+		return 0;
+	d = gdr_dev_get(req->pi.device);
+	if (!d || d->why[0]) {
+		gdr_fmt(why, n, "GPU %d cannot be used: %s", req->pi.device,
+			d ? d->why : "it is not visible to this process");
+		return ENODEV;
 	}
-	if (node->kernel_ok == GDR_NO) {
-		gdr_fmt(why, n,
-			"kernel %s is older than 5.12, the first with DMA-BUF "
-			"memory regions; upgrade the kernel or load "
-			"nvidia-peermem",
-			node->kernel_release);
-		return EOPNOTSUPP;
+	x->dev = d->dev;
+	r = cu->cuCtxGetCurrent(&cur);
+	if (r == CUDA_SUCCESS && cur &&
+	    cu->cuCtxGetDevice(&cur_dev) == CUDA_SUCCESS && cur_dev == d->dev) {
+		x->ctx = cur;
+		return 0;
 	}
-	if (node->nv_flavour == GDR_NV_PROPRIETARY) {
+	r = cu->cuDevicePrimaryCtxRetain(&x->ctx, d->dev);
+	if (r != CUDA_SUCCESS) {
 		gdr_fmt(why, n,
-			"the NVIDIA driver %s is the proprietary kernel module, "
-			"which cannot export DMA-BUF; install the open kernel "
-			"module (GPU Operator: --set "
-			"driver.kernelModuleType=open) or load nvidia-peermem",
-			node->nv_version);
-		return EOPNOTSUPP;
+			"cuDevicePrimaryCtxRetain on GPU %d failed with %s",
+			d->ordinal, gdr_cu_errname(cu, r, name, sizeof(name)));
+		return gdr_cu_errno(r);
 	}
-	if (!dev || dev->dmabuf_attr != 1) {
-		gdr_fmt(why, n,
-			"GPU %d (%s) reports CU_DEVICE_ATTRIBUTE_DMA_BUF_"
-			"SUPPORTED=0; this GPU or driver cannot export "
-			"DMA-BUF: use the open kernel module on a Turing or "
-			"newer data-center GPU, or load nvidia-peermem",
-			dev ? dev->ordinal : -1, dev ? dev->name : "unknown");
-		return EOPNOTSUPP;
-	}
-	if (!node->verbs_dmabuf) {
-		gdr_fmt(why, n,
-			"the loaded libibverbs has no ibv_reg_dmabuf_mr "
-			"(rdma-core older than v34); upgrade rdma-core or load "
-			"nvidia-peermem");
-		return EOPNOTSUPP;
-	}
-	if (nic && nic->dmabuf == GDR_NO) {
-		gdr_fmt(why, n,
-			"RDMA device %s does not support DMA-BUF memory "
-			"regions (ibv_reg_dmabuf_mr answered %s); use a device "
-			"and kernel driver with DMA-BUF support (mlx5, efa, "
-			"irdma, bnxt_re) or load nvidia-peermem",
-			nic->name, gdr_errno_name(nic->err));
-		return EOPNOTSUPP;
-	}
+	x->retained = true;
 	return 0;
 }
 
-static int dmabuf_eligible(const struct gdr_req *req, char *why, size_t n)
+static void drop_ctx(const struct gdr_req *req, const struct export_ctx *x)
 {
-	return gdr_dmabuf_eligible(req->node, gdr_dev_get(req->pi.device),
-				   gdr_nic_get(req->pd), why, n);
+	char name[64];
+	CUresult r;
+
+	if (!x->retained)
+		return;
+	r = req->cu->cuDevicePrimaryCtxRelease
+		    ? req->cu->cuDevicePrimaryCtxRelease(x->dev)
+		    : CUDA_ERROR_NOT_SUPPORTED;
+	if (r != CUDA_SUCCESS)
+		gdr_debug("cuDevicePrimaryCtxRelease(GPU %d) failed with %s",
+			  req->pi.device,
+			  gdr_cu_errname(req->cu, r, name, sizeof(name)));
 }
 
-/* Export [r->base, +r->size) with @ctx current; the caller's is restored. */
+/*
+ * Export [r->base, +r->size) with @ctx current. The caller's current
+ * context is restored on every path: a failed pop is retried, and a pop
+ * that fails twice is the error reported.
+ */
 static CUresult export_range(const struct gdr_cuda_ops *cu, CUcontext ctx,
 			     const struct gdr_dmabuf_range *r, int *fd,
 			     const char **step)
@@ -102,6 +108,7 @@ static CUresult export_range(const struct gdr_cuda_ops *cu, CUcontext ctx,
 	CUresult res, pop;
 	bool pushed = false;
 
+	*fd = -1;
 	*step = "cuCtxGetCurrent";
 	res = cu->cuCtxGetCurrent(&cur);
 	if (res != CUDA_SUCCESS)
@@ -117,15 +124,20 @@ static CUresult export_range(const struct gdr_cuda_ops *cu, CUcontext ctx,
 	res = cu->cuMemGetHandleForAddressRange(
 		fd, (CUdeviceptr)r->base, r->size,
 		CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
-	if (pushed) {
+	if (res != CUDA_SUCCESS)
+		*fd = -1;
+	if (!pushed)
+		return res;
+	pop = cu->cuCtxPopCurrent(&popped);
+	if (pop != CUDA_SUCCESS)
 		pop = cu->cuCtxPopCurrent(&popped);
-		if (pop != CUDA_SUCCESS && res == CUDA_SUCCESS) {
-			*step = "cuCtxPopCurrent";
-			if (*fd >= 0)
-				close(*fd);
-			*fd = -1;
-			res = pop;
-		}
+	if (pop != CUDA_SUCCESS) {
+		*step = "cuCtxPopCurrent (twice; the caller's context is not "
+			"current again)";
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+		return pop;
 	}
 	return res;
 }
@@ -134,41 +146,35 @@ static struct ibv_mr *dmabuf_reg(const struct gdr_req *req, char *why,
 				 size_t n)
 {
 	const struct gdr_seam *s = gdr_seam();
-	const struct gdr_cuda_ops *cu = &req->node->cu;
+	const struct gdr_cuda_ops *cu = req->cu;
 	struct gdr_dmabuf_range r;
-	struct gdr_dev *dev;
+	struct export_ctx x;
 	const char *step;
-	CUcontext ctx = req->pi.ctx;
 	struct ibv_mr *mr;
-	char name[64];
+	char name[64], words[96];
 	CUresult res;
-	int fd = -1, err;
+	int fd, err;
 
 	if (gdr_dmabuf_range((uintptr_t)req->ptr, req->len,
 			     req->node->page_size, &r)) {
 		gdr_fmt(why, n, "[%p, +%zu) overflows the address space",
 			req->ptr, req->len);
+		errno = EINVAL;
 		return NULL;
 	}
-	/* VMM memory has no owning context: use the device's primary one. */
-	if (!ctx) {
-		dev = gdr_dev_get(req->pi.device);
-		err = dev ? gdr_dev_primary_ctx(dev, &ctx, why, n) : ENODEV;
-		if (err) {
-			if (!dev)
-				gdr_fmt(why, n, "GPU %d is not visible",
-					req->pi.device);
-			errno = err;
-			return NULL;
-		}
+	err = pick_ctx(req, &x, why, n);
+	if (err) {
+		errno = err;
+		return NULL;
 	}
-	res = export_range(cu, ctx, &r, &fd, &step);
+	res = export_range(cu, x.ctx, &r, &fd, &step);
+	drop_ctx(req, &x);
 	if (res != CUDA_SUCCESS) {
-		gdr_fmt(why, n,
-			"%s(0x%lx, %zu) failed with %s%s", step,
+		gdr_fmt(why, n, "%s(0x%lx, %zu) failed with %s%s", step,
 			(unsigned long)r.base, r.size,
 			gdr_cu_errname(cu, res, name, sizeof(name)),
-			res == CUDA_ERROR_INVALID_VALUE
+			res == CUDA_ERROR_INVALID_VALUE &&
+					!strcmp(step, "cuMemGetHandleForAddressRange")
 				? ": the page-aligned span is not one "
 				  "cuMemAlloc allocation or a fully mapped "
 				  "VMM range; register memory from "
@@ -189,10 +195,10 @@ static struct ibv_mr *dmabuf_reg(const struct gdr_req *req, char *why,
 	if (!mr) {
 		gdr_fmt(why, n,
 			"ibv_reg_dmabuf_mr(offset %llu, %zu bytes) on %s failed "
-			"with %s (%s)",
+			"with %s",
 			(unsigned long long)r.offset, req->len,
 			gdr_pd_name(req->pd),
-			gdr_errno_name(err), strerror(err));
+			gdr_errno_words(err, words, sizeof(words)));
 		errno = err;
 		return NULL;
 	}
@@ -201,14 +207,17 @@ static struct ibv_mr *dmabuf_reg(const struct gdr_req *req, char *why,
 	return mr;
 }
 
+static const struct gdr_check *const dmabuf_needs[] = {
+	&gdr_check_cuda_api,	&gdr_check_kernel,	&gdr_check_nvidia_driver,
+	&gdr_check_gpu_dmabuf, &gdr_check_verbs_dmabuf, &gdr_check_nic_dmabuf,
+	NULL,
+};
+
 const struct gdr_backend gdr_backend_dmabuf = {
 	.path = GDR_PATH_DMABUF,
 	.name = "dmabuf",
+	.title = "DMA-BUF",
 	.device_memory = true,
-	.needs = "open NVIDIA kernel module, kernel >= 5.12, CUDA driver API "
-		 ">= 11.7, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED on the GPU, "
-		 "ibv_reg_dmabuf_mr in libibverbs and DMA-BUF MR support in "
-		 "the RDMA device",
-	.eligible = dmabuf_eligible,
+	.needs = dmabuf_needs,
 	.reg = dmabuf_reg,
 };

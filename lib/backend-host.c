@@ -5,11 +5,12 @@
 
 #include "internal.h"
 
-struct ibv_mr *gdr_reg_va(const struct gdr_req *req, const char *hint,
+struct ibv_mr *gdr_reg_va(const struct gdr_req *req, const char *efault,
 			  char *why, size_t n)
 {
 	const struct gdr_seam *s = gdr_seam();
 	struct ibv_mr *mr;
+	char words[96];
 	int err;
 
 	errno = 0;
@@ -18,10 +19,11 @@ struct ibv_mr *gdr_reg_va(const struct gdr_req *req, const char *hint,
 	if (mr)
 		return mr;
 	err = errno ? errno : EIO;
-	gdr_fmt(why, n, "ibv_reg_mr(%p, %zu) on %s failed with %s (%s)%s%s",
-		req->ptr, req->len, gdr_pd_name(req->pd), gdr_errno_name(err),
-		strerror(err), err == EFAULT ? ": " : "",
-		err == EFAULT ? hint
+	gdr_fmt(why, n, "ibv_reg_mr(%p, %zu) on %s failed with %s%s%s",
+		req->ptr, req->len, gdr_pd_name(req->pd),
+		gdr_errno_words(err, words, sizeof(words)),
+		err == EFAULT ? ": " : "",
+		err == EFAULT ? efault
 		: err == ENOMEM
 			? "; raise the locked-memory limit (ulimit -l, "
 			  "systemd LimitMEMLOCK=infinity)"
@@ -30,28 +32,42 @@ struct ibv_mr *gdr_reg_va(const struct gdr_req *req, const char *hint,
 	return NULL;
 }
 
-static int host_eligible(const struct gdr_req *req, char *why, size_t n)
-{
-	(void)req;
-	(void)why;
-	(void)n;
-	return 0;
-}
-
 static struct ibv_mr *host_reg(const struct gdr_req *req, char *why, size_t n)
 {
-	return gdr_reg_va(req,
-			  "the range is not mapped in this process (freed, "
-			  "never allocated, or a freed CUDA buffer); pass "
-			  "memory the process owns",
-			  why, n);
+	const char *efault;
+
+	switch (req->pi.host_why) {
+	case GDR_HOST_NOT_INITIALIZED:
+		/* Not "freed": CUDA could not say what the pointer is. */
+		efault = "the range is not mapped host memory, and the CUDA "
+			 "driver is not initialised in this process "
+			 "(CUDA_ERROR_NOT_INITIALIZED), so device memory "
+			 "cannot be recognised: initialise CUDA before "
+			 "registering device memory; a child forked after its "
+			 "parent used CUDA cannot register device memory at "
+			 "all (exec a new program instead)";
+		break;
+	case GDR_HOST_NO_CUDA:
+		efault = "the range is not mapped in this process (freed or "
+			 "never allocated; CUDA is not loaded, so it is no "
+			 "device memory either); pass memory the process owns";
+		break;
+	default:
+		efault = "the range is not mapped in this process (freed, "
+			 "never allocated, or a freed CUDA buffer); pass "
+			 "memory the process owns";
+		break;
+	}
+	return gdr_reg_va(req, efault, why, n);
 }
+
+static const struct gdr_check *const host_needs[] = { NULL };
 
 const struct gdr_backend gdr_backend_host = {
 	.path = GDR_PATH_HOST,
 	.name = "host",
+	.title = "host memory",
 	.device_memory = false,
-	.needs = "nothing beyond an RDMA device",
-	.eligible = host_eligible,
+	.needs = host_needs,
 	.reg = host_reg,
 };

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* What a pointer refers to, asked of the CUDA driver in one call. */
+/*
+ * What a pointer refers to, asked of the CUDA driver in one call and
+ * without side effects: a process that has not loaded libcuda.so.1 has no
+ * device memory, and the driver answering "not initialised" or "not a CUDA
+ * pointer" means host memory. Nothing here loads the driver or calls cuInit.
+ */
 #include <errno.h>
 #include <string.h>
 
@@ -12,13 +17,74 @@ enum {
 	A_CONTEXT,
 	A_START,
 	A_SIZE,
+	A_BUFFER_ID,
 	A_POOL, /* only asked of drivers >= 11.3 */
 	A_RDMA, /* likewise */
 	A_COUNT
 };
 
-int gdr_classify(const struct gdr_node *node, void *ptr, size_t len,
-		 struct gdr_ptr_info *pi)
+/* The checks on device memory once the driver has described it. */
+static int check_device(void *ptr, size_t len, unsigned int rdma,
+			struct gdr_ptr_info *pi, char *why, size_t n)
+{
+	uintptr_t p = (uintptr_t)ptr, start = pi->range_start;
+	size_t size = pi->range_size;
+
+	if (pi->type == GDR_MEM_CUDA_MANAGED) {
+		gdr_fmt(why, n,
+			"%p is CUDA managed memory, which GPUDirect RDMA "
+			"cannot register (it migrates); allocate the buffer "
+			"with cuMemAlloc/cudaMalloc instead",
+			ptr);
+		return EINVAL;
+	}
+	/*
+	 * The driver's own word decides: VMM memory made without
+	 * gpuDirectRDMACapable exports anyway (seen on an H200), but NVIDIA
+	 * requires the flag; pool memory is registrable only where the
+	 * driver marks it capable.
+	 */
+	if (!rdma && pi->type == GDR_MEM_CUDA_POOL) {
+		gdr_fmt(why, n,
+			"%p comes from a stream-ordered memory pool "
+			"(cuMemAllocAsync/cudaMallocAsync) whose memory the "
+			"driver does not mark GPUDirect RDMA capable "
+			"(CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE=0); "
+			"allocate the buffer with cuMemAlloc/cudaMalloc",
+			ptr);
+		return EINVAL;
+	}
+	if (!rdma) {
+		gdr_fmt(why, n,
+			"%p is device memory that is not GPUDirect RDMA capable "
+			"(CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE=0): "
+			"create VMM memory with allocFlags.gpuDirectRDMACapable"
+			"=1 (cuMemCreate), on a GPU that supports GPUDirect "
+			"RDMA (gdr-info)",
+			ptr);
+		return EINVAL;
+	}
+	/*
+	 * Memory of a context (cuMemAlloc, pools) must stay inside its
+	 * allocation: the driver exports two adjacent allocations as one
+	 * dma-buf, and an MR across both would outlive the free of either.
+	 * A VMM range has no context; its allocation range names one
+	 * physical chunk of possibly several mapped side by side, so the
+	 * export alone judges it (it refuses a range not fully mapped).
+	 */
+	if (pi->ctx && start && size &&
+	    (p < start || p - start > size || len > size - (p - start))) {
+		gdr_fmt(why, n,
+			"[%p, +%zu) runs past the end of its CUDA allocation "
+			"[0x%llx, +%zu); register at most the allocation",
+			ptr, len, (unsigned long long)start, size);
+		return EINVAL;
+	}
+	return 0;
+}
+
+int gdr_classify(void *ptr, size_t len, struct gdr_ptr_info *pi, char *why,
+		 size_t n)
 {
 	CUpointer_attribute attrs[A_COUNT] = {
 		[A_TYPE] = CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
@@ -27,48 +93,72 @@ int gdr_classify(const struct gdr_node *node, void *ptr, size_t len,
 		[A_CONTEXT] = CU_POINTER_ATTRIBUTE_CONTEXT,
 		[A_START] = CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
 		[A_SIZE] = CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+		[A_BUFFER_ID] = CU_POINTER_ATTRIBUTE_BUFFER_ID,
 		[A_POOL] = CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
 		[A_RDMA] = CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE,
 	};
+	const struct gdr_cuda_lib *lib = gdr_cuda_table();
 	unsigned int type = 0, managed = 0, rdma = 1;
+	unsigned long long buffer_id = 0;
 	int ordinal = -1;
 	CUcontext ctx = NULL;
 	CUdeviceptr start = 0;
 	size_t size = 0;
 	void *pool = NULL;
 	void *data[A_COUNT] = {
-		[A_TYPE] = &type,     [A_ORDINAL] = &ordinal,
-		[A_MANAGED] = &managed, [A_CONTEXT] = &ctx,
-		[A_START] = &start,   [A_SIZE] = &size,
-		[A_POOL] = &pool,     [A_RDMA] = &rdma,
+		[A_TYPE] = &type,	  [A_ORDINAL] = &ordinal,
+		[A_MANAGED] = &managed,	  [A_CONTEXT] = &ctx,
+		[A_START] = &start,	  [A_SIZE] = &size,
+		[A_BUFFER_ID] = &buffer_id, [A_POOL] = &pool,
+		[A_RDMA] = &rdma,
 	};
-	unsigned int n = node->driver_version >= 11030 ? A_COUNT : A_POOL;
-	uintptr_t p = (uintptr_t)ptr;
 	char name[64];
 	CUresult r;
 
 	memset(pi, 0, sizeof(*pi));
 	pi->type = GDR_MEM_HOST;
 	pi->device = -1;
-	if (!node->cuda_ok)
+	if (!lib) {
+		pi->host_why = GDR_HOST_NO_CUDA;
 		return 0;
-
-	r = node->cu.cuPointerGetAttributes(n, attrs, data, (CUdeviceptr)p);
+	}
+	r = lib->cu.cuPointerGetAttributes(
+		lib->driver_version >= 11030 ? A_COUNT : A_POOL, attrs, data,
+		(CUdeviceptr)(uintptr_t)ptr);
+	/* No side effects: a driver this process has not initialised (or
+	 * a child forked after its parent did) has no device memory. */
+	if (r == CUDA_ERROR_NOT_INITIALIZED) {
+		pi->host_why = GDR_HOST_NOT_INITIALIZED;
+		return 0;
+	}
+	/* Not a pointer the driver knows (malloc memory on the H200). */
+	if (r == CUDA_ERROR_INVALID_VALUE) {
+		pi->host_why = GDR_HOST_NOT_CUDA;
+		return 0;
+	}
 	if (r != CUDA_SUCCESS) {
-		gdr_fail(gdr_cu_errno(r),
-			 "cuPointerGetAttributes(%p) failed with %s; the CUDA "
-			 "driver could not classify the buffer",
-			 ptr, gdr_cu_errname(&node->cu, r, name, sizeof(name)));
-		return -1;
+		gdr_fmt(why, n,
+			"cuPointerGetAttributes(%p) failed with %s; the CUDA "
+			"driver could not classify the buffer: check the "
+			"driver (nvidia-smi) and that CUDA is usable here",
+			ptr, gdr_cu_errname(&lib->cu, r, name, sizeof(name)));
+		return gdr_cu_errno(r);
 	}
 	pi->ctx = ctx;
 	pi->range_start = (uintptr_t)start;
 	pi->range_size = size;
+	pi->buffer_id = buffer_id;
 	switch (type) {
 	case 0: /* not known to CUDA: ordinary host memory */
+		pi->host_why = GDR_HOST_NOT_CUDA;
 		return 0;
 	case CU_MEMORYTYPE_HOST:
-		pi->type = managed ? GDR_MEM_CUDA_MANAGED : GDR_MEM_CUDA_HOST;
+		if (!managed) {
+			pi->type = GDR_MEM_CUDA_HOST;
+			pi->host_why = GDR_HOST_CUDA_HOST;
+			return 0;
+		}
+		pi->type = GDR_MEM_CUDA_MANAGED;
 		break;
 	case CU_MEMORYTYPE_DEVICE:
 		pi->type = managed ? GDR_MEM_CUDA_MANAGED
@@ -77,53 +167,12 @@ int gdr_classify(const struct gdr_node *node, void *ptr, size_t len,
 		pi->device = ordinal;
 		break;
 	default:
-		gdr_fail(EINVAL,
-			 "%p is CUDA memory of type %u (array or unified), "
-			 "which cannot be registered; register memory from "
-			 "cuMemAlloc/cudaMalloc or host memory",
-			 ptr, type);
-		return -1;
+		gdr_fmt(why, n,
+			"%p is CUDA memory of type %u (array or unified), "
+			"which cannot be registered; register memory from "
+			"cuMemAlloc/cudaMalloc or host memory",
+			ptr, type);
+		return EINVAL;
 	}
-	if (pi->type == GDR_MEM_CUDA_MANAGED) {
-		gdr_fail(EINVAL,
-			 "%p is CUDA managed memory, which GPUDirect RDMA "
-			 "cannot register (it migrates); allocate the buffer "
-			 "with cuMemAlloc/cudaMalloc instead",
-			 ptr);
-		return -1;
-	}
-	if (pi->type == GDR_MEM_CUDA_POOL) {
-		gdr_fail(EINVAL,
-			 "%p comes from a stream-ordered memory pool "
-			 "(cuMemAllocAsync/cudaMallocAsync), which this "
-			 "library does not register; allocate the buffer with "
-			 "cuMemAlloc/cudaMalloc instead",
-			 ptr);
-		return -1;
-	}
-	/*
-	 * VMM memory made without gpuDirectRDMACapable still exports (seen on
-	 * an H200), but NVIDIA requires the flag for GPUDirect RDMA.
-	 */
-	if (pi->type == GDR_MEM_CUDA_DEVICE && !rdma) {
-		gdr_fail(EINVAL,
-			 "%p is device memory that is not GPUDirect RDMA capable "
-			 "(CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE=0): "
-			 "create VMM memory with allocFlags.gpuDirectRDMACapable"
-			 "=1 (cuMemCreate), on a GPU that supports GPUDirect "
-			 "RDMA (gdr-info)",
-			 ptr);
-		return -1;
-	}
-	/* Device memory must stay inside the allocation the driver knows. */
-	if (pi->type == GDR_MEM_CUDA_DEVICE && start && size &&
-	    (p < (uintptr_t)start || p - (uintptr_t)start > size ||
-	     len > size - (p - (uintptr_t)start))) {
-		gdr_fail(EINVAL,
-			 "[%p, +%zu) runs past the end of its CUDA allocation "
-			 "[0x%llx, +%zu); register at most the allocation",
-			 ptr, len, (unsigned long long)start, size);
-		return -1;
-	}
-	return 0;
+	return check_device(ptr, len, rdma, pi, why, n);
 }

@@ -3,15 +3,16 @@
  * The CUDA driver, loaded at run time. libcuda.so.1 is opened by its soname
  * only and never linked; each entry point is resolved with cuGetProcAddress
  * at the CUDA version its signature was written for, so that a newer driver
- * hands back the ABI this code expects. cuInit is not called here: the
- * probe calls it on first use, never from a constructor.
+ * hands back the ABI this code expects. cuInit is never called here.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <string.h>
 
 #include "internal.h"
 
-/* cuGetProcAddress as exported since CUDA 12 ("_v2") and as in 11.3. */
+/* cuGetProcAddress as exported since CUDA 12 ("_v2"), and as in 11.3..11.8,
+ * where it had no status argument. */
 typedef CUresult (*get_proc_v2_fn)(const char *, void **, int, cuuint64_t,
 				   CUdriverProcAddressQueryResult *);
 typedef CUresult (*get_proc_v1_fn)(const char *, void **, int, cuuint64_t);
@@ -26,13 +27,13 @@ struct entry {
 
 static const struct entry entries[] = {
 #define GDR_CUDA_ENTRY(n, sym, ver, req, params)                               \
-	{ #n, sym, ver, req, offsetof(struct gdr_cuda_ops, n) },
-	GDR_CUDA_FUNCS(GDR_CUDA_ENTRY)
+	{ #n, #sym, ver, req, offsetof(struct gdr_cuda_ops, n) },
+	GDR_CU_FUNCS(GDR_CUDA_ENTRY)
 #undef GDR_CUDA_ENTRY
 };
 
-static void *resolve(void *lib, get_proc_v2_fn gp2, get_proc_v1_fn gp1,
-		     const struct entry *e)
+static void *resolve(void *lib, gdr_sym_fn sym, get_proc_v2_fn gp2,
+		     get_proc_v1_fn gp1, const struct entry *e)
 {
 	CUdriverProcAddressQueryResult status;
 	void *fn = NULL;
@@ -51,33 +52,24 @@ static void *resolve(void *lib, get_proc_v2_fn gp2, get_proc_v1_fn gp1,
 		return NULL;
 	}
 	/* A driver older than 11.3: the ABI symbol itself. */
-	return dlsym(lib, e->abi_symbol);
+	return sym(lib, e->abi_symbol);
 }
 
-int gdr_cuda_load(struct gdr_cuda_ops *ops, char *why, size_t n)
+int gdr_cuda_resolve(void *lib, gdr_sym_fn sym, struct gdr_cuda_ops *ops,
+		     char *why, size_t n)
 {
 	get_proc_v2_fn gp2;
 	get_proc_v1_fn gp1 = NULL;
-	const char *err;
 	size_t i;
-	void *lib;
 
 	memset(ops, 0, sizeof(*ops));
-	lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!lib) {
-		err = dlerror();
-		gdr_fmt(why, n,
-			"libcuda.so.1 could not be loaded (%s); install the "
-			"NVIDIA driver, or in a container mount the driver "
-			"libraries (NVIDIA Container Toolkit)",
-			err ? err : "unknown error");
-		return -1;
-	}
-	gp2 = (get_proc_v2_fn)dlsym(lib, "cuGetProcAddress_v2");
+	/* A 12.x driver exports both; the 11.x one only the 4-argument form
+	 * under the plain name. */
+	*(void **)&gp2 = sym(lib, "cuGetProcAddress_v2");
 	if (!gp2)
-		gp1 = (get_proc_v1_fn)dlsym(lib, "cuGetProcAddress");
+		*(void **)&gp1 = sym(lib, "cuGetProcAddress");
 	for (i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
-		void *fn = resolve(lib, gp2, gp1, &entries[i]);
+		void *fn = resolve(lib, sym, gp2, gp1, &entries[i]);
 
 		if (!fn && entries[i].required) {
 			gdr_fmt(why, n,
@@ -86,10 +78,47 @@ int gdr_cuda_load(struct gdr_cuda_ops *ops, char *why, size_t n)
 				entries[i].name, entries[i].version / 1000,
 				entries[i].version % 1000 / 10);
 			memset(ops, 0, sizeof(*ops));
-			dlclose(lib);
-			return -1;
+			return ENOSYS;
 		}
 		memcpy((char *)ops + entries[i].offset, &fn, sizeof(fn));
+	}
+	return 0;
+}
+
+static void *dl_sym(void *lib, const char *name)
+{
+	return dlsym(lib, name);
+}
+
+int gdr_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags, char *why,
+		  size_t n)
+{
+	const char *err;
+	void *lib;
+	int e;
+
+	memset(ops, 0, sizeof(*ops));
+	lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL |
+					     (flags & GDR_CUDA_NOLOAD ? RTLD_NOLOAD
+								      : 0));
+	if (!lib) {
+		err = dlerror();
+		if (flags & GDR_CUDA_NOLOAD)
+			gdr_fmt(why, n, "libcuda.so.1 is not loaded in this "
+					"process");
+		else
+			gdr_fmt(why, n,
+				"libcuda.so.1 could not be loaded (%s); "
+				"install the NVIDIA driver, or in a container "
+				"mount the driver libraries (NVIDIA Container "
+				"Toolkit)",
+				err ? err : "unknown error");
+		return ENOENT;
+	}
+	e = gdr_cuda_resolve(lib, dl_sym, ops, why, n);
+	if (e) {
+		dlclose(lib);
+		return e;
 	}
 	/* The library stays loaded for the life of the process. */
 	return 0;

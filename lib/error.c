@@ -38,6 +38,18 @@ void gdr_fmt(char *buf, size_t n, const char *fmt, ...)
 	va_end(ap);
 }
 
+void gdr_append(char *buf, size_t n, const char *fmt, ...)
+{
+	size_t used = strnlen(buf, n);
+	va_list ap;
+
+	if (used + 1 >= n)
+		return;
+	va_start(ap, fmt);
+	gdr_vfmt(buf + used, n - used, fmt, ap);
+	va_end(ap);
+}
+
 void *gdr_fail(int err, const char *fmt, ...)
 {
 	va_list ap;
@@ -46,7 +58,7 @@ void *gdr_fail(int err, const char *fmt, ...)
 	gdr_vfmt(last_error, sizeof(last_error), fmt, ap);
 	va_end(ap);
 	gdr_debug("error: %s", last_error);
-	errno = err;
+	errno = gdr_errno_public(err);
 	return NULL;
 }
 
@@ -93,7 +105,6 @@ int gdr_cu_errno(CUresult r)
 		return ENODEV;
 	case CUDA_ERROR_NOT_PERMITTED:
 		return EPERM;
-	case CUDA_ERROR_TOO_MANY_PEERS: /* fall through */
 	default:
 		return EIO;
 	}
@@ -117,12 +128,28 @@ const char *gdr_errno_name(int err)
 	case ENOSYS: return "ENOSYS";
 	case EPROTONOSUPPORT: return "EPROTONOSUPPORT";
 	case EOPNOTSUPP: return "EOPNOTSUPP";
-	case ENOTSUPP: return "ENOTSUPP(524)";
+	case GDR_ENOTSUPP: return "ENOTSUPP(524)";
 	default: return "errno";
 	}
 }
 
 bool gdr_err_is_unsupported(int err)
 {
-	return err == EOPNOTSUPP || err == EPROTONOSUPPORT || err == ENOTSUPP;
+	return err == EOPNOTSUPP || err == EPROTONOSUPPORT ||
+	       err == GDR_ENOTSUPP;
+}
+
+int gdr_errno_public(int err)
+{
+	return err == GDR_ENOTSUPP ? EOPNOTSUPP : err;
+}
+
+const char *gdr_errno_words(int err, char *buf, size_t n)
+{
+	if (err == GDR_ENOTSUPP)
+		gdr_fmt(buf, n, "524 (the kernel's internal ENOTSUPP, "
+				"reported as EOPNOTSUPP)");
+	else
+		gdr_fmt(buf, n, "%s (%s)", gdr_errno_name(err), strerror(err));
+	return buf;
 }

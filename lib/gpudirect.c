@@ -4,6 +4,7 @@
  * validate, classify, then walk the backends in order of preference.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "internal.h"
@@ -12,9 +13,8 @@ const struct gdr_backend *const gdr_backends[] = {
 	&gdr_backend_dmabuf,
 	&gdr_backend_peermem,
 	&gdr_backend_host,
+	NULL,
 };
-const unsigned int gdr_num_backends =
-	sizeof(gdr_backends) / sizeof(gdr_backends[0]);
 
 #define ATTR_KNOWN                                                             \
 	(GDR_REG_ATTR_ACCESS | GDR_REG_ATTR_PATH_MASK | GDR_REG_ATTR_FLAGS)
@@ -23,16 +23,28 @@ const unsigned int gdr_num_backends =
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                    \
 	 IBV_ACCESS_REMOTE_READ)
 
-static const char *const path_names[GDR_PATH_COUNT] = {
+static const char *const path_names[] = {
 	[GDR_PATH_NONE] = "none",
 	[GDR_PATH_DMABUF] = "dmabuf",
 	[GDR_PATH_PEERMEM] = "peermem",
 	[GDR_PATH_HOST] = "host",
 };
+#define NUM_PATHS (sizeof(path_names) / sizeof(path_names[0]))
+
+/* Every path bit this library knows. */
+static uint32_t paths_known(void)
+{
+	const struct gdr_backend *const *b;
+	uint32_t mask = 0;
+
+	for (b = gdr_backends; *b; b++)
+		mask |= GDR_PATH_BIT((*b)->path);
+	return mask;
+}
 
 GDR_EXPORT const char *gdr_path_str(enum gdr_path path)
 {
-	if ((unsigned)path >= GDR_PATH_COUNT)
+	if ((unsigned)path >= NUM_PATHS)
 		return "invalid";
 	return path_names[path];
 }
@@ -46,7 +58,7 @@ GDR_EXPORT int gdr_path_parse(const char *name, enum gdr_path *path)
 			*path = GDR_PATH_NONE;
 			return 0;
 		}
-		for (i = GDR_PATH_DMABUF; i < GDR_PATH_COUNT; i++) {
+		for (i = GDR_PATH_NONE + 1; i < NUM_PATHS; i++) {
 			if (strcmp(name, path_names[i]) == 0) {
 				*path = (enum gdr_path)i;
 				return 0;
@@ -77,116 +89,199 @@ static const char *result_str(enum gdr_attempt_result r)
 					 : "skipped";
 }
 
-static struct gdr_path_attempt *record(struct gdr_reg_info *rec,
-				       const struct gdr_backend *b,
-				       enum gdr_attempt_result result, int err,
-				       const char *why)
-{
-	struct gdr_path_attempt *a = &rec->attempts[rec->num_attempts++];
-	size_t n = strnlen(why, sizeof(a->reason) - 1);
+/* The reasons in full, for the message; the record keeps what fits. */
+struct reasons {
+	char text[GDR_REG_INFO_MAX_ATTEMPTS][GDR_WHY_LEN];
+};
 
+static void record(struct gdr_reg_info *rec, struct reasons *full,
+		   const struct gdr_backend *b, enum gdr_attempt_result result,
+		   int err, const char *why)
+{
+	struct gdr_path_attempt *a;
+	size_t n;
+
+	if (rec->num_attempts >= GDR_REG_INFO_MAX_ATTEMPTS)
+		return;
+	gdr_fmt(full->text[rec->num_attempts], GDR_WHY_LEN, "%s", why);
+	a = &rec->attempts[rec->num_attempts++];
+	n = strnlen(why, sizeof(a->reason) - 1);
 	a->path = b->path;
 	a->result = result;
-	a->err = err;
+	a->err = gdr_errno_public(err);
 	memcpy(a->reason, why, n);
 	a->reason[n] = '\0';
 	gdr_debug("%s: %s%s%s", b->name, result_str(result), *why ? ": " : "",
 		  why);
-	return a;
 }
 
 static int check_args(struct ibv_pd *pd, void *ptr, size_t len,
-		      const struct gdr_reg_attr *attr)
+		      const struct gdr_reg_attr *attr, char *why, size_t n)
 {
 	if (attr && (attr->comp_mask & ~(uint32_t)ATTR_KNOWN)) {
-		gdr_fail(EINVAL,
-			 "gdr_reg_attr.comp_mask has unknown bits 0x%x; this "
-			 "library knows 0x%x: clear the others or use a newer "
-			 "libgpudirect",
-			 attr->comp_mask & ~(uint32_t)ATTR_KNOWN, ATTR_KNOWN);
-		return -1;
+		gdr_fmt(why, n,
+			"gdr_reg_attr.comp_mask has unknown bits 0x%x; this "
+			"library knows 0x%x: clear the others or use a newer "
+			"libgpudirect",
+			attr->comp_mask & ~(uint32_t)ATTR_KNOWN, ATTR_KNOWN);
+		return EINVAL;
 	}
 	if (attr && (attr->comp_mask & GDR_REG_ATTR_FLAGS) &&
 	    (attr->flags & ~(uint32_t)FLAGS_KNOWN)) {
-		gdr_fail(EINVAL,
-			 "gdr_reg_attr.flags has unknown bits 0x%x; use "
-			 "GDR_REG_STRICT_ORDERING and GDR_REG_SYNC_MEMOPS only",
-			 attr->flags & ~(uint32_t)FLAGS_KNOWN);
-		return -1;
+		gdr_fmt(why, n,
+			"gdr_reg_attr.flags has unknown bits 0x%x; use "
+			"GDR_REG_STRICT_ORDERING and GDR_REG_SYNC_MEMOPS only",
+			attr->flags & ~(uint32_t)FLAGS_KNOWN);
+		return EINVAL;
 	}
 	if (attr && (attr->comp_mask & GDR_REG_ATTR_PATH_MASK) &&
-	    (!attr->path_mask || (attr->path_mask & ~GDR_PATH_MASK_ALL))) {
-		gdr_fail(EINVAL,
-			 "gdr_reg_attr.path_mask 0x%x is empty or names no "
-			 "path; combine GDR_PATH_BIT(GDR_PATH_DMABUF), "
-			 "..._PEERMEM and ..._HOST",
-			 attr->path_mask);
-		return -1;
+	    (!attr->path_mask || (attr->path_mask & ~paths_known()))) {
+		gdr_fmt(why, n,
+			"gdr_reg_attr.path_mask 0x%x is empty or names no "
+			"path; combine GDR_PATH_BIT(GDR_PATH_DMABUF), "
+			"..._PEERMEM and ..._HOST",
+			attr->path_mask);
+		return EINVAL;
 	}
 	if (!pd) {
-		gdr_fail(EINVAL, "pd is NULL; pass a protection domain from "
-				 "ibv_alloc_pd()");
-		return -1;
+		gdr_fmt(why, n, "pd is NULL; pass a protection domain from "
+				"ibv_alloc_pd()");
+		return EINVAL;
 	}
 	if (!ptr) {
-		gdr_fail(EINVAL, "ptr is NULL; pass the buffer to register");
-		return -1;
+		gdr_fmt(why, n, "ptr is NULL; pass the buffer to register");
+		return EINVAL;
 	}
 	if (!len) {
-		gdr_fail(EINVAL, "len is 0; register at least one byte");
-		return -1;
+		gdr_fmt(why, n, "len is 0; register at least one byte");
+		return EINVAL;
 	}
 	if ((uintptr_t)ptr > UINTPTR_MAX - len) {
-		gdr_fail(EINVAL,
-			 "[%p, +%zu) wraps around the end of the address "
-			 "space; check the length",
-			 ptr, len);
-		return -1;
+		gdr_fmt(why, n,
+			"[%p, +%zu) wraps around the end of the address "
+			"space; check the length",
+			ptr, len);
+		return EINVAL;
 	}
 	return 0;
 }
 
-/* Join the reasons of the paths that could have taken this memory. */
-static void explain(const struct gdr_reg_info *rec, bool device,
-		    uint32_t mask, char *buf, size_t n)
+static bool is_device(const struct gdr_ptr_info *pi)
 {
-	size_t used = strlen(buf);
+	return pi->type == GDR_MEM_CUDA_DEVICE || pi->type == GDR_MEM_CUDA_POOL;
+}
+
+/*
+ * GDR_REG_SYNC_MEMOPS, the same on every device path: the allocation's
+ * attribute, or for VMM memory (which refuses it) the current context's
+ * flag. The caller asked for this side effect.
+ */
+static int sync_memops(const struct gdr_req *req, char *why, size_t n)
+{
+	const struct gdr_cuda_ops *cu = req->cu;
+	const struct gdr_dev *d = gdr_dev_get(req->pi.device);
+	unsigned int one = 1, flags = 0;
+	CUcontext cur = NULL;
+	CUdevice dev;
+	char name[64];
+	CUresult r;
+
+	if (req->pi.ctx) {
+		r = cu->cuPointerSetAttribute(&one,
+					      CU_POINTER_ATTRIBUTE_SYNC_MEMOPS,
+					      (CUdeviceptr)(uintptr_t)req->ptr);
+		if (r == CUDA_SUCCESS)
+			return 0;
+		gdr_fmt(why, n,
+			"GDR_REG_SYNC_MEMOPS: cuPointerSetAttribute(SYNC_MEMOPS) "
+			"on %p failed with %s; register without the flag",
+			req->ptr, gdr_cu_errname(cu, r, name, sizeof(name)));
+		return gdr_cu_errno(r);
+	}
+	if (!cu->cuCtxSetFlags || !cu->cuCtxGetFlags) {
+		gdr_fmt(why, n,
+			"GDR_REG_SYNC_MEMOPS on VMM memory sets "
+			"CU_CTX_SYNC_MEMOPS with cuCtxSetFlags, which this "
+			"driver lacks (CUDA 12.1 or newer); upgrade the driver "
+			"or register without the flag");
+		return ENOSYS;
+	}
+	r = cu->cuCtxGetCurrent(&cur);
+	if (r != CUDA_SUCCESS || !cur || !d ||
+	    cu->cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev != d->dev) {
+		gdr_fmt(why, n,
+			"GDR_REG_SYNC_MEMOPS on VMM memory sets "
+			"CU_CTX_SYNC_MEMOPS on the current context, and no "
+			"context of GPU %d is current: make one current "
+			"(cuCtxSetCurrent) first, or register without the flag",
+			req->pi.device);
+		return EINVAL;
+	}
+	r = cu->cuCtxGetFlags(&flags);
+	if (r == CUDA_SUCCESS && !(flags & CU_CTX_SYNC_MEMOPS))
+		r = cu->cuCtxSetFlags(flags | CU_CTX_SYNC_MEMOPS);
+	if (r == CUDA_SUCCESS)
+		return 0;
+	gdr_fmt(why, n,
+		"GDR_REG_SYNC_MEMOPS: setting CU_CTX_SYNC_MEMOPS on the "
+		"current context failed with %s; register without the flag",
+		gdr_cu_errname(cu, r, name, sizeof(name)));
+	return gdr_cu_errno(r);
+}
+
+/* Join the reasons of the paths that could have taken this memory. */
+static void explain(const struct gdr_reg_info *rec,
+		    const struct reasons *full, bool device, uint32_t mask,
+		    char *buf, size_t n)
+{
+	const struct gdr_backend *const *b = gdr_backends;
+	bool first = true;
 	unsigned int i;
 
-	for (i = 0; i < rec->num_attempts && used + 1 < n; i++) {
+	for (i = 0; i < rec->num_attempts && b[i]; i++) {
 		const struct gdr_path_attempt *a = &rec->attempts[i];
-		const struct gdr_backend *b = gdr_backends[i];
 
 		/* A path for the other kind of memory says nothing, unless
 		 * the caller forced it. */
-		if (b->device_memory != device &&
-		    mask != GDR_PATH_BIT(b->path))
+		if (b[i]->device_memory != device &&
+		    mask != GDR_PATH_BIT(b[i]->path))
 			continue;
-		gdr_fmt(buf + used, n - used, "%s%s %s: %s",
-			used ? "; " : "", gdr_path_str(a->path),
-			result_str(a->result), a->reason);
-		used = strlen(buf);
+		gdr_append(buf, n, "%s%s %s: %s", first ? "" : "; ",
+			   gdr_path_str(a->path), result_str(a->result),
+			   full->text[i]);
+		first = false;
 	}
 }
 
 static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
-			     const char *mask_src, struct gdr_reg_info *rec)
+			     const char *mask_src, struct gdr_reg_info *rec,
+			     char *msg, size_t msg_len, int *err_out)
 {
-	bool device = req->pi.type == GDR_MEM_CUDA_DEVICE;
-	char why[GDR_REASON_LEN];
-	char msg[GDR_MSG_LEN];
+	const struct gdr_backend *const *bp;
+	bool device = is_device(&req->pi);
+	struct gdr_subject subj;
+	struct reasons full;
+	struct gdr_nic nic;
+	char why[GDR_WHY_LEN];
 	int err = 0, first_hard = 0;
 	struct ibv_mr *mr;
-	unsigned int i;
 
-	for (i = 0; i < gdr_num_backends; i++) {
-		const struct gdr_backend *b = gdr_backends[i];
+	memset(&subj, 0, sizeof(subj));
+	subj.node = req->node;
+	if (device) {
+		subj.cuda = gdr_cuda_get(false);
+		subj.dev = gdr_dev_get(req->pi.device);
+		gdr_nic_get(req->pd, &nic);
+		subj.nic = &nic;
+	}
+	for (bp = gdr_backends; *bp; bp++) {
+		const struct gdr_backend *b = *bp;
 		int e;
 
 		why[0] = '\0';
 		if (!(mask & GDR_PATH_BIT(b->path))) {
 			gdr_fmt(why, sizeof(why), "not allowed by %s", mask_src);
-			record(rec, b, GDR_ATTEMPT_SKIPPED, 0, why);
+			record(rec, &full, b, GDR_ATTEMPT_SKIPPED, 0, why);
 			continue;
 		}
 		if (b->device_memory != device) {
@@ -195,24 +290,24 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 				"%s memory",
 				b->device_memory ? "device" : "host",
 				gdr_mem_type_str(req->pi.type));
-			record(rec, b, GDR_ATTEMPT_SKIPPED, EOPNOTSUPP, why);
+			record(rec, &full, b, GDR_ATTEMPT_SKIPPED, EOPNOTSUPP, why);
 			continue;
 		}
-		e = b->eligible(req, why, sizeof(why));
+		e = gdr_checks_first_failure(b->needs, &subj, why, sizeof(why));
 		if (e) {
-			record(rec, b, GDR_ATTEMPT_SKIPPED, e, why);
+			record(rec, &full, b, GDR_ATTEMPT_SKIPPED, e, why);
 			if (!err)
 				err = e;
 			continue;
 		}
 		mr = b->reg(req, why, sizeof(why));
 		if (mr) {
-			record(rec, b, GDR_ATTEMPT_USED, 0, "");
+			record(rec, &full, b, GDR_ATTEMPT_USED, 0, "");
 			rec->path = b->path;
 			return mr;
 		}
 		e = errno ? errno : EIO;
-		record(rec, b, GDR_ATTEMPT_FAILED, e, why);
+		record(rec, &full, b, GDR_ATTEMPT_FAILED, e, why);
 		err = e;
 		/* Only "not supported" moves on to the next path. */
 		if (!gdr_err_is_unsupported(e)) {
@@ -220,46 +315,69 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 			break;
 		}
 	}
-	if (!err)
-		err = EOPNOTSUPP;
-	if (first_hard)
-		err = first_hard;
-	gdr_fmt(msg, sizeof(msg), "cannot register [%p, +%zu) (%s", req->ptr,
+	*err_out = first_hard ? first_hard : err ? err : EOPNOTSUPP;
+	gdr_fmt(msg, msg_len, "cannot register [%p, +%zu) (%s", req->ptr,
 		req->len, gdr_mem_type_str(req->pi.type));
 	if (device)
-		gdr_fmt(msg + strlen(msg), sizeof(msg) - strlen(msg),
-			" on GPU %d", req->pi.device);
-	gdr_fmt(msg + strlen(msg), sizeof(msg) - strlen(msg), ") with %s: ",
-		gdr_pd_name(req->pd));
-	explain(rec, device, mask, msg + strlen(msg), sizeof(msg) - strlen(msg));
-	return gdr_fail(err, "%s", msg);
+		gdr_append(msg, msg_len, " on GPU %d", req->pi.device);
+	gdr_append(msg, msg_len, ") with %s: ", gdr_pd_name(req->pd));
+	explain(rec, &full, device, mask, msg, msg_len);
+	return NULL;
 }
 
-GDR_EXPORT struct ibv_mr *gdr_register_ex(struct ibv_pd *pd, void *ptr,
-					  size_t len,
-					  const struct gdr_reg_attr *attr,
-					  struct gdr_reg_info *info)
+/* Copy what fits of @rec into the caller's @info of @size bytes. */
+static void give_info(const struct gdr_reg_info *rec, struct gdr_reg_info *info,
+		      size_t size)
+{
+	struct gdr_reg_info out = *rec;
+	size_t room = (size - GDR_REG_INFO_MIN_SIZE) /
+		      sizeof(struct gdr_path_attempt);
+
+	if (out.num_attempts > room)
+		out.num_attempts = (unsigned int)room;
+	out.comp_mask = GDR_REG_INFO_BASIC;
+	memcpy(info, &out,
+	       GDR_REG_INFO_MIN_SIZE +
+		       out.num_attempts * sizeof(struct gdr_path_attempt));
+}
+
+static struct ibv_mr *register_ex(struct ibv_pd *pd, void *ptr, size_t len,
+				  const struct gdr_reg_attr *attr,
+				  struct gdr_reg_info *info, size_t info_size)
 {
 	const struct gdr_node *node;
 	struct gdr_reg_info rec;
 	struct gdr_req req;
 	const char *mask_src = "the default";
-	uint32_t mask = GDR_PATH_MASK_ALL;
+	uint32_t mask = paths_known();
 	struct ibv_mr *mr = NULL;
-	int saved;
+	char why[GDR_MSG_LEN];
+	int err;
 
 	memset(&rec, 0, sizeof(rec));
 	rec.device = -1;
 	gdr_clear_error();
-	if (check_args(pd, ptr, len, attr))
+	why[0] = '\0';
+	if (info && info_size < GDR_REG_INFO_MIN_SIZE) {
+		gdr_fmt(why, sizeof(why),
+			"info_size %zu is smaller than the first fields of "
+			"struct gdr_reg_info (%zu); pass sizeof(*info)",
+			info_size, (size_t)GDR_REG_INFO_MIN_SIZE);
+		errno = EINVAL;
+		return gdr_fail(EINVAL, "%s", why);
+	}
+	err = check_args(pd, ptr, len, attr, why, sizeof(why));
+	if (err)
 		goto out;
 	node = gdr_node_get();
+	if (node->env_error[0]) {
+		gdr_fmt(why, sizeof(why), "%s", node->env_error);
+		err = EINVAL;
+		goto out;
+	}
 	if (attr && (attr->comp_mask & GDR_REG_ATTR_PATH_MASK)) {
 		mask = attr->path_mask;
 		mask_src = "gdr_reg_attr.path_mask";
-	} else if (node->env_error[0]) {
-		gdr_fail(EINVAL, "%s", node->env_error);
-		goto out;
 	} else if (node->env_mask) {
 		mask = node->env_mask;
 		mask_src = "GPUDIRECT_PATH";
@@ -272,47 +390,95 @@ GDR_EXPORT struct ibv_mr *gdr_register_ex(struct ibv_pd *pd, void *ptr,
 	req.node = node;
 	req.flags = attr && (attr->comp_mask & GDR_REG_ATTR_FLAGS) ? attr->flags
 								   : 0;
-	if (gdr_classify(node, ptr, len, &req.pi)) {
-		rec.mem_type = req.pi.type;
-		rec.device = req.pi.device;
-		goto out;
-	}
+	err = gdr_classify(ptr, len, &req.pi, why, sizeof(why));
 	rec.mem_type = req.pi.type;
 	rec.device = req.pi.device;
+	if (err)
+		goto out;
+	if (is_device(&req.pi))
+		req.cu = &gdr_cuda_table()->cu;
 	if (attr && (attr->comp_mask & GDR_REG_ATTR_ACCESS)) {
 		req.access = attr->access;
 	} else {
 		req.access = DEFAULT_ACCESS;
-		if (req.pi.type == GDR_MEM_CUDA_DEVICE &&
-		    !(req.flags & GDR_REG_STRICT_ORDERING))
+		if (is_device(&req.pi) &&
+		    !(req.flags & GDR_REG_STRICT_ORDERING) &&
+		    !node->strict_ordering)
 			req.access |= IBV_ACCESS_RELAXED_ORDERING;
 	}
 	gdr_debug("register %p +%zu: %s%s%d, access 0x%x, paths 0x%x (%s)",
 		  ptr, len, gdr_mem_type_str(req.pi.type),
 		  req.pi.device >= 0 ? " on GPU " : " ", req.pi.device,
 		  req.access, mask, mask_src);
-	mr = decide(&req, mask, mask_src, &rec);
-out:
-	saved = errno;
-	if (info && (info->comp_mask & GDR_REG_INFO_BASIC)) {
-		rec.comp_mask = info->comp_mask;
-		*info = rec;
+	if ((req.flags & GDR_REG_SYNC_MEMOPS) && is_device(&req.pi)) {
+		err = sync_memops(&req, why, sizeof(why));
+		if (err)
+			goto out;
 	}
-	if (mr)
+	mr = decide(&req, mask, mask_src, &rec, why, sizeof(why), &err);
+out:
+	if (info)
+		give_info(&rec, info, info_size);
+	if (mr) {
 		gdr_clear_error();
-	else
-		errno = saved;
-	return mr;
+		return mr;
+	}
+	return gdr_fail(err, "%s", why);
+}
+
+/*
+ * Versioned symbols: gdr_register_ex@@GPUDIRECT_0.2 is the current ABI
+ * (caller-sized info); gdr_register_ex@GPUDIRECT_0.1 keeps programs built
+ * against 0.1 working. Both names are listed in the version script.
+ */
+GDR_EXPORT struct ibv_mr *gdr_register_ex_0_2(struct ibv_pd *pd, void *ptr,
+					      size_t len,
+					      const struct gdr_reg_attr *attr,
+					      struct gdr_reg_info *info,
+					      size_t info_size);
+__asm__(".symver gdr_register_ex_0_2, gdr_register_ex@@GPUDIRECT_0.2");
+
+GDR_EXPORT struct ibv_mr *gdr_register_ex_0_2(struct ibv_pd *pd, void *ptr,
+					      size_t len,
+					      const struct gdr_reg_attr *attr,
+					      struct gdr_reg_info *info,
+					      size_t info_size)
+{
+	return register_ex(pd, ptr, len, attr, info, info_size);
+}
+
+/*
+ * The 0.1 ABI: struct gdr_reg_info with room for 4 attempts, filled only
+ * when the caller set GDR_REG_INFO_BASIC in its comp_mask. Programs built
+ * against 0.1 bind to this symbol version.
+ */
+#define INFO_SIZE_0_1 (GDR_REG_INFO_MIN_SIZE + 4 * sizeof(struct gdr_path_attempt))
+
+GDR_EXPORT struct ibv_mr *gdr_register_ex_0_1(struct ibv_pd *pd, void *ptr,
+					      size_t len,
+					      const struct gdr_reg_attr *attr,
+					      struct gdr_reg_info *info);
+__asm__(".symver gdr_register_ex_0_1, gdr_register_ex@GPUDIRECT_0.1");
+
+GDR_EXPORT struct ibv_mr *gdr_register_ex_0_1(struct ibv_pd *pd, void *ptr,
+					      size_t len,
+					      const struct gdr_reg_attr *attr,
+					      struct gdr_reg_info *info)
+{
+	if (info && !(info->comp_mask & GDR_REG_INFO_BASIC))
+		info = NULL;
+	return register_ex(pd, ptr, len, attr, info, INFO_SIZE_0_1);
 }
 
 GDR_EXPORT struct ibv_mr *gdr_register(struct ibv_pd *pd, void *ptr,
 				       size_t len)
 {
-	return gdr_register_ex(pd, ptr, len, NULL, NULL);
+	return register_ex(pd, ptr, len, NULL, NULL, 0);
 }
 
 GDR_EXPORT int gdr_deregister(struct ibv_mr *mr)
 {
+	char words[96];
 	int err;
 
 	gdr_clear_error();
@@ -323,10 +489,11 @@ GDR_EXPORT int gdr_deregister(struct ibv_mr *mr)
 	err = gdr_seam()->verbs.dereg_mr(mr);
 	if (err) {
 		gdr_fail(err,
-			 "ibv_dereg_mr failed with %s (%s); the MR stays "
+			 "ibv_dereg_mr failed with %s; the MR stays "
 			 "registered: destroy the memory windows bound to it "
 			 "first",
-			 gdr_errno_name(err), strerror(err));
+			 gdr_errno_words(err, words, sizeof(words)));
+		return gdr_errno_public(err);
 	}
-	return err;
+	return 0;
 }

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the node, each CUDA device and each RDMA device can do, found out
- * once and cached: the node on the first call of the process, a device the
- * first time memory on it is registered, an RDMA device the first time one
- * of its protection domains is used. The steady state reads no files.
+ * What the node, the CUDA driver, each CUDA device and each RDMA device can
+ * do, found out once and cached. The steady state reads no files.
+ *
+ * Nothing here takes a lock: each answer is built outside any lock and
+ * published with one atomic compare-and-swap of a pointer; concurrent first
+ * calls may each probe, and the first to publish wins. So a fork() at any
+ * moment, also from inside the CUDA driver (cuInit may run nvidia-modprobe),
+ * leaves nothing locked in the child, and no atfork handler is needed.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,11 +19,35 @@
 
 int gdr_debug_on;
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct gdr_node node;
-static int node_ready; /* atomic */
-/* Prepended under the lock, read without it (atomic loads). */
-static struct gdr_nic *nics;
+/* The CUDA state and its devices, published together. */
+struct cuda_state {
+	struct gdr_cuda pub;
+	struct gdr_dev *devs[]; /* num_devices slots, each published once */
+};
+
+static struct gdr_node *node;
+static struct gdr_cuda_lib *table;
+static struct cuda_state *cuda;
+static struct gdr_nic *nics[GDR_NIC_CACHE_MAX];
+
+/* Publish @obj in @slot unless another thread was first; the winner. */
+static void *publish(void *slot, void *obj)
+{
+	void *expected = NULL;
+
+	if (__atomic_compare_exchange_n((void **)slot, &expected, obj, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return obj;
+	free(obj);
+	return expected;
+}
+
+static void *load(void *slot)
+{
+	return __atomic_load_n((void **)slot, __ATOMIC_ACQUIRE);
+}
+
+/* --- the node ------------------------------------------------------------ */
 
 /* The four places where nvidia-peermem (or MLNX_OFED's nv_peer_mem) shows. */
 static const char *const peermem_paths[] = {
@@ -35,6 +63,16 @@ static void probe_env(struct gdr_node *nd, const struct gdr_seam *s)
 	enum gdr_path p;
 
 	nd->debug = v && *v && strcmp(v, "0") != 0;
+	v = s->getenv ? s->getenv("GPUDIRECT_RELAXED_ORDERING") : NULL;
+	if (v && *v) {
+		if (!strcmp(v, "0"))
+			nd->strict_ordering = true;
+		else if (strcmp(v, "1") && strcmp(v, "auto"))
+			gdr_fmt(nd->env_error, sizeof(nd->env_error),
+				"GPUDIRECT_RELAXED_ORDERING=%.40s is not 0, 1 "
+				"or auto; set one of them, or unset it",
+				v);
+	}
 	v = s->getenv ? s->getenv("GPUDIRECT_PATH") : NULL;
 	if (!v || !*v)
 		return;
@@ -54,41 +92,48 @@ static void probe_kernel(struct gdr_node *nd, const struct gdr_seam *s)
 {
 	struct utsname u;
 
-	if (s->kernel_release[0]) {
+	if (s->kernel_release[0])
 		gdr_fmt(nd->kernel_release, sizeof(nd->kernel_release), "%s",
 			s->kernel_release);
-	} else if (uname(&u) == 0) {
+	else if (uname(&u) == 0)
 		gdr_fmt(nd->kernel_release, sizeof(nd->kernel_release), "%s",
 			u.release);
-	}
-	if (gdr_parse_kernel_release(nd->kernel_release, &nd->kver))
-		nd->kernel_ok = GDR_UNKNOWN;
-	else
-		nd->kernel_ok = gdr_kver_cmp(&nd->kver, 5, 12) >= 0 ? GDR_YES
-								   : GDR_NO;
 }
 
 static void probe_files(struct gdr_node *nd, const struct gdr_seam *s)
 {
 	char text[1024];
 	size_t i;
+	int err;
 
-	if (gdr_read_file(s->procfs_root, "/driver/nvidia/version", text,
-			  sizeof(text)) == 0)
+	err = gdr_read_file(s->procfs_root, "/driver/nvidia/version", text,
+			    sizeof(text));
+	if (!err) {
 		nd->nv_flavour = gdr_parse_nvidia_version(
 			text, nd->nv_version, sizeof(nd->nv_version));
-	else
+	} else if (err == ENOENT || err == ENOTDIR) {
 		nd->nv_flavour = GDR_NV_ABSENT;
+	} else {
+		nd->nv_flavour = GDR_NV_UNREADABLE;
+		nd->nv_err = err;
+	}
 
 	for (i = 0; i < sizeof(peermem_paths) / sizeof(peermem_paths[0]);
 	     i++) {
-		if (gdr_read_file(s->sysfs_root, peermem_paths[i],
-				  nd->peermem_version,
-				  sizeof(nd->peermem_version)) == 0) {
-			gdr_fmt(nd->peermem_path, sizeof(nd->peermem_path),
-				"/sys%s", peermem_paths[i]);
-			break;
-		}
+		err = gdr_read_file(s->sysfs_root, peermem_paths[i],
+				    nd->peermem_version,
+				    sizeof(nd->peermem_version));
+		if (err == ENOENT || err == ENOTDIR)
+			continue;
+		/* The file is there: the module is loaded, whatever the read
+		 * said of its version. */
+		if (err)
+			gdr_fmt(nd->peermem_version,
+				sizeof(nd->peermem_version), "unreadable: %s",
+				gdr_errno_name(err));
+		gdr_fmt(nd->peermem_path, sizeof(nd->peermem_path), "/sys%s",
+			peermem_paths[i]);
+		break;
 	}
 	nd->nvidia_fs_proc = gdr_file_exists(s->procfs_root,
 					     "/driver/nvidia-fs");
@@ -99,133 +144,170 @@ static void probe_files(struct gdr_node *nd, const struct gdr_seam *s)
 		nd->nvidia_fs = true;
 }
 
-static void probe_cuda(struct gdr_node *nd, const struct gdr_seam *s)
+static const char *flavour_str(enum gdr_nv_flavour f)
 {
-	char name[64];
-	CUresult r;
-
-	if (!s->cuda_load ||
-	    s->cuda_load(&nd->cu, nd->cuda_why, sizeof(nd->cuda_why)))
-		return;
-	r = nd->cu.cuInit(0);
-	if (r != CUDA_SUCCESS) {
-		gdr_fmt(nd->cuda_why, sizeof(nd->cuda_why),
-			"cuInit failed with %s%s",
-			gdr_cu_errname(&nd->cu, r, name, sizeof(name)),
-			r == CUDA_ERROR_NO_DEVICE
-				? ": no NVIDIA GPU is visible to this process "
-				  "(check CUDA_VISIBLE_DEVICES and the "
-				  "container's device list)"
-				: "; check that the NVIDIA driver is loaded "
-				  "(nvidia-smi)");
-		return;
+	switch (f) {
+	case GDR_NV_OPEN: return "open";
+	case GDR_NV_PROPRIETARY: return "proprietary";
+	case GDR_NV_UNPARSED: return "unparsed";
+	case GDR_NV_UNREADABLE: return "unreadable";
+	case GDR_NV_ABSENT: /* fall through */
+	default: return "absent";
 	}
-	r = nd->cu.cuDriverGetVersion(&nd->driver_version);
-	if (r == CUDA_SUCCESS)
-		r = nd->cu.cuDeviceGetCount(&nd->num_devices);
-	if (r != CUDA_SUCCESS) {
-		gdr_fmt(nd->cuda_why, sizeof(nd->cuda_why),
-			"the CUDA driver failed to report its version or "
-			"devices (%s)",
-			gdr_cu_errname(&nd->cu, r, name, sizeof(name)));
-		nd->num_devices = 0;
-		return;
-	}
-	if (nd->num_devices > 0) {
-		nd->devs = calloc((size_t)nd->num_devices, sizeof(*nd->devs));
-		if (!nd->devs) {
-			gdr_fmt(nd->cuda_why, sizeof(nd->cuda_why),
-				"out of memory while probing CUDA devices");
-			nd->num_devices = 0;
-			return;
-		}
-	}
-	nd->cuda_ok = true;
 }
 
-static void probe_node(struct gdr_node *nd)
+const struct gdr_node *gdr_node_get(void)
 {
-	const struct gdr_seam *s = gdr_seam();
+	const struct gdr_seam *s;
+	struct gdr_node *nd = load(&node);
+	static const struct gdr_node oom = {
+		.env_error = "out of memory while probing the node",
+		.page_size = 4096,
+	};
 
-	memset(nd, 0, sizeof(*nd));
+	if (nd)
+		return nd;
+	s = gdr_seam();
+	nd = calloc(1, sizeof(*nd));
+	if (!nd)
+		return &oom; /* not cached: the next call tries again */
 	probe_env(nd, s);
 	probe_kernel(nd, s);
 	probe_files(nd, s);
-	probe_cuda(nd, s);
 	nd->verbs_dmabuf = s->verbs.reg_dmabuf_mr != NULL;
 	nd->page_size = s->page_size > 0 ? s->page_size
 					 : sysconf(_SC_PAGESIZE);
 	if (nd->page_size <= 0)
 		nd->page_size = 4096;
+	nd = publish(&node, nd);
+	__atomic_store_n(&gdr_debug_on, nd->debug, __ATOMIC_RELAXED);
+	gdr_debug("node: kernel %s, nvidia %s %s, peermem %s, "
+		  "ibv_reg_dmabuf_mr %s, page %ld",
+		  nd->kernel_release,
+		  nd->nv_version[0] ? nd->nv_version : "-",
+		  flavour_str(nd->nv_flavour),
+		  nd->peermem_path[0] ? nd->peermem_path : "absent",
+		  nd->verbs_dmabuf ? "present" : "absent", nd->page_size);
+	return nd;
 }
 
-/*
- * fork(): hold the lock across it, so that a child never inherits it locked
- * by a thread that does not exist there (a probe in progress would
- * otherwise deadlock the child's first registration).
- */
-static void atfork_prepare(void)
-{
-	pthread_mutex_lock(&lock);
-}
+/* --- the CUDA driver ----------------------------------------------------- */
 
-static void atfork_parent(void)
+static const struct gdr_cuda_lib *get_table(unsigned int flags, char *why,
+					    size_t n)
 {
-	pthread_mutex_unlock(&lock);
-}
+	struct gdr_cuda_lib *t = load(&table);
+	char name[64];
+	CUresult r;
+	int err;
 
-static void atfork_child(void)
-{
-	pthread_mutex_unlock(&lock);
-}
-
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-
-static void atfork_register(void)
-{
-	if (pthread_atfork(atfork_prepare, atfork_parent, atfork_child))
-		gdr_debug("pthread_atfork failed: fork() during a first "
-			  "registration may deadlock the child");
-}
-
-const struct gdr_node *gdr_node_get(void)
-{
-	if (__atomic_load_n(&node_ready, __ATOMIC_ACQUIRE))
-		return &node;
-	pthread_once(&atfork_once, atfork_register);
-	pthread_mutex_lock(&lock);
-	if (!node_ready) {
-		probe_node(&node);
-		__atomic_store_n(&gdr_debug_on, node.debug, __ATOMIC_RELAXED);
-		__atomic_store_n(&node_ready, 1, __ATOMIC_RELEASE);
-		gdr_debug("node: kernel %s (%s 5.12), nvidia %s %s, peermem %s, "
-			  "cuda %d (%s), ibv_reg_dmabuf_mr %s, page %ld",
-			  node.kernel_release,
-			  node.kernel_ok == GDR_YES ? ">=" : "not >=",
-			  node.nv_version[0] ? node.nv_version : "-",
-			  node.nv_flavour == GDR_NV_OPEN ? "open"
-			  : node.nv_flavour == GDR_NV_PROPRIETARY ? "proprietary"
-								 : "absent",
-			  node.peermem_path[0] ? node.peermem_path : "absent",
-			  node.driver_version,
-			  node.cuda_ok ? "ok" : node.cuda_why,
-			  node.verbs_dmabuf ? "present" : "absent",
-			  node.page_size);
+	if (t)
+		return t;
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		gdr_fmt(why, n, "out of memory while loading libcuda.so.1");
+		return NULL;
 	}
-	pthread_mutex_unlock(&lock);
-	return &node;
+	err = gdr_seam()->cuda_load(&t->cu, flags, why, n);
+	if (!err) {
+		r = t->cu.cuDriverGetVersion(&t->driver_version);
+		if (r != CUDA_SUCCESS) {
+			gdr_fmt(why, n,
+				"cuDriverGetVersion failed with %s; check the "
+				"NVIDIA driver installation (nvidia-smi)",
+				gdr_cu_errname(&t->cu, r, name, sizeof(name)));
+			err = EIO;
+		}
+	}
+	if (err) {
+		free(t); /* not cached: the process may load CUDA later */
+		return NULL;
+	}
+	return publish(&table, t);
 }
 
-static void fill_dev(const struct gdr_node *nd, struct gdr_dev *d, int ordinal)
+const struct gdr_cuda_lib *gdr_cuda_table(void)
 {
-	const struct gdr_cuda_ops *cu = &nd->cu;
+	char why[256];
+
+	return get_table(GDR_CUDA_NOLOAD, why, sizeof(why));
+}
+
+const struct gdr_cuda *gdr_cuda_get(bool init)
+{
+	static __thread struct gdr_cuda failed;
+	const struct gdr_cuda_lib *lib;
+	const struct gdr_cuda_ops *cu;
+	struct cuda_state *st = load(&cuda);
+	char name[64];
+	CUresult r;
+	int count = 0, version;
+
+	if (st)
+		return &st->pub;
+	memset(&failed, 0, sizeof(failed));
+	lib = get_table(init ? 0 : GDR_CUDA_NOLOAD, failed.why,
+			sizeof(failed.why));
+	if (!lib) {
+		failed.state = GDR_CUDA_ABSENT;
+		return &failed;
+	}
+	cu = &lib->cu;
+	version = lib->driver_version;
+	failed.state = GDR_CUDA_FAILED;
+	failed.cu = *cu;
+	/* Only where the caller asked for it: the report and the doctor. */
+	if (init) {
+		r = cu->cuInit(0);
+		if (r != CUDA_SUCCESS) {
+			gdr_fmt(failed.why, sizeof(failed.why),
+				"cuInit failed with %s%s",
+				gdr_cu_errname(cu, r, name, sizeof(name)),
+				r == CUDA_ERROR_NO_DEVICE
+					? ": no NVIDIA GPU is visible to this "
+					  "process (check CUDA_VISIBLE_DEVICES "
+					  "and the container's device list)"
+					: "; check that the NVIDIA driver is "
+					  "loaded (nvidia-smi)");
+			return &failed;
+		}
+	}
+	r = cu->cuDeviceGetCount(&count);
+	failed.driver_version = version;
+	if (r != CUDA_SUCCESS || count < 0) {
+		gdr_fmt(failed.why, sizeof(failed.why),
+			"the CUDA driver failed to report its devices (%s)",
+			gdr_cu_errname(cu, r, name, sizeof(name)));
+		return &failed;
+	}
+	st = calloc(1, sizeof(*st) + (size_t)count * sizeof(st->devs[0]));
+	if (!st) {
+		gdr_fmt(failed.why, sizeof(failed.why),
+			"out of memory while probing CUDA devices");
+		return &failed;
+	}
+	st->pub.state = GDR_CUDA_READY;
+	st->pub.cu = *cu;
+	st->pub.driver_version = version;
+	st->pub.num_devices = count;
+	st = publish(&cuda, st);
+	gdr_debug("cuda: driver API %d, %d device(s)%s", version, count,
+		  init ? "" : " (initialised by the application)");
+	return &st->pub;
+}
+
+static void fill_dev(const struct gdr_cuda_ops *cu, struct gdr_dev *d,
+		     int ordinal)
+{
 	char name[64];
 	CUresult r;
 
 	d->ordinal = ordinal;
+	strcpy(d->name, "unknown");
+	strcpy(d->busid, "unknown");
 	r = cu->cuDeviceGet(&d->dev, ordinal);
 	if (r != CUDA_SUCCESS) {
-		gdr_fmt(d->why, sizeof(d->why), "cuDeviceGet(%d) failed: %s",
+		gdr_fmt(d->why, sizeof(d->why), "cuDeviceGet(%d) failed with %s",
 			ordinal, gdr_cu_errname(cu, r, name, sizeof(name)));
 		return;
 	}
@@ -251,62 +333,60 @@ static void fill_dev(const struct gdr_node *nd, struct gdr_dev *d, int ordinal)
 		strcpy(d->busid, "unknown");
 	d->name[sizeof(d->name) - 1] = '\0';
 	d->busid[sizeof(d->busid) - 1] = '\0';
-	gdr_debug("gpu%d: %s %s dma_buf_supported=%d gdr_supported=%d "
-		  "gdr_vmm=%d",
-		  ordinal, d->name, d->busid, d->dmabuf_attr, d->gdr_attr,
-		  d->gdr_vmm_attr);
 }
 
-struct gdr_dev *gdr_dev_get(int ordinal)
+const struct gdr_dev *gdr_dev_get(int ordinal)
 {
-	const struct gdr_node *nd = gdr_node_get();
+	struct cuda_state *st = load(&cuda);
 	struct gdr_dev *d;
 
-	if (!nd->cuda_ok || ordinal < 0 || ordinal >= nd->num_devices)
-		return NULL;
-	d = &nd->devs[ordinal];
-	if (__atomic_load_n(&d->ready, __ATOMIC_ACQUIRE))
-		return d;
-	pthread_mutex_lock(&lock);
-	if (!d->ready) {
-		fill_dev(nd, d, ordinal);
-		__atomic_store_n(&d->ready, 1, __ATOMIC_RELEASE);
+	if (!st) {
+		gdr_cuda_get(false);
+		st = load(&cuda);
 	}
-	pthread_mutex_unlock(&lock);
+	if (!st || ordinal < 0 || ordinal >= st->pub.num_devices)
+		return NULL;
+	d = load(&st->devs[ordinal]);
+	if (d)
+		return d;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	fill_dev(&st->pub.cu, d, ordinal);
+	d = publish(&st->devs[ordinal], d);
+	gdr_debug("gpu%d: %s %s dma_buf_supported=%d gdr_supported=%d "
+		  "gdr_vmm=%d%s%s",
+		  ordinal, d->name, d->busid, d->dmabuf_attr, d->gdr_attr,
+		  d->gdr_vmm_attr, d->why[0] ? " " : "", d->why);
 	return d;
 }
 
-int gdr_dev_primary_ctx(struct gdr_dev *d, CUcontext *ctx, char *why,
-			size_t n)
-{
-	const struct gdr_node *nd = gdr_node_get();
-	char name[64];
-	CUresult r = CUDA_SUCCESS;
+/* --- RDMA devices -------------------------------------------------------- */
 
-	pthread_mutex_lock(&lock);
-	if (!d->primary)
-		r = nd->cu.cuDevicePrimaryCtxRetain(&d->primary, d->dev);
-	*ctx = d->primary;
-	pthread_mutex_unlock(&lock);
-	if (r != CUDA_SUCCESS) {
-		gdr_fmt(why, n,
-			"cuDevicePrimaryCtxRetain on GPU %d failed with %s",
-			d->ordinal, gdr_cu_errname(&nd->cu, r, name,
-						   sizeof(name)));
-		return gdr_cu_errno(r);
-	}
-	return 0;
+void gdr_nic_key(struct ibv_context *ctx, struct gdr_nic_key *key)
+{
+	const struct gdr_seam *s = gdr_seam();
+	const char *name = NULL;
+
+	if (s->verbs.device_name && ctx->device)
+		name = s->verbs.device_name(ctx->device);
+	gdr_fmt(key->name, sizeof(key->name), "%s", name ? name : "unknown");
+	key->index = s->verbs.device_index && ctx->device
+			     ? s->verbs.device_index(ctx->device)
+			     : -1;
+}
+
+static bool same(const struct gdr_nic_key *a, const struct gdr_nic_key *b)
+{
+	return a->index == b->index && !strcmp(a->name, b->name);
 }
 
 static void probe_nic(const struct gdr_seam *s, struct ibv_pd *pd,
 		      struct gdr_nic *nic)
 {
 	struct ibv_mr *mr;
-	const char *name;
+	int err;
 
-	name = s->verbs.device_name ? s->verbs.device_name(pd->context->device)
-				    : NULL;
-	gdr_fmt(nic->name, sizeof(nic->name), "%s", name ? name : "unknown");
 	if (!s->verbs.reg_dmabuf_mr) {
 		nic->dmabuf = GDR_NO;
 		nic->err = ENOSYS;
@@ -319,11 +399,15 @@ static void probe_nic(const struct gdr_seam *s, struct ibv_pd *pd,
 	 */
 	errno = 0;
 	mr = s->verbs.reg_dmabuf_mr(pd, 0, 0, 0, -1, 0);
-	nic->err = errno;
+	nic->err = mr ? 0 : errno;
 	if (mr) {
-		s->verbs.dereg_mr(mr);
+		/* Nothing was asked for: release whatever came back. */
+		nic->mr = true;
 		nic->dmabuf = GDR_UNKNOWN;
-		nic->err = 0;
+		err = s->verbs.dereg_mr(mr);
+		if (err)
+			gdr_debug("%s: the probe's MR could not be released: "
+				  "%s", nic->key.name, gdr_errno_name(err));
 	} else if (nic->err == EBADF) {
 		nic->dmabuf = GDR_YES;
 	} else if (nic->err == EOPNOTSUPP || nic->err == EPROTONOSUPPORT) {
@@ -332,54 +416,73 @@ static void probe_nic(const struct gdr_seam *s, struct ibv_pd *pd,
 		nic->dmabuf = GDR_UNKNOWN;
 	}
 	gdr_debug("%s: ibv_reg_dmabuf_mr probe answered %s: DMA-BUF %s",
-		  nic->name, mr ? "an MR" : gdr_errno_name(nic->err),
+		  nic->key.name, mr ? "an MR" : gdr_errno_name(nic->err),
 		  nic->dmabuf == GDR_YES  ? "supported"
 		  : nic->dmabuf == GDR_NO ? "unsupported"
 					  : "unknown");
 }
 
-const struct gdr_nic *gdr_nic_get(struct ibv_pd *pd)
+void gdr_nic_get(struct ibv_pd *pd, struct gdr_nic *out)
 {
 	const struct gdr_seam *s = gdr_seam();
-	struct ibv_context *ctx = pd->context;
-	struct gdr_nic *nic;
+	struct gdr_nic *nic, *mine;
+	struct gdr_nic_key key;
+	unsigned int i;
 
 	gdr_node_get();
-	/* Steady state: a lock-free walk; entries are complete once linked. */
-	for (nic = __atomic_load_n(&nics, __ATOMIC_ACQUIRE); nic;
-	     nic = nic->next)
-		if (nic->ctx == ctx && nic->dev == ctx->device)
-			return nic;
-	pthread_mutex_lock(&lock);
-	for (nic = nics; nic; nic = nic->next)
-		if (nic->ctx == ctx && nic->dev == ctx->device)
+	gdr_nic_key(pd->context, &key);
+	/* Steady state: a walk over immutable, published entries. */
+	for (i = 0; i < GDR_NIC_CACHE_MAX; i++) {
+		nic = load(&nics[i]);
+		if (!nic)
 			break;
-	if (!nic) {
-		nic = calloc(1, sizeof(*nic));
-		if (nic) {
-			nic->ctx = ctx;
-			nic->dev = ctx->device;
-			probe_nic(s, pd, nic);
-			nic->next = nics;
-			__atomic_store_n(&nics, nic, __ATOMIC_RELEASE);
+		if (same(&nic->key, &key)) {
+			*out = *nic;
+			return;
 		}
 	}
-	pthread_mutex_unlock(&lock);
-	return nic;
+	memset(out, 0, sizeof(*out));
+	out->key = key;
+	probe_nic(s, pd, out);
+	mine = malloc(sizeof(*mine));
+	if (!mine)
+		return; /* answered, just not cached */
+	*mine = *out;
+	for (; i < GDR_NIC_CACHE_MAX; i++) {
+		nic = publish(&nics[i], mine);
+		if (nic == mine || same(&nic->key, &key))
+			return; /* publish() freed ours if it lost */
+		mine = malloc(sizeof(*mine));
+		if (!mine)
+			return;
+		*mine = *out;
+	}
+	/* The cache is full: this device is probed on every call. */
+	free(mine);
+	gdr_debug("%s: %d RDMA devices cached already; not caching this one",
+		  key.name, GDR_NIC_CACHE_MAX);
 }
 
 void gdr_probe_reset(void)
 {
-	struct gdr_nic *nic;
+	struct cuda_state *st;
+	unsigned int i;
+	int d;
 
-	pthread_mutex_lock(&lock);
-	while ((nic = nics)) {
-		nics = nic->next;
-		free(nic);
+	for (i = 0; i < GDR_NIC_CACHE_MAX; i++) {
+		free(nics[i]);
+		nics[i] = NULL;
 	}
-	free(node.devs);
-	memset(&node, 0, sizeof(node));
-	__atomic_store_n(&node_ready, 0, __ATOMIC_RELEASE);
+	st = cuda;
+	if (st) {
+		for (d = 0; d < st->pub.num_devices; d++)
+			free(st->devs[d]);
+		free(st);
+	}
+	cuda = NULL;
+	free(table);
+	table = NULL;
+	free(node);
+	node = NULL;
 	__atomic_store_n(&gdr_debug_on, 0, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&lock);
 }

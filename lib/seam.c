@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The seam: the one place where the library reaches outside the process.
- * Production fills it from the running system; tests replace it.
+ * Production fills it from the running system; tests and snapshot replay
+ * replace it.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,6 +30,7 @@ void gdr_seam_default(struct gdr_seam *s)
 	/* Ignores the environment in setuid/setgid processes. */
 	s->getenv = secure_getenv;
 	s->open_file = open_ro;
+	s->read_fd = read;
 	s->read_link = readlink;
 }
 

@@ -13,25 +13,54 @@ static int join(char *out, size_t n, const char *root, const char *path)
 {
 	int r = snprintf(out, n, "%s%s", root, path);
 
-	if (r < 0 || (size_t)r >= n) {
-		errno = ENAMETOOLONG;
-		return -1;
+	return r < 0 || (size_t)r >= n ? ENAMETOOLONG : 0;
+}
+
+int gdr_read_bin(const char *root, const char *path, void *buf, size_t n,
+		 size_t *got)
+{
+	const struct gdr_seam *s = gdr_seam();
+	char full[PATH_MAX];
+	ssize_t r;
+	int fd, err;
+
+	*got = 0;
+	err = join(full, sizeof(full), root, path);
+	if (err)
+		return err;
+	fd = s->open_file(full);
+	if (fd < 0)
+		return errno ? errno : EIO;
+	while (*got < n) {
+		r = s->read_fd(fd, (char *)buf + *got, n - *got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			/* A failed read is an error, never the end of the file. */
+			err = errno ? errno : EIO;
+			break;
+		}
+		if (r == 0)
+			break;
+		*got += (size_t)r;
 	}
-	return 0;
+	close(fd);
+	return err;
 }
 
 int gdr_read_file(const char *root, const char *path, char *buf, size_t n)
 {
-	ssize_t got;
+	size_t got;
+	int err;
 
-	if (!n) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (!n)
+		return EINVAL;
 	buf[0] = '\0';
-	got = gdr_read_bin(root, path, buf, n - 1);
-	if (got < 0)
-		return -1;
+	err = gdr_read_bin(root, path, buf, n - 1, &got);
+	if (err) {
+		buf[0] = '\0';
+		return err;
+	}
 	buf[got] = '\0';
 	while (got && (buf[got - 1] == '\n' || buf[got - 1] == ' '))
 		buf[--got] = '\0';
@@ -52,46 +81,20 @@ bool gdr_file_exists(const char *root, const char *path)
 	return true;
 }
 
-ssize_t gdr_read_bin(const char *root, const char *path, void *buf, size_t n)
-{
-	char full[PATH_MAX];
-	size_t got = 0;
-	ssize_t r;
-	int fd, saved;
-
-	if (join(full, sizeof(full), root, path))
-		return -1;
-	fd = gdr_seam()->open_file(full);
-	if (fd < 0)
-		return -1;
-	while (got < n) {
-		r = read(fd, (char *)buf + got, n - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			saved = errno;
-			close(fd);
-			errno = saved;
-			return -1;
-		}
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
-	return (ssize_t)got;
-}
-
 int gdr_read_link(const char *root, const char *path, char *buf, size_t n)
 {
 	char full[PATH_MAX];
 	ssize_t r;
+	int err;
 
-	if (!n || join(full, sizeof(full), root, path))
-		return -1;
+	if (!n)
+		return EINVAL;
+	err = join(full, sizeof(full), root, path);
+	if (err)
+		return err;
 	r = gdr_seam()->read_link(full, buf, n - 1);
 	if (r < 0)
-		return -1;
+		return errno ? errno : EIO;
 	buf[r] = '\0';
 	return 0;
 }
@@ -104,12 +107,12 @@ static int number(const char **s, int *out)
 
 	while (isdigit((unsigned char)**s)) {
 		if (++digits > 6)
-			return -1;
+			return EINVAL;
 		v = v * 10 + (**s - '0');
 		(*s)++;
 	}
 	if (!digits)
-		return -1;
+		return EINVAL;
 	*out = (int)v;
 	return 0;
 }
@@ -117,10 +120,10 @@ static int number(const char **s, int *out)
 int gdr_parse_kernel_release(const char *s, struct gdr_kver *v)
 {
 	if (!s || !v)
-		return -1;
+		return EINVAL;
 	v->major = v->minor = v->patch = 0;
 	if (number(&s, &v->major) || *s++ != '.' || number(&s, &v->minor))
-		return -1;
+		return EINVAL;
 	/* The patch level is optional ("6.8-rc1"); anything may follow. */
 	if (*s == '.') {
 		s++;
@@ -187,19 +190,19 @@ int gdr_parse_long(const char *s, long *out)
 	long v;
 
 	if (!s)
-		return -1;
+		return EINVAL;
 	while (isspace((unsigned char)*s))
 		s++;
 	if (!*s)
-		return -1;
+		return EINVAL;
 	errno = 0;
 	v = strtol(s, &end, 0);
 	if (errno || end == s)
-		return -1;
+		return EINVAL;
 	while (isspace((unsigned char)*end))
 		end++;
 	if (*end)
-		return -1;
+		return EINVAL;
 	*out = v;
 	return 0;
 }

@@ -22,7 +22,7 @@ int gdr_bdf_normalize(const char *in, char *out, size_t n)
 
 	if (!in || sscanf(in, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) != 4 ||
 	    dom > 0xffff || bus > 0xff || dev > 0x1f || fn > 7)
-		return -1;
+		return EINVAL;
 	gdr_fmt(out, n, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
 	return 0;
 }
@@ -37,17 +37,29 @@ static const char *base_name(const char *p)
 int gdr_nic_pci(const char *name, char *bdf, size_t n)
 {
 	char link[PATH_MAX], rel[128];
+	int err;
 
 	gdr_fmt(rel, sizeof(rel), "/class/infiniband/%s/device", name);
-	if (gdr_read_link(gdr_seam()->sysfs_root, rel, link, sizeof(link)))
-		return -1;
+	err = gdr_read_link(gdr_seam()->sysfs_root, rel, link, sizeof(link));
+	if (err)
+		return err;
 	return gdr_bdf_normalize(base_name(link), bdf, n);
+}
+
+int gdr_nic_netdev(const char *name, char *out, size_t n)
+{
+	char rel[160];
+
+	gdr_fmt(rel, sizeof(rel),
+		"/class/infiniband/%s/ports/1/gid_attrs/ndevs/0", name);
+	return gdr_read_file(gdr_seam()->sysfs_root, rel, out, n);
 }
 
 /*
  * The chain from the root complex down to @bdf: /sys/bus/pci/devices/BDF
  * links to .../devices/pci0000:00/0000:00:01.0/0000:01:00.0. chain[0] is
- * the root ("pci0000:00"), the last entry the device. Returns the length.
+ * the root ("pci0000:00"), the last entry the device. Returns the length,
+ * or -1 when the device is not in sysfs.
  */
 static int chain_of(const char *bdf, char chain[][GDR_BDF_LEN], int max)
 {
@@ -79,11 +91,11 @@ static int chain_of(const char *bdf, char chain[][GDR_BDF_LEN], int max)
 static int read_int(const char *bdf, const char *attr, long *v)
 {
 	char rel[128], text[64];
+	int err;
 
 	gdr_fmt(rel, sizeof(rel), "/bus/pci/devices/%s/%s", bdf, attr);
-	if (gdr_read_file(gdr_seam()->sysfs_root, rel, text, sizeof(text)))
-		return -1;
-	return gdr_parse_long(text, v);
+	err = gdr_read_file(gdr_seam()->sysfs_root, rel, text, sizeof(text));
+	return err ? err : gdr_parse_long(text, v);
 }
 
 int gdr_pci_numa(const char *bdf)
@@ -146,11 +158,11 @@ static int acs_control(const char *bdf)
 	unsigned char cfg[4096];
 	char rel[128];
 	unsigned int off = 0x100, hops = 0;
-	ssize_t n;
+	size_t n;
 
 	gdr_fmt(rel, sizeof(rel), "/bus/pci/devices/%s/config", bdf);
-	n = gdr_read_bin(gdr_seam()->sysfs_root, rel, cfg, sizeof(cfg));
-	if (n < 0x104)
+	if (gdr_read_bin(gdr_seam()->sysfs_root, rel, cfg, sizeof(cfg), &n) ||
+	    n < 0x104)
 		return -1; /* extended space needs root */
 	while (off && off + 8 <= (unsigned)n && hops++ < 64) {
 		unsigned int hdr = cfg[off] | cfg[off + 1] << 8 |

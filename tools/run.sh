@@ -107,7 +107,7 @@ build)
 main)
 	build
 	echo "== gdr-info --self-test (the doctor, then a registration self-test)"
-	exec "$build/examples/gdr-info" --self-test
+	exec "$build/tools/gdr-info/gdr-info" --self-test
 	;;
 test)
 	export WITH_CHECKERS=1

@@ -184,10 +184,11 @@ int main(void)
 	for (i = 0; i < ROUNDS; i++) {
 		struct gdr_ptr_info pi;
 		unsigned int type;
+		char msg[256];
 
 		t0 = now_ns();
 		for (k = 0; k < PER; k++)
-			gdr_classify(gdr_node_get(), buf, len, &pi);
+			gdr_classify(buf, len, &pi, msg, sizeof(msg));
 		attrs_t[i] = (now_ns() - t0) / PER;
 		t0 = now_ns();
 		for (k = 0; k < PER; k++)

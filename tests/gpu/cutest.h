@@ -4,7 +4,7 @@
 #ifndef GDR_CUTEST_H
 #define GDR_CUTEST_H
 
-#include <cuda.h>
+#include "cuda-abi.h"
 
 #define CUTEST_FUNCS(X)                                                        \
 	X(cuInit, "cuInit", (unsigned int))                                    \

@@ -41,15 +41,15 @@ say "== benchmarks"
 meson test -C "$build" --benchmark --suite gpu --verbose 2>&1 | tee -a "$log" | grep -E '^bench:|SKIP|FAIL'
 
 say "== gdr-info"
-"$build/examples/gdr-info" > "$build/gdr-info.txt" 2>&1
+"$build/tools/gdr-info/gdr-info" > "$build/gdr-info.txt" 2>&1
 st=$?
 tee -a "$log" < "$build/gdr-info.txt" | tail -n 40
 say "gdr-info exit status: $st"
-"$build/examples/gdr-info" --json > "${OUT:-/tmp}/gdr-info.json" 2>&1
+"$build/tools/gdr-info/gdr-info" --json > "${OUT:-/tmp}/gdr-info.json" 2>&1
 
 say "== gdr-info --capture, then --from on the snapshot"
-"$build/examples/gdr-info" --capture "$build/node.tar" > "$build/live.txt" 2> "$build/capture.err"
-"$build/examples/gdr-info" --from "$build/node.tar" > "$build/replay.txt" 2>&1
+"$build/tools/gdr-info/gdr-info" --capture "$build/node.tar" > "$build/live.txt" 2> "$build/capture.err"
+"$build/tools/gdr-info/gdr-info" --from "$build/node.tar" > "$build/replay.txt" 2>&1
 tee -a "$log" < "$build/capture.err"
 tar -tf "$build/node.tar" | grep -v '/$' | tee -a "$log"
 if cmp -s "$build/live.txt" "$build/replay.txt"; then

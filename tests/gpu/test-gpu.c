@@ -28,9 +28,8 @@ static int reg(void *ptr, size_t len)
 	int err;
 
 	memset(&info, 0, sizeof(info));
-	info.comp_mask = GDR_REG_INFO_BASIC;
 	errno = 0;
-	mr = gdr_register_ex(&fake_pd, ptr, len, NULL, &info);
+	mr = gdr_register_ex(&fake_pd, ptr, len, NULL, &info, sizeof(info));
 	err = mr ? 0 : errno;
 	if (mr) {
 		CHECK(mr->addr == ptr);
@@ -44,6 +43,7 @@ static void classify(void)
 {
 	CUmemGenericAllocationHandle h;
 	struct gdr_ptr_info pi;
+	char why[256];
 	unsigned long long id1, id2;
 	CUdeviceptr d, d2, va;
 	size_t gran = 2 * MiB;
@@ -148,11 +148,11 @@ static void classify(void)
 					   d),
 		  CUDA_SUCCESS);
 	CHECK_INT(ct.cuMemFree(d), CUDA_SUCCESS);
-	CHECK_INT(gdr_classify(gdr_node_get(), (void *)d, 4096, &pi), 0);
+	CHECK_INT(gdr_classify((void *)d, 4096, &pi, why, sizeof(why)), 0);
 	CHECK_INT(pi.type, GDR_MEM_HOST);
 	check_scope = "address freed and allocated again";
 	CHECK_INT(ct.cuMemAlloc(&d2, 4 * MiB), CUDA_SUCCESS);
-	CHECK_INT(gdr_classify(gdr_node_get(), (void *)d2, 4096, &pi), 0);
+	CHECK_INT(gdr_classify((void *)d2, 4096, &pi, why, sizeof(why)), 0);
 	CHECK_INT(ct.cuPointerGetAttribute(&id2, CU_POINTER_ATTRIBUTE_BUFFER_ID,
 					   d2),
 		  CUDA_SUCCESS);
@@ -295,7 +295,8 @@ static const char *item(struct gdr_report *r, const char *sec,
 	unsigned int i;
 
 	for (i = 0; i < gdr_report_num_items(r); i++)
-		if (!gdr_report_item(r, i, &it) && !strcmp(it.section, sec) &&
+		if (!gdr_report_item(r, i, &it, sizeof(it)) &&
+		    !strcmp(it.section, sec) &&
 		    !strcmp(it.key, key)) {
 			*v = it.verdict;
 			return it.value;
@@ -308,19 +309,21 @@ static void report(void)
 	enum gdr_verdict v = GDR_VERDICT_INFO;
 	struct ibv_device **list;
 	const struct gdr_node *nd;
+	const struct gdr_cuda *c;
 	struct gdr_report *r;
 	int n = 0;
 
 	check_scope = "probe on this machine";
 	gdr_seam_install(NULL);
 	nd = gdr_node_get();
+	c = gdr_cuda_get(true);
 	printf("kernel %s, nvidia %s (flavour %d), driver API %d, %d GPU(s), "
 	       "peermem '%s'\n",
 	       nd->kernel_release, nd->nv_version, nd->nv_flavour,
-	       nd->driver_version, nd->num_devices, nd->peermem_path);
+	       c->driver_version, c->num_devices, nd->peermem_path);
 	CHECK_INT(nd->nv_flavour, GDR_NV_OPEN);
-	CHECK(nd->driver_version >= 11070);
-	CHECK(nd->cuda_ok);
+	CHECK(c->driver_version >= 11070);
+	CHECK_INT(c->state, GDR_CUDA_READY);
 	r = gdr_report_create(NULL, 0, 0);
 	CHECK(r != NULL);
 	if (!r)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,14 +53,29 @@ int fault_inject(const char *name)
 			return NULL;                                           \
 		}                                                              \
 	} while (0)
+/* The driver of a process that has not initialised it, or of a child
+ * forked after its parent did. */
+#define UNINITIALISED()                                                        \
+	do {                                                                   \
+		if (fake_cu.not_initialized)                                   \
+			return CUDA_ERROR_NOT_INITIALIZED;                     \
+	} while (0)
 
 struct fake_cuda fake_cu;
+struct gdr_model fake_model;
 struct fake_verbs fake_ibv;
 struct ibv_device fake_device;
 struct ibv_context fake_context;
 struct ibv_pd fake_pd;
 
-#define CTX_OF(dev) ((CUcontext)(uintptr_t)(0x1000 + (dev)))
+__thread CUcontext fake_current;
+static __thread CUcontext ctx_stack[8];
+static __thread int ctx_depth;
+
+/* The model's node-level tables, which the fakes wrap. */
+static struct gdr_cuda_ops model_cu;
+static struct gdr_verbs_ops model_ibv;
+
 #define DEV_BASE 0x7f0000000000ull
 #define DEV_STRIDE 0x10000000ull
 
@@ -78,6 +94,10 @@ static void fakes_atfork(void)
 {
 	pthread_atfork(rec_lock, rec_unlock, rec_unlock);
 }
+
+static const char *env_path, *env_debug;
+static char env_extra_name[64], env_extra_value[64];
+int fake_real_verbs;
 
 void fakes_reset(void)
 {
@@ -99,6 +119,8 @@ void fakes_reset(void)
 	fake_context.device = &fake_device;
 	memset(&fake_pd, 0, sizeof(fake_pd));
 	fake_pd.context = &fake_context;
+	env_extra_name[0] = '\0';
+	ctx_depth = 0;
 }
 
 struct fake_alloc *fake_add_alloc(uintptr_t start, size_t size, int device,
@@ -123,7 +145,7 @@ void *fake_alloc_device(int device, size_t size)
 	return (void *)start;
 }
 
-static const struct fake_alloc *find(uintptr_t p)
+static struct fake_alloc *find(uintptr_t p)
 {
 	int i;
 
@@ -134,120 +156,166 @@ static const struct fake_alloc *find(uintptr_t p)
 	return NULL;
 }
 
+void fake_realloc(void *p)
+{
+	static unsigned long long next = 5000;
+	struct fake_alloc *a = find((uintptr_t)p);
+
+	if (a)
+		a->buffer_id = __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
+}
+
+/* The device a fake context belongs to; -1 for a foreign one. */
+static int dev_of(CUcontext c)
+{
+	uintptr_t v = (uintptr_t)c;
+
+	if (v >= 0x1000 && v < 0x1000 + FAKE_MAX_DEVS)
+		return (int)(v - 0x1000);
+	if (v >= 0x2000 && v < 0x2000 + FAKE_MAX_DEVS)
+		return (int)(v - 0x2000);
+	return -1;
+}
+
 /* --- the fake CUDA driver ------------------------------------------------ */
 static CUresult f_init(unsigned int flags)
 {
 	FAULT_CU("cuInit");
+	COUNT(fake_cu.inits);
 	if (fake_cu.init_delay_ms) {
 		struct timespec ts = { fake_cu.init_delay_ms / 1000,
 				       fake_cu.init_delay_ms % 1000 * 1000000L };
 
 		nanosleep(&ts, NULL);
 	}
-	return fake_cu.init_result;
+	if (fake_cu.init_forks) {
+		/* The real driver may run nvidia-modprobe from here. */
+		char buf[4096];
+		pid_t pid = fork();
+		int status = -1;
+
+		if (pid == 0) {
+			struct ibv_mr *mr;
+
+			alarm(10); /* a deadlock ends in SIGALRM, not a hang */
+			mr = gdr_register(&fake_pd, buf, sizeof(buf));
+			_exit(mr && mr->addr == buf && !gdr_deregister(mr) ? 0
+									 : 1);
+		}
+		if (pid > 0 && waitpid(pid, &status, 0) == pid)
+			fake_cu.init_child_status = status;
+		else
+			fake_cu.init_child_status = -1;
+	}
+	if (fake_cu.init_result)
+		return fake_cu.init_result;
+	return model_cu.cuInit(flags);
 }
 static CUresult f_version(int *v)
 {
 	FAULT_CU("cuDriverGetVersion");
-	*v = fake_cu.driver_version;
-	return CUDA_SUCCESS;
-}
-static CUresult f_errname(CUresult r, const char **name)
-{
-	switch (r) {
-	case CUDA_ERROR_INVALID_VALUE: *name = "CUDA_ERROR_INVALID_VALUE"; break;
-	case CUDA_ERROR_NO_DEVICE: *name = "CUDA_ERROR_NO_DEVICE"; break;
-	case CUDA_ERROR_NOT_SUPPORTED: *name = "CUDA_ERROR_NOT_SUPPORTED"; break;
-	case CUDA_ERROR_INVALID_CONTEXT: *name = "CUDA_ERROR_INVALID_CONTEXT"; break;
-	case CUDA_ERROR_OUT_OF_MEMORY: *name = "CUDA_ERROR_OUT_OF_MEMORY"; break;
-	default: return CUDA_ERROR_INVALID_VALUE;
-	}
-	return CUDA_SUCCESS;
+	return model_cu.cuDriverGetVersion(v);
 }
 static CUresult f_count(int *n)
 {
 	FAULT_CU("cuDeviceGetCount");
-	*n = fake_cu.num_devices;
-	return CUDA_SUCCESS;
+	UNINITIALISED();
+	return model_cu.cuDeviceGetCount(n);
 }
 static CUresult f_dev_get(CUdevice *d, int ordinal)
 {
 	FAULT_CU("cuDeviceGet");
-	if (ordinal < 0 || ordinal >= fake_cu.num_devices)
-		return CUDA_ERROR_INVALID_DEVICE;
-	*d = ordinal;
-	return CUDA_SUCCESS;
+	UNINITIALISED();
+	return model_cu.cuDeviceGet(d, ordinal);
 }
 static CUresult f_attr(int *v, CUdevice_attribute a, CUdevice d)
 {
 	FAULT_CU("cuDeviceGetAttribute");
-	switch (a) {
-	case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED:
-		if (fake_cu.driver_version < 11070)
-			return CUDA_ERROR_INVALID_VALUE;
-		*v = fake_cu.dmabuf_attr[d];
-		return CUDA_SUCCESS;
-	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED:
-	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED:
-		*v = 1;
-		return CUDA_SUCCESS;
-	default:
+	UNINITIALISED();
+	/* A driver older than 11.7 does not know the attribute. */
+	if (a == CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED &&
+	    fake_cu.driver_version < 11070)
 		return CUDA_ERROR_INVALID_VALUE;
-	}
+	return model_cu.cuDeviceGetAttribute(v, a, d);
 }
 static CUresult f_name(char *name, int len, CUdevice d)
 {
 	FAULT_CU("cuDeviceGetName");
-	snprintf(name, (size_t)len, "Fake H200 %d", d);
-	return CUDA_SUCCESS;
+	return model_cu.cuDeviceGetName(name, len, d);
 }
 static CUresult f_busid(char *id, int len, CUdevice d)
 {
 	FAULT_CU("cuDeviceGetPCIBusId");
-	snprintf(id, (size_t)len, "0000:%02x:00.0", 6 + d);
+	return model_cu.cuDeviceGetPCIBusId(id, len, d);
+}
+static CUresult ptr_attr(CUpointer_attribute at, void *data,
+			 const struct fake_alloc *a)
+{
+	switch (at) {
+	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+		*(unsigned int *)data = a ? a->type : 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+		*(int *)data = a ? a->device : -2;
+		break;
+	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+		*(unsigned int *)data = a ? (unsigned)a->managed : 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
+		*(unsigned int *)data = a ? !a->not_rdma : 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_CONTEXT:
+		*(CUcontext *)data = a && !a->vmm && a->type != CU_MEMORYTYPE_HOST
+					     ? FAKE_PRIMARY(a->device)
+					     : NULL;
+		break;
+	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+		*(CUdeviceptr *)data = a ? a->start : 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+		*(size_t *)data = a ? a->size : 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+		*(unsigned long long *)data = a ? a->buffer_id : 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+		*(void **)data = a && a->pool ? (void *)0x5 : NULL;
+		break;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
 	return CUDA_SUCCESS;
 }
 static CUresult f_ptr_attrs(unsigned int n, CUpointer_attribute *attrs,
 			    void **data, CUdeviceptr ptr)
 {
 	FAULT_CU("cuPointerGetAttributes");
+	UNINITIALISED();
 	const struct fake_alloc *a = find((uintptr_t)ptr);
 	unsigned int i;
+	CUresult r;
 
 	if (fake_cu.attrs_result)
 		return fake_cu.attrs_result;
 	for (i = 0; i < n; i++) {
-		switch (attrs[i]) {
-		case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-			*(unsigned int *)data[i] = a ? a->type : 0;
-			break;
-		case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
-			*(int *)data[i] = a ? a->device : -2;
-			break;
-		case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-			*(unsigned int *)data[i] = a ? (unsigned)a->managed : 0;
-			break;
-		case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
-			*(unsigned int *)data[i] = a ? !a->not_rdma : 0;
-			break;
-		case CU_POINTER_ATTRIBUTE_CONTEXT:
-			*(CUcontext *)data[i] =
-				a && !a->vmm ? CTX_OF(a->device) : NULL;
-			break;
-		case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
-			*(CUdeviceptr *)data[i] = a ? a->start : 0;
-			break;
-		case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
-			*(size_t *)data[i] = a ? a->size : 0;
-			break;
-		case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
-			*(void **)data[i] = a && a->pool ? (void *)0x5 : NULL;
-			break;
-		default:
-			return CUDA_ERROR_INVALID_VALUE;
-		}
+		r = ptr_attr(attrs[i], data[i], a);
+		if (r)
+			return r;
 	}
 	return CUDA_SUCCESS;
+}
+static CUresult f_ptr_attr(void *data, CUpointer_attribute at, CUdeviceptr ptr)
+{
+	FAULT_CU("cuPointerGetAttribute");
+	UNINITIALISED();
+	const struct fake_alloc *a = find((uintptr_t)ptr);
+
+	if (fake_cu.attrs_result)
+		return fake_cu.attrs_result;
+	/* The real driver refuses a pointer it does not know. */
+	if (!a)
+		return CUDA_ERROR_INVALID_VALUE;
+	return ptr_attr(at, data, a);
 }
 static CUresult f_set_attr(const void *v, CUpointer_attribute a,
 			   CUdeviceptr p)
@@ -259,18 +327,36 @@ static CUresult f_set_attr(const void *v, CUpointer_attribute a,
 static CUresult f_retain(CUcontext *ctx, CUdevice d)
 {
 	FAULT_CU("cuDevicePrimaryCtxRetain");
-	*ctx = CTX_OF(d);
+	if (d < 0 || d >= FAKE_MAX_DEVS)
+		return CUDA_ERROR_INVALID_DEVICE;
+	COUNT(fake_cu.retains);
+	__atomic_add_fetch(&fake_cu.primary_refs[d], 1, __ATOMIC_RELAXED);
+	*ctx = FAKE_PRIMARY(d);
+	return CUDA_SUCCESS;
+}
+static CUresult f_release(CUdevice d)
+{
+	FAULT_CU("cuDevicePrimaryCtxRelease");
+	if (d < 0 || d >= FAKE_MAX_DEVS)
+		return CUDA_ERROR_INVALID_DEVICE;
+	COUNT(fake_cu.releases);
+	__atomic_sub_fetch(&fake_cu.primary_refs[d], 1, __ATOMIC_RELAXED);
 	return CUDA_SUCCESS;
 }
 
-__thread CUcontext fake_current;
-static __thread CUcontext ctx_stack[8];
-static __thread int ctx_depth;
 
 static CUresult f_get_current(CUcontext *ctx)
 {
 	FAULT_CU("cuCtxGetCurrent");
 	*ctx = fake_current;
+	return CUDA_SUCCESS;
+}
+static CUresult f_get_device(CUdevice *dev)
+{
+	FAULT_CU("cuCtxGetDevice");
+	if (!fake_current)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*dev = dev_of(fake_current) >= 0 ? dev_of(fake_current) : 7;
 	return CUDA_SUCCESS;
 }
 static CUresult f_push(CUcontext ctx)
@@ -287,11 +373,39 @@ static CUresult f_pop(CUcontext *ctx)
 {
 	FAULT_CU("cuCtxPopCurrent");
 	COUNT(fake_cu.pop_calls);
+	if (fake_cu.pop_fails > 0) {
+		fake_cu.pop_fails--;
+		return CUDA_ERROR_UNKNOWN;
+	}
 	if (!ctx_depth)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	if (ctx)
 		*ctx = fake_current;
 	fake_current = ctx_stack[--ctx_depth];
+	return CUDA_SUCCESS;
+}
+static unsigned int *flags_of(CUcontext c)
+{
+	static unsigned int foreign;
+	int d = dev_of(c);
+
+	return d >= 0 ? &fake_cu.ctx_flags[d] : &foreign;
+}
+static CUresult f_get_flags(unsigned int *flags)
+{
+	FAULT_CU("cuCtxGetFlags");
+	if (!fake_current)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*flags = *flags_of(fake_current);
+	return CUDA_SUCCESS;
+}
+static CUresult f_set_flags(unsigned int flags)
+{
+	FAULT_CU("cuCtxSetFlags");
+	COUNT(fake_cu.set_flags_calls);
+	if (!fake_current)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*flags_of(fake_current) = flags;
 	return CUDA_SUCCESS;
 }
 static CUresult f_export(void *handle, CUdeviceptr p, size_t size,
@@ -323,54 +437,83 @@ static CUresult f_export(void *handle, CUdeviceptr p, size_t size,
 	return CUDA_SUCCESS;
 }
 
-static int fake_cuda_load(struct gdr_cuda_ops *ops, char *why, size_t n)
+static int fake_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags,
+			  char *why, size_t n)
 {
-	if (fault_inject("dlopen libcuda")) {
-		memset(ops, 0, sizeof(*ops));
-		snprintf(why, n, "libcuda.so.1 could not be loaded (injected)");
-		return -1;
-	}
+	int err;
+
 	memset(ops, 0, sizeof(*ops));
-	ctx_depth = 0;
-	if (fake_cu.load_fails) {
-		snprintf(why, n, "libcuda.so.1 could not be loaded (fake)");
-		return -1;
+	if (fault_inject("dlopen libcuda")) {
+		snprintf(why, n, "libcuda.so.1 could not be loaded (injected)");
+		return ENOENT;
 	}
+	COUNT(fake_cu.loads);
+	if (flags & GDR_CUDA_NOLOAD) {
+		COUNT(fake_cu.noload_loads);
+		if (fake_cu.not_loaded || fake_cu.load_fails) {
+			snprintf(why, n, "libcuda.so.1 is not loaded in this "
+					 "process");
+			return ENOENT;
+		}
+	}
+	err = gdr_model_cuda_load(&model_cu, flags, why, n);
+	if (err)
+		return err;
+	/* Loading it is what an application (or the report) does. */
+	fake_cu.not_loaded = 0;
+	ctx_depth = 0;
 	ops->cuInit = f_init;
 	ops->cuDriverGetVersion = f_version;
-	ops->cuGetErrorName = f_errname;
+	ops->cuGetErrorName = model_cu.cuGetErrorName;
 	ops->cuDeviceGetCount = f_count;
 	ops->cuDeviceGet = f_dev_get;
 	ops->cuDeviceGetAttribute = f_attr;
 	ops->cuDeviceGetName = f_name;
 	ops->cuDeviceGetPCIBusId = f_busid;
+	ops->cuPointerGetAttribute = f_ptr_attr;
 	ops->cuPointerGetAttributes = f_ptr_attrs;
 	ops->cuPointerSetAttribute = f_set_attr;
 	ops->cuDevicePrimaryCtxRetain = f_retain;
+	ops->cuDevicePrimaryCtxRelease = f_release;
 	ops->cuCtxGetCurrent = f_get_current;
+	ops->cuCtxGetDevice = f_get_device;
 	ops->cuCtxPushCurrent = f_push;
 	ops->cuCtxPopCurrent = f_pop;
-	if (!fake_cu.no_export_entry && fake_cu.driver_version >= 11070)
+	ops->cuCtxGetFlags = f_get_flags;
+	if (!fake_cu.no_ctx_set_flags && model_cu.cuCtxSetFlags)
+		ops->cuCtxSetFlags = f_set_flags;
+	if (!fake_cu.no_export_entry && model_cu.cuMemGetHandleForAddressRange)
 		ops->cuMemGetHandleForAddressRange = f_export;
 	return 0;
 }
 
 /* --- the fake verbs provider --------------------------------------------- */
-static struct ibv_mr *new_mr(struct ibv_pd *pd, void *addr, size_t len)
-{
-	struct ibv_mr *mr = calloc(1, sizeof(*mr));
 
-	if (!mr) {
+/* An MR that holds a duplicate of its dma-buf fd until it is released, as
+ * a real one holds a reference to the dma-buf. */
+struct fake_mr {
+	struct ibv_mr mr;
+	int dmabuf_fd;
+};
+
+static struct ibv_mr *new_mr(struct ibv_pd *pd, void *addr, size_t len,
+			     int dmabuf_fd)
+{
+	struct fake_mr *f = calloc(1, sizeof(*f));
+
+	if (!f) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	mr->context = pd->context;
-	mr->pd = pd;
-	mr->addr = addr;
-	mr->length = len;
-	mr->lkey = mr->rkey = 0x1234;
+	f->dmabuf_fd = dmabuf_fd >= 0 ? fcntl(dmabuf_fd, F_DUPFD_CLOEXEC, 0)
+				      : -1;
+	f->mr.context = pd->context;
+	f->mr.pd = pd;
+	f->mr.addr = addr;
+	f->mr.length = len;
+	f->mr.lkey = f->mr.rkey = 0x1234;
 	COUNT(fake_ibv.live_mrs);
-	return mr;
+	return &f->mr;
 }
 static struct ibv_mr *v_reg(struct ibv_pd *pd, void *addr, size_t len,
 			    uint64_t iova, unsigned int access)
@@ -386,7 +529,7 @@ static struct ibv_mr *v_reg(struct ibv_pd *pd, void *addr, size_t len,
 		errno = fake_ibv.reg_errno;
 		return NULL;
 	}
-	return new_mr(pd, addr, len);
+	return new_mr(pd, addr, len, -1);
 }
 /* What the kernel says of a dma-buf fd: exporter name and size. */
 static void read_fdinfo(int fd)
@@ -416,8 +559,11 @@ static struct ibv_mr *v_reg_dmabuf(struct ibv_pd *pd, uint64_t offset,
 	FAULT_IBV("ibv_reg_dmabuf_mr");
 	if (fd == -1 && len == 0) {
 		COUNT(fake_ibv.probes);
-		errno = fake_ibv.probe_errno;
-		return NULL;
+		if (fake_ibv.probe_mr)
+			return new_mr(pd, NULL, 0, -1);
+		/* The device's answer, from the model. */
+		return model_ibv.reg_dmabuf_mr(pd, offset, len, iova, fd,
+					       access);
 	}
 	COUNT(fake_ibv.dmabuf_calls);
 	pthread_mutex_lock(&rec);
@@ -435,54 +581,39 @@ static struct ibv_mr *v_reg_dmabuf(struct ibv_pd *pd, uint64_t offset,
 		return NULL;
 	}
 	/* libibverbs puts the dma-buf offset in addr; the library fixes it. */
-	return new_mr(pd, (void *)(uintptr_t)offset, len);
+	return new_mr(pd, (void *)(uintptr_t)offset, len, fd);
 }
 static int v_dereg(struct ibv_mr *mr)
 {
+	struct fake_mr *f = (struct fake_mr *)mr;
+
 	if (fault_inject("ibv_dereg_mr"))
 		return EIO;
 	if (fake_ibv.dereg_errno)
 		return fake_ibv.dereg_errno;
-	free(mr);
+	if (f->dmabuf_fd >= 0)
+		close(f->dmabuf_fd);
+	free(f);
 	__atomic_sub_fetch(&fake_ibv.live_mrs, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 static struct ibv_pd *v_alloc_pd(struct ibv_context *ctx)
 {
 	FAULT_IBV("ibv_alloc_pd");
-	struct ibv_pd *pd = calloc(1, sizeof(*pd));
-
-	if (pd)
-		pd->context = ctx;
-	return pd;
+	return model_ibv.alloc_pd(ctx);
 }
 static int v_dealloc_pd(struct ibv_pd *pd)
 {
-	if (fault_inject("ibv_dealloc_pd")) {
-		free(pd);
-		return EIO;
-	}
-	free(pd);
-	return 0;
-}
-static int v_query_device(struct ibv_context *ctx, struct ibv_device_attr *a)
-{
-	memset(a, 0, sizeof(*a));
-	return 0;
+	int err = model_ibv.dealloc_pd(pd);
+
+	return fault_inject("ibv_dealloc_pd") ? EIO : err;
 }
 static int v_query_port(struct ibv_context *ctx, uint8_t port,
 			struct ibv_port_attr *a)
 {
 	if (fault_inject("ibv_query_port"))
 		return EIO;
-	memset(a, 0, sizeof(*a));
-	a->state = IBV_PORT_ACTIVE;
-	a->link_layer = IBV_LINK_LAYER_ETHERNET;
-	return 0;
-}
-static const char *v_name(struct ibv_device *d)
-{
-	return d ? d->name : NULL;
+	return model_ibv.query_port(ctx, port, a);
 }
 
 /* --- fixtures ------------------------------------------------------------- */
@@ -539,6 +670,16 @@ static int fake_open(const char *path)
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
+static ssize_t fake_read(int fd, void *buf, size_t n)
+{
+	if (fault_inject("read")) {
+		errno = EIO;
+		return -1;
+	}
+	/* sysfs hands out at most a page per read(2). */
+	return read(fd, buf, n > 4096 ? 4096 : n);
+}
+
 static ssize_t fake_readlink(const char *path, char *buf, size_t n)
 {
 	if (fault_inject("readlink")) {
@@ -548,16 +689,56 @@ static ssize_t fake_readlink(const char *path, char *buf, size_t n)
 	return readlink(path, buf, n);
 }
 
-static const char *env_path, *env_debug;
-int fake_real_verbs;
-
 static char *fake_getenv(const char *name)
 {
 	if (strcmp(name, "GPUDIRECT_PATH") == 0)
 		return (char *)env_path;
 	if (strcmp(name, "GPUDIRECT_DEBUG") == 0)
 		return (char *)env_debug;
+	if (env_extra_name[0] && strcmp(name, env_extra_name) == 0)
+		return env_extra_value;
 	return NULL;
+}
+
+void fakes_setenv(const char *name, const char *value)
+{
+	snprintf(env_extra_name, sizeof(env_extra_name), "%s", name);
+	snprintf(env_extra_value, sizeof(env_extra_value), "%s", value);
+}
+
+/* The node of fake_cu and fake_ibv as the model the fakes answer from. */
+static void fill_model(const char *kernel)
+{
+	int i;
+
+	memset(&fake_model, 0, sizeof(fake_model));
+	snprintf(fake_model.kernel_release, sizeof(fake_model.kernel_release),
+		 "%s", kernel ? kernel : "6.1.0-57-amd64");
+	if (fake_cu.load_fails)
+		snprintf(fake_model.cuda_error, sizeof(fake_model.cuda_error),
+			 "libcuda.so.1 could not be loaded (fake)");
+	fake_model.driver_version = fake_cu.driver_version;
+	fake_model.num_gpus = fake_cu.num_devices;
+	for (i = 0; i < fake_cu.num_devices && i < FAKE_MAX_DEVS; i++) {
+		struct gdr_model_gpu *g = &fake_model.gpu[i];
+
+		snprintf(g->name, sizeof(g->name), "Fake H200 %d", i);
+		snprintf(g->pci_bus_id, sizeof(g->pci_bus_id), "0000:%02x:00.0",
+			 6 + i);
+		g->dmabuf_supported = fake_cu.dmabuf_attr[i];
+		g->gpudirect_rdma_supported = 1;
+		g->gpudirect_rdma_with_vmm = 1;
+	}
+	fake_model.libibverbs_dmabuf = !fake_ibv.no_dmabuf_symbol;
+	fake_model.num_nics = 1;
+	snprintf(fake_model.nic[0].name, sizeof(fake_model.nic[0].name), "%s",
+		 fake_device.name);
+	fake_model.nic[0].dmabuf_probe_errno = fake_ibv.probe_errno;
+	fake_model.nic[0].port_state = IBV_PORT_ACTIVE;
+	fake_model.nic[0].link_layer = IBV_LINK_LAYER_ETHERNET;
+	gdr_model_use(&fake_model);
+	gdr_model_cuda_ops(&model_cu);
+	gdr_model_verbs_ops(&model_ibv);
 }
 
 static void fake_verbs_table(struct gdr_verbs_ops *v)
@@ -567,15 +748,16 @@ static void fake_verbs_table(struct gdr_verbs_ops *v)
 	v->dereg_mr = v_dereg;
 	v->alloc_pd = v_alloc_pd;
 	v->dealloc_pd = v_dealloc_pd;
-	v->query_device = v_query_device;
 	v->query_port = v_query_port;
-	v->device_name = v_name;
+	v->device_name = model_ibv.device_name;
+	v->device_index = model_ibv.device_index;
 }
 
 void fakes_install_real_cuda(void)
 {
 	struct gdr_seam s;
 
+	fill_model(NULL);
 	gdr_seam_default(&s);
 	fake_verbs_table(&s.verbs);
 	gdr_seam_install(&s);
@@ -586,11 +768,12 @@ void fakes_install(const struct fixture *f, const char *kernel,
 {
 	struct gdr_seam s;
 
+	fill_model(kernel);
 	gdr_seam_default(&s);
 	snprintf(s.sysfs_root, sizeof(s.sysfs_root), "%s", f->sys);
 	snprintf(s.procfs_root, sizeof(s.procfs_root), "%s", f->proc);
 	snprintf(s.kernel_release, sizeof(s.kernel_release), "%s",
-		 kernel ? kernel : "6.1.0-57-amd64");
+		 fake_model.kernel_release);
 	s.cuda_load = fake_cuda_load;
 	if (!fake_real_verbs)
 		fake_verbs_table(&s.verbs);
@@ -598,6 +781,7 @@ void fakes_install(const struct fixture *f, const char *kernel,
 	env_debug = debug;
 	s.getenv = fake_getenv;
 	s.open_file = fake_open;
+	s.read_fd = fake_read;
 	s.read_link = fake_readlink;
 	gdr_seam_install(&s);
 }
@@ -615,4 +799,23 @@ int count_fds(void)
 			n++;
 	closedir(d);
 	return n - 1; /* the directory's own fd */
+}
+
+int fake_ctx_depth(void)
+{
+	return ctx_depth;
+}
+
+void log_message(const char *msg)
+{
+	const char *file = getenv("GDR_MESSAGES_OUT");
+	FILE *f;
+
+	if (!file || !*file || !msg || !*msg)
+		return;
+	f = fopen(file, "a");
+	if (!f)
+		return;
+	fprintf(f, "%s\n", msg);
+	fclose(f);
 }

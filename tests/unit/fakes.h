@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fakes for the seam: a CUDA driver with configurable devices and
- * allocations, a verbs provider that records its calls, and fixture
- * sysfs/procfs trees in a temporary directory.
+ * Fakes for the seam. The node-level answers (GPUs, their attributes, the
+ * driver version, the RDMA devices' probe answers and ports) come from the
+ * library's own modelled node (lib/model.c), the one gdr-info replays
+ * snapshots with; on top of it these add what registrations need: a CUDA
+ * driver with allocations, contexts and exports, a verbs provider that
+ * records its calls, fault injection, and fixture sysfs/procfs trees.
  */
 #ifndef GDR_TEST_FAKES_H
 #define GDR_TEST_FAKES_H
 
 #include "internal.h"
+#include "private/gpudirect-private.h"
 
 #define FAKE_MAX_DEVS 4
 #define FAKE_MAX_ALLOCS 16
@@ -20,33 +24,47 @@ struct fake_alloc {
 	int managed;
 	int pool;
 	int vmm; /* no owning context */
-	int not_rdma; /* VMM made without gpuDirectRDMACapable */
+	int not_rdma; /* not GPUDirect RDMA capable */
 	unsigned long long buffer_id;
 };
 
 struct fake_cuda {
-	int load_fails;	     /* cuda_load() fails: no libcuda */
-	CUresult init_result;
-	int init_delay_ms;   /* cuInit takes this long */
+	/* the node, copied into fake_model by fakes_install() */
+	int load_fails;	     /* no libcuda on the machine */
 	int driver_version;  /* default 13000 */
 	int num_devices;
 	int dmabuf_attr[FAKE_MAX_DEVS];
+	/* the process */
+	int not_loaded;	     /* libcuda.so.1 not loaded by the application */
+	int not_initialized; /* the driver answers CUDA_ERROR_NOT_INITIALIZED
+			      * (cuInit not called; a forked child) */
+	CUresult init_result;
+	int init_delay_ms;   /* cuInit takes this long */
+	int init_forks;	     /* cuInit forks; the child registers host
+			      * memory and exits with 0 on success */
 	int no_export_entry; /* cuMemGetHandleForAddressRange missing */
+	int no_ctx_set_flags; /* cuCtxSetFlags missing (driver < 12.1) */
 	CUresult export_result;
 	CUresult attrs_result;
 	CUresult set_attr_result;
+	int pop_fails;	     /* this many cuCtxPopCurrent calls fail */
 	struct fake_alloc allocs[FAKE_MAX_ALLOCS];
 	int num_allocs;
 	/* observed */
-	int exports, set_attr_calls, push_calls, pop_calls;
+	int inits, loads, noload_loads, exports, set_attr_calls, push_calls,
+		pop_calls, retains, releases, set_flags_calls;
+	int primary_refs[FAKE_MAX_DEVS];
+	unsigned int ctx_flags[FAKE_MAX_DEVS]; /* of contexts 0x2000 + dev */
 	uintptr_t last_export_base;
 	size_t last_export_size;
 	CUcontext ctx_at_export;
+	int init_child_status; /* exit status of the child init_forks made */
 };
 
 struct fake_verbs {
 	int no_dmabuf_symbol;
 	int probe_errno;  /* answer to ibv_reg_dmabuf_mr(pd,0,0,0,-1,0) */
+	int probe_mr;	  /* the probe gets an MR back */
 	int dmabuf_errno; /* 0: real calls succeed */
 	int reg_errno;	  /* 0: ibv_reg_mr_iova2 succeeds */
 	int dereg_errno;
@@ -62,6 +80,7 @@ struct fake_verbs {
 };
 
 extern struct fake_cuda fake_cu;
+extern struct gdr_model fake_model;
 /* The calling thread's current context, as the fake driver sees it. */
 extern __thread CUcontext fake_current;
 extern struct fake_verbs fake_ibv;
@@ -69,12 +88,18 @@ extern struct ibv_device fake_device;
 extern struct ibv_context fake_context;
 extern struct ibv_pd fake_pd;
 
+/* Contexts: the primary context of GPU d, and another context on it. */
+#define FAKE_PRIMARY(d) ((CUcontext)(uintptr_t)(0x1000 + (d)))
+#define FAKE_OTHER_CTX(d) ((CUcontext)(uintptr_t)(0x2000 + (d)))
+
 /* Reset the fakes to a healthy H200-like node with an mlx5-like NIC. */
 void fakes_reset(void);
 /* A fake device allocation; returns its address. */
 void *fake_alloc_device(int device, size_t size);
 struct fake_alloc *fake_add_alloc(uintptr_t start, size_t size, int device,
 				  unsigned int type);
+/* Give the allocation holding @p a new buffer id (freed and reallocated). */
+void fake_realloc(void *p);
 
 /* A fixture root with sys/ and proc/ below it. */
 struct fixture {
@@ -97,9 +122,10 @@ void fixture_remove(struct fixture *f);
 
 /*
  * Fault injection: with fault_at = N, the Nth call into the outside world
- * (each fake CUDA and verbs entry point, cuda_load, each file open, and
- * the allocations of tests that arm fault_alloc) fails. fault_calls counts
- * the calls seen; fault_where names the one that failed.
+ * (each fake CUDA and verbs entry point, cuda_load, each file open, read
+ * and readlink, and the allocations of tests that arm fault_alloc) fails.
+ * fault_calls counts the calls seen; fault_where names the one that
+ * failed.
  */
 extern long fault_at, fault_calls;
 extern int fault_alloc;
@@ -112,11 +138,20 @@ extern int fake_real_verbs;
 /* Install a seam over the fixture and the fakes; env values may be NULL. */
 void fakes_install(const struct fixture *f, const char *kernel,
 		   const char *env_path, const char *env_debug);
+/* Set another environment variable for the next fakes_install. */
+void fakes_setenv(const char *name, const char *value);
 
 /* The real CUDA driver, sysfs and procfs, with the recording verbs. */
 void fakes_install_real_cuda(void);
 
 /* Open file descriptors of this process. */
 int count_fds(void);
+/* The depth of the calling thread's fake context stack. */
+int fake_ctx_depth(void);
+/*
+ * Append a gdr_last_error() text to the file named by GDR_MESSAGES_OUT,
+ * when set: tests/unit/check-docs.py checks each against docs/errors.md.
+ */
+void log_message(const char *msg);
 
 #endif

@@ -17,8 +17,12 @@
 #define PM_MODULE "module/nvidia_peermem/version"
 #define PM_OLD "module/nv_peer_mem/version"
 
-enum ptr_kind { P_DEVICE, P_HOST, P_CUDA_HOST, P_MANAGED, P_POOL, P_VMM,
-		P_VMM_NOT_RDMA, P_PAST_END };
+enum ptr_kind { P_DEVICE, P_HOST, P_CUDA_HOST, P_MANAGED, P_MANAGED_HOST,
+		P_POOL, P_POOL_NOT_RDMA, P_VMM, P_VMM_NOT_RDMA, P_PAST_END,
+		P_ADJACENT };
+
+/* The caller's current context when the registration is made. */
+enum caller_ctx { C_FOREIGN, C_NONE, C_GPU0_OTHER, C_GPU0_PRIMARY };
 
 struct scenario {
 	const char *name;
@@ -31,13 +35,21 @@ struct scenario {
 	int driver;	     /* 0: 13000 */
 	int two_gpus_attr1;  /* 2 GPUs; DMA_BUF_SUPPORTED of GPU 1 is this-1 */
 	int probe_errno;     /* 0: EBADF */
+	int probe_mr;	     /* the probe gets an MR back */
 	int no_dmabuf_symbol;
+	/* the process */
+	int cuda_not_loaded; /* the application never loaded libcuda */
+	int not_initialized; /* the driver answers NOT_INITIALIZED */
+	enum caller_ctx caller;
+	int pop_fails;
+	int no_ctx_set_flags;
+	const char *env_ro;  /* GPUDIRECT_RELAXED_ORDERING */
 	/* the buffer */
 	enum ptr_kind ptr;
 	int gpu;
 	/* what the calls answer */
 	int dmabuf_errno, reg_errno;
-	CUresult export_result;
+	CUresult export_result, set_attr_result;
 	/* the request */
 	const char *env_path;
 	uint32_t mask; /* 0: none given */
@@ -47,6 +59,9 @@ struct scenario {
 	int want_errno;
 	const char *want_msg;
 	enum gdr_mem_type want_mem;
+	int want_no_ro;	     /* no IBV_ACCESS_RELAXED_ORDERING on device memory */
+	int want_ctx_flag;   /* CU_CTX_SYNC_MEMOPS set on the caller's context */
+	int want_ctx_lost;   /* the context stack cannot be restored */
 };
 
 #define B(p) GDR_PATH_BIT(GDR_PATH_##p)
@@ -62,9 +77,9 @@ static const struct scenario table[] = {
 	  .want_path = GDR_PATH_HOST, .want_mem = GDR_MEM_HOST },
 	{ .name = "proprietary module, no peermem", .nv = NV_PROPRIETARY,
 	  .want_errno = EOPNOTSUPP,
-	  .want_msg = "proprietary kernel module, which cannot export DMA-BUF; "
-		      "install the open kernel module (GPU Operator: --set "
-		      "driver.kernelModuleType=open)" },
+	  .want_msg = "is the proprietary kernel module, which cannot export "
+		      "DMA-BUF; DMA-BUF needs the open kernel module: install "
+		      "it (GPU Operator: --set driver.kernelModuleType=open)" },
 	{ .name = "proprietary module + peermem (memory_peers/nv_mem)",
 	  .nv = NV_PROPRIETARY, .peermem = PM_NV_MEM,
 	  .want_path = GDR_PATH_PEERMEM },
@@ -117,10 +132,6 @@ static const struct scenario table[] = {
 	{ .name = "managed pointer refused", .nv = NV_OPEN, .ptr = P_MANAGED,
 	  .want_errno = EINVAL, .want_msg = "CUDA managed memory",
 	  .want_mem = GDR_MEM_CUDA_MANAGED },
-	{ .name = "stream-ordered pool pointer refused", .nv = NV_OPEN,
-	  .ptr = P_POOL, .want_errno = EINVAL,
-	  .want_msg = "stream-ordered memory pool",
-	  .want_mem = GDR_MEM_CUDA_POOL },
 	{ .name = "range past the end of the allocation refused",
 	  .nv = NV_OPEN, .ptr = P_PAST_END, .want_errno = EINVAL,
 	  .want_msg = "runs past the end of its CUDA allocation" },
@@ -151,7 +162,7 @@ static const struct scenario table[] = {
 	  .mask = B(HOST), .want_errno = EOPNOTSUPP,
 	  .want_msg = "the buffer is cuda-device memory" },
 	{ .name = "dmabuf registration fails with 524, peermem succeeds",
-	  .nv = NV_OPEN, .dmabuf_errno = ENOTSUPP, .peermem = PM_NV_MEM,
+	  .nv = NV_OPEN, .dmabuf_errno = GDR_ENOTSUPP, .peermem = PM_NV_MEM,
 	  .want_path = GDR_PATH_PEERMEM },
 	{ .name = "dmabuf registration ENOMEM is reported, not hidden",
 	  .nv = NV_OPEN, .dmabuf_errno = ENOMEM, .peermem = PM_NV_MEM,
@@ -163,9 +174,12 @@ static const struct scenario table[] = {
 	  .nv = NV_OPEN, .export_result = CUDA_ERROR_INVALID_VALUE,
 	  .peermem = PM_NV_MEM, .want_errno = EINVAL,
 	  .want_msg = "cuMemGetHandleForAddressRange" },
-	{ .name = "peermem EFAULT names nvidia-peermem", .nv = NV_PROPRIETARY,
-	  .peermem = PM_NV_MEM, .reg_errno = EFAULT, .want_errno = EFAULT,
-	  .want_msg = "nvidia-peermem is most likely not loaded" },
+	{ .name = "peermem EFAULT with the module there names other causes",
+	  .nv = NV_PROPRIETARY, .peermem = PM_NV_MEM, .reg_errno = EFAULT,
+	  .want_errno = EFAULT,
+	  .want_msg = "nvidia-peermem is loaded (/sys/kernel/mm/memory_peers/"
+		      "nv_mem/version) but the kernel could not pin the device "
+		      "memory: the module may be bound to another RDMA stack" },
 	{ .name = "host EFAULT names an unmapped range", .nv = NV_OPEN,
 	  .ptr = P_HOST, .reg_errno = EFAULT, .want_errno = EFAULT,
 	  .want_msg = "not mapped in this process" },
@@ -199,7 +213,86 @@ static const struct scenario table[] = {
 	  .peermem = PM_NV_MEM, .mask = B(PEERMEM),
 	  .flags = GDR_REG_SYNC_MEMOPS, .want_path = GDR_PATH_PEERMEM },
 	{ .name = "strict ordering", .nv = NV_OPEN,
-	  .flags = GDR_REG_STRICT_ORDERING, .want_path = GDR_PATH_DMABUF },
+	  .flags = GDR_REG_STRICT_ORDERING, .want_path = GDR_PATH_DMABUF,
+	  .want_no_ro = 1 },
+	{ .name = "strict ordering on peermem", .nv = NV_PROPRIETARY,
+	  .peermem = PM_NV_MEM, .flags = GDR_REG_STRICT_ORDERING,
+	  .want_path = GDR_PATH_PEERMEM, .want_no_ro = 1 },
+	{ .name = "GPUDIRECT_RELAXED_ORDERING=0", .nv = NV_OPEN, .env_ro = "0",
+	  .want_path = GDR_PATH_DMABUF, .want_no_ro = 1 },
+	{ .name = "GPUDIRECT_RELAXED_ORDERING=1 keeps it", .nv = NV_OPEN,
+	  .env_ro = "1", .want_path = GDR_PATH_DMABUF },
+	{ .name = "GPUDIRECT_RELAXED_ORDERING=yes is an error", .nv = NV_OPEN,
+	  .env_ro = "yes", .want_errno = EINVAL,
+	  .want_msg = "GPUDIRECT_RELAXED_ORDERING=yes is not 0, 1 or auto" },
+	{ .name = "managed memory that reads as host memory is refused",
+	  .nv = NV_OPEN, .ptr = P_MANAGED_HOST, .want_errno = EINVAL,
+	  .want_msg = "CUDA managed memory", .want_mem = GDR_MEM_CUDA_MANAGED },
+	{ .name = "NIC probe gets an MR: released, a real registration decides",
+	  .nv = NV_OPEN, .probe_mr = 1, .want_path = GDR_PATH_DMABUF },
+	{ .name = "pool memory the driver marks GPUDirect RDMA capable",
+	  .nv = NV_OPEN, .ptr = P_POOL, .want_path = GDR_PATH_DMABUF,
+	  .want_mem = GDR_MEM_CUDA_POOL },
+	{ .name = "pool memory not GPUDirect RDMA capable is refused",
+	  .nv = NV_OPEN, .ptr = P_POOL_NOT_RDMA, .want_errno = EINVAL,
+	  .want_msg = "stream-ordered memory pool (cuMemAllocAsync/"
+		      "cudaMallocAsync) whose memory the driver does not mark "
+		      "GPUDirect RDMA capable",
+	  .want_mem = GDR_MEM_CUDA_POOL },
+	{ .name = "a span over two adjacent allocations is refused",
+	  .nv = NV_OPEN, .ptr = P_ADJACENT, .want_errno = EINVAL,
+	  .want_msg = "runs past the end of its CUDA allocation" },
+	{ .name = "forced dmabuf answering 524: EOPNOTSUPP, never 524",
+	  .nv = NV_OPEN, .dmabuf_errno = GDR_ENOTSUPP, .mask = B(DMABUF),
+	  .want_errno = EOPNOTSUPP,
+	  .want_msg = "failed with 524 (the kernel's internal ENOTSUPP, "
+		      "reported as EOPNOTSUPP)" },
+	{ .name = "524 everywhere: EOPNOTSUPP", .nv = NV_OPEN,
+	  .dmabuf_errno = GDR_ENOTSUPP, .peermem = PM_NV_MEM,
+	  .reg_errno = GDR_ENOTSUPP, .want_errno = EOPNOTSUPP },
+	{ .name = "host memory when the application never loaded libcuda",
+	  .nv = NV_OPEN, .ptr = P_HOST, .cuda_not_loaded = 1,
+	  .want_path = GDR_PATH_HOST, .want_mem = GDR_MEM_HOST },
+	{ .name = "host memory, CUDA not initialised (a forked child)",
+	  .nv = NV_OPEN, .ptr = P_HOST, .not_initialized = 1,
+	  .want_path = GDR_PATH_HOST, .want_mem = GDR_MEM_HOST },
+	{ .name = "device memory where CUDA is not initialised: not 'freed'",
+	  .nv = NV_OPEN, .not_initialized = 1, .reg_errno = EFAULT,
+	  .want_errno = EFAULT,
+	  .want_msg = "the CUDA driver is not initialised in this process "
+		      "(CUDA_ERROR_NOT_INITIALIZED)",
+	  .want_mem = GDR_MEM_HOST },
+	{ .name = "VMM memory, a context of its GPU current: reused",
+	  .nv = NV_OPEN, .ptr = P_VMM, .caller = C_GPU0_OTHER,
+	  .want_path = GDR_PATH_DMABUF },
+	{ .name = "VMM memory, no context current: primary retained+released",
+	  .nv = NV_OPEN, .ptr = P_VMM, .caller = C_NONE,
+	  .want_path = GDR_PATH_DMABUF },
+	{ .name = "export and pop both fail: the caller's context survives",
+	  .nv = NV_OPEN, .export_result = CUDA_ERROR_INVALID_VALUE,
+	  .pop_fails = 1, .want_errno = EINVAL,
+	  .want_msg = "cuMemGetHandleForAddressRange" },
+	{ .name = "pop fails twice: reported, not hidden", .nv = NV_OPEN,
+	  .pop_fails = 2, .want_errno = EIO, .want_ctx_lost = 1,
+	  .want_msg = "cuCtxPopCurrent (twice; the caller's context is not "
+		      "current again)" },
+	{ .name = "sync-memops on dmabuf", .nv = NV_OPEN,
+	  .flags = GDR_REG_SYNC_MEMOPS, .want_path = GDR_PATH_DMABUF },
+	{ .name = "sync-memops on VMM memory sets the context flag",
+	  .nv = NV_OPEN, .ptr = P_VMM, .caller = C_GPU0_OTHER,
+	  .flags = GDR_REG_SYNC_MEMOPS, .want_path = GDR_PATH_DMABUF,
+	  .want_ctx_flag = 1 },
+	{ .name = "sync-memops on VMM memory, no context of its GPU current",
+	  .nv = NV_OPEN, .ptr = P_VMM, .flags = GDR_REG_SYNC_MEMOPS,
+	  .want_errno = EINVAL,
+	  .want_msg = "no context of GPU 0 is current" },
+	{ .name = "sync-memops on VMM memory, driver without cuCtxSetFlags",
+	  .nv = NV_OPEN, .ptr = P_VMM, .caller = C_GPU0_OTHER,
+	  .no_ctx_set_flags = 1, .flags = GDR_REG_SYNC_MEMOPS,
+	  .want_errno = ENOSYS, .want_msg = "which this driver lacks" },
+	{ .name = "sync-memops refused by the driver", .nv = NV_OPEN,
+	  .flags = GDR_REG_SYNC_MEMOPS, .set_attr_result = CUDA_ERROR_NOT_PERMITTED,
+	  .want_errno = EPERM, .want_msg = "cuPointerSetAttribute(SYNC_MEMOPS)" },
 };
 
 #define DEV_OFF 100
@@ -231,9 +324,25 @@ static void *make_ptr(const struct scenario *sc, void *host)
 	case P_MANAGED:
 		device_with(1 << 20)->managed = 1;
 		break;
+	case P_MANAGED_HOST:
+		a = device_with(1 << 20);
+		a->managed = 1;
+		a->type = CU_MEMORYTYPE_HOST;
+		break;
 	case P_POOL:
 		device_with(1 << 20)->pool = 1;
 		break;
+	case P_POOL_NOT_RDMA:
+		a = device_with(1 << 20);
+		a->pool = 1;
+		a->not_rdma = 1;
+		break;
+	case P_ADJACENT:
+		/* Two allocations side by side; the range starts in the first
+		 * and ends in the second. */
+		a = device_with(4096);
+		fake_add_alloc(a->start + 4096, 1 << 20, 0, CU_MEMORYTYPE_DEVICE);
+		return (char *)a->start + DEV_OFF;
 	case P_VMM:
 		fake_alloc_device(sc->gpu, 1 << 21);
 		fake_cu.allocs[fake_cu.num_allocs - 1].vmm = 1;
@@ -254,15 +363,38 @@ static void *make_ptr(const struct scenario *sc, void *host)
 	return last_dev();
 }
 
+static CUcontext caller_of(const struct scenario *sc)
+{
+	/* With two GPUs, the caller has GPU 0's context current. */
+	if (sc->two_gpus_attr1)
+		return FAKE_PRIMARY(0);
+	switch (sc->caller) {
+	case C_NONE: return NULL;
+	case C_GPU0_OTHER: return FAKE_OTHER_CTX(0);
+	case C_GPU0_PRIMARY: return FAKE_PRIMARY(0);
+	case C_FOREIGN: /* fall through */
+	default: return (CUcontext)(uintptr_t)0xc0ffee;
+	}
+}
+
+/* The context the export must run under. */
+static CUcontext export_ctx(const struct scenario *sc, CUcontext caller)
+{
+	if (sc->ptr != P_VMM)
+		return FAKE_PRIMARY(sc->gpu);
+	return sc->caller == C_GPU0_OTHER ? caller : FAKE_PRIMARY(sc->gpu);
+}
+
 static void run(const struct scenario *sc)
 {
-	struct gdr_reg_info info = { .comp_mask = GDR_REG_INFO_BASIC };
+	struct gdr_reg_info info;
 	struct gdr_reg_attr attr = { 0 };
-	CUcontext caller = (CUcontext)(uintptr_t)0xc0ffee;
+	CUcontext caller = caller_of(sc);
 	struct fixture fx;
 	struct ibv_mr *mr;
 	void *host, *ptr;
-	int fds, err;
+	int fds, err, depth, i, want_access;
+	bool device_path;
 
 	check_scope = sc->name;
 	fakes_reset();
@@ -275,7 +407,12 @@ static void run(const struct scenario *sc)
 	if (sc->peermem)
 		fixture_write(fx.sys, sc->peermem, "1.1\n");
 	fake_cu.load_fails = sc->no_libcuda;
+	fake_cu.not_loaded = sc->cuda_not_loaded;
+	fake_cu.not_initialized = sc->not_initialized;
 	fake_cu.init_result = sc->init_result;
+	fake_cu.pop_fails = sc->pop_fails;
+	fake_cu.no_ctx_set_flags = sc->no_ctx_set_flags;
+	fake_cu.set_attr_result = sc->set_attr_result;
 	if (sc->driver)
 		fake_cu.driver_version = sc->driver;
 	if (sc->two_gpus_attr1) {
@@ -284,14 +421,14 @@ static void run(const struct scenario *sc)
 	}
 	if (sc->probe_errno)
 		fake_ibv.probe_errno = sc->probe_errno;
+	fake_ibv.probe_mr = sc->probe_mr;
 	fake_ibv.no_dmabuf_symbol = sc->no_dmabuf_symbol;
 	fake_ibv.dmabuf_errno = sc->dmabuf_errno;
 	fake_ibv.reg_errno = sc->reg_errno;
 	fake_cu.export_result = sc->export_result;
-	/* With two GPUs, the caller has GPU 0's context current. */
-	if (sc->two_gpus_attr1)
-		caller = (CUcontext)(uintptr_t)0x1000;
 	fake_current = caller;
+	if (sc->env_ro)
+		fakes_setenv("GPUDIRECT_RELAXED_ORDERING", sc->env_ro);
 	fakes_install(&fx, sc->kernel, sc->env_path, NULL);
 
 	host = aligned_alloc(4096, 65536);
@@ -306,52 +443,88 @@ static void run(const struct scenario *sc)
 	}
 
 	fds = count_fds();
+	depth = fake_ctx_depth();
+	memset(&info, 0xa5, sizeof(info));
 	errno = 0;
-	mr = gdr_register_ex(&fake_pd, ptr, LEN, &attr, &info);
+	mr = gdr_register_ex(&fake_pd, ptr, LEN, &attr, &info, sizeof(info));
 	err = errno;
+	log_message(gdr_last_error());
 
+	CHECK_INT(info.comp_mask, GDR_REG_INFO_BASIC);
+	CHECK(info.num_attempts <= 3);
 	if (sc->want_errno) {
 		CHECK(mr == NULL);
 		CHECK_INT(err, sc->want_errno);
 		CHECK_INT(info.path, GDR_PATH_NONE);
 		if (sc->want_msg)
 			CHECK_HAS(gdr_last_error(), sc->want_msg);
+		for (i = 0; i < (int)info.num_attempts && i < 3; i++)
+			CHECK(info.attempts[i].result != GDR_ATTEMPT_USED);
 	} else {
 		CHECK(mr != NULL);
 		CHECK_INT(info.path, sc->want_path);
 		CHECK_STR(gdr_last_error(), "");
+		CHECK(info.num_attempts >= 1);
+		/* The record ends with the path used; none before it was. */
+		CHECK_INT(info.attempts[info.num_attempts - 1].path,
+			  sc->want_path);
+		CHECK_INT(info.attempts[info.num_attempts - 1].result,
+			  GDR_ATTEMPT_USED);
+		for (i = 0; i + 1 < (int)info.num_attempts; i++)
+			CHECK(info.attempts[i].result != GDR_ATTEMPT_USED);
 	}
 	if (sc->want_mem)
 		CHECK_INT(info.mem_type, sc->want_mem);
-	CHECK(info.num_attempts <= GDR_PATH_COUNT);
 	if (mr) {
 		/* Looks like ibv_reg_mr's MR on every path. */
 		CHECK(mr->addr == ptr);
 		CHECK_INT(mr->length, LEN);
 		CHECK_INT(gdr_deregister(mr), 0);
 	}
+	/* The access flags and iova of every path, exactly. */
+	device_path = info.path == GDR_PATH_DMABUF ||
+		      info.path == GDR_PATH_PEERMEM;
+	want_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		      IBV_ACCESS_REMOTE_READ;
+	if (device_path && !sc->want_no_ro)
+		want_access |= IBV_ACCESS_RELAXED_ORDERING;
+	if (info.path != GDR_PATH_NONE) {
+		CHECK_INT(fake_ibv.last_access, want_access);
+		CHECK_INT(fake_ibv.last_iova, (uintptr_t)ptr);
+		CHECK_INT(fake_ibv.last_len, LEN);
+	}
 	if (info.path == GDR_PATH_DMABUF) {
 		uintptr_t base = (uintptr_t)ptr & ~(uintptr_t)4095;
 
 		CHECK(fake_ibv.last_fd_open);
-		CHECK_INT(fake_ibv.last_iova, (uintptr_t)ptr);
 		CHECK_INT(fake_ibv.last_offset, (uintptr_t)ptr - base);
 		CHECK_INT(fake_cu.last_export_base, base);
 		CHECK_INT(fake_cu.last_export_size % 4096, 0);
-		/* Exported under the owning device's context ... */
-		CHECK(fake_cu.ctx_at_export ==
-		      (CUcontext)(uintptr_t)(0x1000 + sc->gpu));
-		CHECK_INT(fake_ibv.last_access & IBV_ACCESS_RELAXED_ORDERING,
-			  sc->flags & GDR_REG_STRICT_ORDERING
-				  ? 0
-				  : IBV_ACCESS_RELAXED_ORDERING);
+		/* Exported under the right context ... */
+		CHECK(fake_cu.ctx_at_export == export_ctx(sc, caller));
 	}
-	if (info.path == GDR_PATH_HOST)
-		CHECK_INT(fake_ibv.last_access & IBV_ACCESS_RELAXED_ORDERING, 0);
-	if (sc->flags & GDR_REG_SYNC_MEMOPS)
-		CHECK_INT(fake_cu.set_attr_calls, 1);
-	/* ... and the caller's context is current again. */
-	CHECK(fake_current == caller);
+	if ((sc->flags & GDR_REG_SYNC_MEMOPS) && !sc->want_errno) {
+		if (sc->ptr == P_VMM) {
+			CHECK_INT(fake_cu.set_attr_calls, 0);
+			CHECK(fake_cu.ctx_flags[0] & CU_CTX_SYNC_MEMOPS);
+		} else {
+			CHECK_INT(fake_cu.set_attr_calls, 1);
+		}
+	}
+	if (!(sc->flags & GDR_REG_SYNC_MEMOPS))
+		CHECK_INT(fake_cu.set_attr_calls, 0);
+	/* ... the caller's context is current again, the stack as it was,
+	 * and no primary context is left retained. */
+	if (!sc->want_ctx_lost) {
+		CHECK(fake_current == caller);
+		CHECK_INT(fake_ctx_depth(), depth);
+	}
+	CHECK_INT(fake_cu.retains, fake_cu.releases);
+	for (i = 0; i < FAKE_MAX_DEVS; i++)
+		CHECK_INT(fake_cu.primary_refs[i], 0);
+	/* A registration never starts CUDA, nor loads it. */
+	CHECK_INT(fake_cu.inits, 0);
+	CHECK_INT(fake_cu.loads, fake_cu.noload_loads);
 	/* Nothing left behind: no fd, no MR. */
 	CHECK_INT(count_fds(), fds);
 	CHECK_INT(fake_ibv.live_mrs, 0);
@@ -390,21 +563,21 @@ static void bad_arguments(void)
 	CHECK_HAS(gdr_last_error(), "wraps around");
 
 	attr.comp_mask = 1u << 30;
-	CHECK(gdr_register_ex(&fake_pd, buf, 64, &attr, NULL) == NULL);
+	CHECK(gdr_register_ex(&fake_pd, buf, 64, &attr, NULL, 0) == NULL);
 	CHECK_INT(errno, EINVAL);
 	CHECK_HAS(gdr_last_error(), "comp_mask has unknown bits 0x40000000");
 	attr.comp_mask = GDR_REG_ATTR_FLAGS;
 	attr.flags = 1u << 7;
-	CHECK(gdr_register_ex(&fake_pd, buf, 64, &attr, NULL) == NULL);
+	CHECK(gdr_register_ex(&fake_pd, buf, 64, &attr, NULL, 0) == NULL);
 	CHECK_INT(errno, EINVAL);
 	CHECK_HAS(gdr_last_error(), "flags has unknown bits");
 	attr.comp_mask = GDR_REG_ATTR_PATH_MASK;
 	attr.path_mask = 0;
-	CHECK(gdr_register_ex(&fake_pd, buf, 64, &attr, NULL) == NULL);
+	CHECK(gdr_register_ex(&fake_pd, buf, 64, &attr, NULL, 0) == NULL);
 	CHECK_INT(errno, EINVAL);
 	CHECK_HAS(gdr_last_error(), "path_mask 0x0");
 	attr.path_mask = GDR_PATH_BIT(GDR_PATH_NONE);
-	CHECK(gdr_register_ex(&fake_pd, buf, 64, &attr, NULL) == NULL);
+	CHECK(gdr_register_ex(&fake_pd, buf, 64, &attr, NULL, 0) == NULL);
 	CHECK_INT(errno, EINVAL);
 
 	CHECK_INT(gdr_deregister(NULL), EINVAL);
@@ -430,7 +603,7 @@ static void bad_arguments(void)
 /* Probes run once; later registrations neither re-read nor re-ask. */
 static void cached(void)
 {
-	struct gdr_reg_info info = { .comp_mask = GDR_REG_INFO_BASIC };
+	struct gdr_reg_info info;
 	struct fixture fx;
 	struct ibv_mr *mr;
 	void *p;
@@ -444,7 +617,8 @@ static void cached(void)
 	fakes_install(&fx, NULL, NULL, NULL);
 	p = (char *)fake_alloc_device(0, 1 << 20) + 4096;
 	for (i = 0; i < 3; i++) {
-		mr = gdr_register_ex(&fake_pd, p, 4096, NULL, &info);
+		mr = gdr_register_ex(&fake_pd, p, 4096, NULL, &info,
+				     sizeof(info));
 		CHECK(mr != NULL);
 		CHECK_INT(info.path, GDR_PATH_PEERMEM);
 		if (mr)
@@ -453,7 +627,7 @@ static void cached(void)
 		fixture_remove(&fx);
 	}
 	CHECK_INT(fake_ibv.probes, 1);
-	/* A second RDMA device context gets its own probe. */
+	/* Another context of the same device: the same answer, no probe. */
 	{
 		struct ibv_context ctx2 = fake_context;
 		struct ibv_pd pd2 = { .context = &ctx2 };
@@ -462,8 +636,68 @@ static void cached(void)
 		CHECK(mr != NULL);
 		if (mr)
 			gdr_deregister(mr);
-		CHECK_INT(fake_ibv.probes, 2);
+		CHECK_INT(fake_ibv.probes, 1);
 	}
+}
+
+/*
+ * The NIC answer belongs to the device, not to the ibv_context's address:
+ * after ibv_close_device, malloc may hand the same address to another
+ * device's context, which must be asked again.
+ */
+static void stale_context(void)
+{
+	struct fixture fx;
+	struct ibv_mr *mr;
+	void *p;
+	int i;
+
+	check_scope = "a context address reused by another device";
+	fakes_reset();
+	fixture_make(&fx);
+	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
+	fakes_install(&fx, NULL, NULL, NULL);
+	fake_model.num_nics = 2;
+	strcpy(fake_model.nic[1].name, "fake_irdma_1");
+	fake_model.nic[1].dmabuf_probe_errno = EOPNOTSUPP;
+	p = fake_alloc_device(0, 1 << 20);
+	mr = gdr_register(&fake_pd, p, 4096);
+	CHECK(mr != NULL);
+	if (mr)
+		gdr_deregister(mr);
+	/* The same struct ibv_context, now another device's. */
+	strcpy(fake_device.name, "fake_irdma_1");
+	errno = 0;
+	mr = gdr_register(&fake_pd, p, 4096);
+	CHECK(mr == NULL);
+	CHECK_INT(errno, EOPNOTSUPP);
+	CHECK_HAS(gdr_last_error(), "RDMA device fake_irdma_1 does not support "
+				    "DMA-BUF memory regions");
+	CHECK_INT(fake_ibv.probes, 2);
+	if (mr)
+		gdr_deregister(mr);
+
+	check_scope = "the device cache is bounded";
+	fake_ibv.probes = 0;
+	for (i = 0; i < GDR_NIC_CACHE_MAX + 6; i++) {
+		snprintf(fake_device.name, sizeof(fake_device.name), "dev%d", i);
+		mr = gdr_register(&fake_pd, p, 4096);
+		if (mr)
+			gdr_deregister(mr);
+	}
+	CHECK_INT(fake_ibv.probes, GDR_NIC_CACHE_MAX + 6);
+	for (i = 0; i < GDR_NIC_CACHE_MAX + 6; i++) {
+		snprintf(fake_device.name, sizeof(fake_device.name), "dev%d", i);
+		mr = gdr_register(&fake_pd, p, 4096);
+		if (mr)
+			gdr_deregister(mr);
+	}
+	/* The first ones fill the cache (two names were cached above);
+	 * the rest are asked every time. */
+	CHECK_INT(fake_ibv.probes, 2 * (GDR_NIC_CACHE_MAX + 6) -
+					   (GDR_NIC_CACHE_MAX - 2));
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	fixture_remove(&fx);
 }
 
 int main(void)
@@ -473,9 +707,9 @@ int main(void)
 	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++)
 		run(&table[i]);
 	printf("%zu scenarios\n", i);
-	CHECK(i >= 25);
 	bad_arguments();
 	cached();
+	stale_context();
 	gdr_seam_install(NULL);
 	return check_summary("decide");
 }

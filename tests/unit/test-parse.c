@@ -1,7 +1,61 @@
 /* SPDX-License-Identifier: MIT */
-/* Parsers of outside input: kernel releases, the NVIDIA version file. */
+/* Parsers of outside input (kernel releases, the NVIDIA version file,
+ * numbers) and the file reader under them. */
+#include <errno.h>
+
 #include "check.h"
 #include "fakes.h"
+
+/* A read(2) that fails is an error, never the end of the file. */
+static void read_errors(void)
+{
+	char buf[64], big[8192];
+	struct fixture fx;
+	size_t got;
+	long i;
+
+	check_scope = "read errors";
+	fakes_reset();
+	fixture_make(&fx);
+	fixture_write(fx.sys, "module/x/version", "1.2.3\n");
+	for (i = 0; i < (long)sizeof(big) - 1; i++)
+		big[i] = 'a' + i % 26;
+	big[sizeof(big) - 1] = '\0';
+	fixture_write(fx.sys, "big", big);
+	fakes_install(&fx, NULL, NULL, NULL);
+	CHECK_INT(gdr_read_file(fx.sys, "/module/x/version", buf, sizeof(buf)),
+		  0);
+	CHECK_STR(buf, "1.2.3");
+	CHECK_INT(gdr_read_file(fx.sys, "/module/y/version", buf, sizeof(buf)),
+		  ENOENT);
+	/* Each call of a read fails in turn: open, first read, a later read
+	 * (the fake hands out a page per read, as sysfs does). */
+	for (i = 1; i <= 5; i++) {
+		fault_calls = 0;
+		fault_where = NULL;
+		fault_at = i;
+		memset(big, 'z', sizeof(big));
+		CHECK_INT(gdr_read_bin(fx.sys, "/big", big, sizeof(big) - 1,
+				       &got),
+			  fault_where ? EIO : 0);
+		fault_at = 0;
+		if (!fault_where)
+			CHECK_INT(got, sizeof(big) - 1);
+		else
+			CHECK_STR(fault_where, i == 1 ? "open" : "read");
+		CHECK(i > 3 || fault_where);
+	}
+	fault_calls = 0;
+	fault_at = 2; /* the read after the open */
+	strcpy(buf, "stale");
+	CHECK_INT(gdr_read_file(fx.sys, "/module/x/version", buf, sizeof(buf)),
+		  EIO);
+	CHECK_STR(fault_where, "read");
+	CHECK_STR(buf, "");
+	fault_at = 0;
+	fixture_remove(&fx);
+	gdr_seam_install(NULL);
+}
 
 static void kernel(const char *s, int ok, int maj, int min, int patch,
 		   int ge_5_12)
@@ -10,7 +64,7 @@ static void kernel(const char *s, int ok, int maj, int min, int patch,
 	int r = gdr_parse_kernel_release(s, &v);
 
 	check_scope = s;
-	CHECK_INT(r, ok ? 0 : -1);
+	CHECK_INT(r, ok ? 0 : EINVAL);
 	if (!ok)
 		return;
 	CHECK_INT(v.major, maj);
@@ -67,10 +121,10 @@ int main(void)
 	CHECK(gdr_parse_long("42\n", &l) == 0 && l == 42);
 	CHECK(gdr_parse_long("  7 ", &l) == 0 && l == 7);
 	CHECK(gdr_parse_long("0x10", &l) == 0 && l == 16);
-	CHECK(gdr_parse_long("", &l) == -1);
-	CHECK(gdr_parse_long("12abc", &l) == -1);
-	CHECK(gdr_parse_long("99999999999999999999999", &l) == -1);
-	CHECK(gdr_parse_long(NULL, &l) == -1);
+	CHECK(gdr_parse_long("", &l) == EINVAL);
+	CHECK(gdr_parse_long("12abc", &l) == EINVAL);
+	CHECK(gdr_parse_long("99999999999999999999999", &l) == EINVAL);
+	CHECK(gdr_parse_long(NULL, &l) == EINVAL);
 
 	check_scope = "path names";
 	{
@@ -88,5 +142,6 @@ int main(void)
 		CHECK_STR(gdr_path_str((enum gdr_path)99), "invalid");
 		CHECK_STR(gdr_mem_type_str(GDR_MEM_CUDA_POOL), "cuda-pool");
 	}
+	read_errors();
 	return check_summary("parse");
 }

@@ -27,7 +27,7 @@ static const char *find(struct gdr_report *r, const char *section,
 	unsigned int i;
 
 	for (i = 0; i < gdr_report_num_items(r); i++) {
-		if (gdr_report_item(r, i, &it))
+		if (gdr_report_item(r, i, &it, sizeof(it)))
 			break;
 		if (!strcmp(it.section, section) && !strcmp(it.key, key)) {
 			*v = it.verdict;
@@ -86,7 +86,9 @@ int main(void)
 	CHECK_HAS(text, "{\"section\": \"node\", \"key\": \"kernel\", "
 			"\"value\": \"6.18.44-fc-v973-gpu\", \"verdict\": \"ok\"");
 	free(text);
-	CHECK_INT(gdr_report_item(r, gdr_report_num_items(r), &it), -1);
+	CHECK_INT(gdr_report_item(r, gdr_report_num_items(r), &it,
+				  sizeof(it)),
+		  -1);
 	CHECK_INT(errno, EINVAL);
 	gdr_report_destroy(r);
 	fixture_remove(&fx);

@@ -27,9 +27,9 @@ static void *worker(void *arg)
 	pthread_barrier_wait(&start);
 	for (i = 0; i < iters; i++) {
 		void *p = (i + id) % 2 ? dev : host[id];
-		struct gdr_reg_info info = { .comp_mask = GDR_REG_INFO_BASIC };
+		struct gdr_reg_info info;
 		struct ibv_mr *mr = gdr_register_ex(&fake_pd, p, 4096, NULL,
-						    &info);
+						    &info, sizeof(info));
 
 		if (!mr || mr->addr != p ||
 		    info.path != (p == dev ? GDR_PATH_DMABUF : GDR_PATH_HOST) ||

@@ -22,7 +22,7 @@ done
 "$b/examples/gdr-register-one" -d rxe0 > /tmp/t.log 2>&1
 if [ $? = 0 ] && has "through host"; then ok "gdr-register-one -d rxe0"; else bad "gdr-register-one -d rxe0"; fi
 
-"$b/examples/gdr-info" > /tmp/t.log 2>&1
+"$b/tools/gdr-info/gdr-info" > /tmp/t.log 2>&1
 st=$?
 if [ $st = 1 ] && has "[rxe0]" && has "unsupported (ibv_reg_dmabuf_mr probe answered EOPNOTSUPP)" &&
 	has "GPUDirect RDMA: NOT usable"; then
@@ -31,14 +31,14 @@ else
 	echo "     exit status $st"
 	bad "gdr-info on rxe0"
 fi
-"$b/examples/gdr-info" --json > /tmp/t.log 2>&1
+"$b/tools/gdr-info/gdr-info" --json > /tmp/t.log 2>&1
 if has '"section": "rxe0", "key": "dmabuf_mr"' && has '"gpudirect_rdma_usable": false'; then
 	ok "gdr-info --json on rxe0"
 else
 	bad "gdr-info --json on rxe0"
 fi
 
-"$b/examples/gdr-info" --self-test > /tmp/t.log 2>&1
+"$b/tools/gdr-info/gdr-info" --self-test > /tmp/t.log 2>&1
 st=$?
 if [ $st = 1 ] && has "self-test rxe0 x host: ok, host path, 1048576 bytes written by RDMA and checked"; then
 	ok "gdr-info --self-test on rxe0 (host memory: no GPU here)"
@@ -47,8 +47,8 @@ else
 	bad "gdr-info --self-test on rxe0"
 fi
 # Exit 1 (not usable) is expected from both; the reports must match.
-"$b/examples/gdr-info" --capture /tmp/snap.tar > /tmp/live.txt 2> /tmp/t.log
-"$b/examples/gdr-info" --from /tmp/snap.tar > /tmp/replay.txt 2>> /tmp/t.log
+"$b/tools/gdr-info/gdr-info" --capture /tmp/snap.tar > /tmp/live.txt 2> /tmp/t.log
+"$b/tools/gdr-info/gdr-info" --from /tmp/snap.tar > /tmp/replay.txt 2>> /tmp/t.log
 if diff /tmp/live.txt /tmp/replay.txt >> /tmp/t.log 2>&1 && [ -s /tmp/replay.txt ] &&
 	tar -tf /tmp/snap.tar | grep -q answers.json; then
 	ok "gdr-info --capture on rxe0, then --from: the same report ($(tar -tf /tmp/snap.tar | grep -vc '/$') entries)"

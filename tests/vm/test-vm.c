@@ -51,7 +51,7 @@ static int open_device(char *why, size_t n)
 
 static void host_write(void)
 {
-	struct gdr_reg_info info = { .comp_mask = GDR_REG_INFO_BASIC };
+	struct gdr_reg_info info;
 	const size_t len = 1 << 20;
 	struct ibv_mr *ma, *mb;
 	unsigned char *a, *b;
@@ -66,7 +66,7 @@ static void host_write(void)
 		a[i] = (unsigned char)(i * 31 + 7);
 		b[i] = 0;
 	}
-	ma = gdr_register_ex(pd, a, len, NULL, &info);
+	ma = gdr_register_ex(pd, a, len, NULL, &info, sizeof(info));
 	CHECK(ma != NULL);
 	CHECK_INT(info.path, GDR_PATH_HOST);
 	CHECK_INT(info.mem_type, GDR_MEM_HOST);
@@ -96,7 +96,7 @@ static void host_write(void)
 
 static void probe(void)
 {
-	struct gdr_reg_info info = { .comp_mask = GDR_REG_INFO_BASIC };
+	struct gdr_reg_info info;
 	struct gdr_reg_attr attr = { .comp_mask = GDR_REG_ATTR_PATH_MASK,
 				     .path_mask = GDR_PATH_BIT(GDR_PATH_DMABUF) };
 	const char *name = ibv_get_device_name(ctx->device);
@@ -121,7 +121,8 @@ static void probe(void)
 	r = gdr_report_create(&ctx, 1, 0);
 	CHECK(r != NULL);
 	for (i = 0; r && i < gdr_report_num_items(r); i++) {
-		if (gdr_report_item(r, i, &it) || strcmp(it.key, "dmabuf_mr"))
+		if (gdr_report_item(r, i, &it, sizeof(it)) ||
+		    strcmp(it.key, "dmabuf_mr"))
 			continue;
 		found = 1;
 		CHECK_STR(it.section, name);
@@ -145,7 +146,7 @@ static void probe(void)
 	dev = fake_alloc_device(0, 1 << 20);
 	fds = count_fds();
 	errno = 0;
-	mr = gdr_register_ex(pd, dev, 65536, &attr, &info);
+	mr = gdr_register_ex(pd, dev, 65536, &attr, &info, sizeof(info));
 	CHECK(mr == NULL);
 	CHECK_INT(errno, EOPNOTSUPP);
 	snprintf(want, sizeof(want),

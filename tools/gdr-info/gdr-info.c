@@ -19,9 +19,9 @@
 #include <string.h>
 
 #include <gpudirect.h>
+#include <gpudirect-private.h>
 
 #include "devmem.h"
-#include "internal.h"
 #include "loopback.h"
 #include "snapshot.h"
 
@@ -34,8 +34,8 @@ static const char *item(const struct gdr_report *r, const char *section,
 	unsigned int i;
 
 	for (i = 0; i < gdr_report_num_items(r); i++)
-		if (!gdr_report_item(r, i, &it) && !strcmp(it.section, section) &&
-		    !strcmp(it.key, key))
+		if (!gdr_report_item(r, i, &it, sizeof(it)) &&
+		    !strcmp(it.section, section) && !strcmp(it.key, key))
 			return it.value;
 	return NULL;
 }
@@ -44,7 +44,7 @@ static const char *item(const struct gdr_report *r, const char *section,
 static int self_test_one(struct ibv_context *ctx, const char *mem)
 {
 	const char *name = ibv_get_device_name(ctx->device);
-	struct gdr_reg_info info = { .comp_mask = GDR_REG_INFO_BASIC };
+	struct gdr_reg_info info;
 	struct devmem a = { 0 }, b = { 0 };
 	struct ibv_mr *ma = NULL, *mb = NULL;
 	unsigned char *pat = malloc(SELFTEST_LEN), *back = malloc(SELFTEST_LEN);
@@ -69,7 +69,8 @@ static int self_test_one(struct ibv_context *ctx, const char *mem)
 		snprintf(err, sizeof(err), "cannot fill the buffers");
 		goto out;
 	}
-	ma = gdr_register_ex(pd, a.ptr, SELFTEST_LEN, NULL, &info);
+	memset(&info, 0, sizeof(info));
+	ma = gdr_register_ex(pd, a.ptr, SELFTEST_LEN, NULL, &info, sizeof(info));
 	mb = ma ? gdr_register(pd, b.ptr, SELFTEST_LEN) : NULL;
 	if (!ma || !mb) {
 		snprintf(err, sizeof(err), "%s", gdr_last_error());
@@ -112,7 +113,8 @@ out:
 static int self_test(const struct gdr_report *r, struct ibv_context **ctxs,
 		     unsigned int n)
 {
-	const struct gdr_node *nd = gdr_node_get();
+	const char *gpus = item(r, "node", "cuda_devices");
+	int num_gpus = gpus ? atoi(gpus) : 0;
 	unsigned int i, tried = 0, passed = 0;
 	char key[32], mem[32];
 	int g;
@@ -121,12 +123,12 @@ static int self_test(const struct gdr_report *r, struct ibv_context **ctxs,
 	for (i = 0; i < n; i++) {
 		const char *name = ibv_get_device_name(ctxs[i]->device);
 
-		if (nd->num_devices == 0) {
+		if (num_gpus == 0) {
 			tried++;
 			passed += self_test_one(ctxs[i], "host");
 			continue;
 		}
-		for (g = 0; g < nd->num_devices; g++) {
+		for (g = 0; g < num_gpus; g++) {
 			const char *path;
 
 			snprintf(key, sizeof(key), "path_gpu%d", g);
@@ -252,14 +254,14 @@ int main(int argc, char **argv)
 		ret = 1;
 	gdr_report_destroy(report);
 out:
-	for (i = 0; i < nall; i++) {
-		if (root)
-			free(all[i]); /* a replayed device */
-		else
+	if (root)
+		gdr_private_replay_end(); /* frees the replayed devices */
+	else
+		for (i = 0; i < nall; i++)
 			ibv_close_device(all[i]);
-	}
 	free(ctxs);
-	free(all);
+	if (!root)
+		free(all);
 	if (list)
 		ibv_free_device_list(list);
 	if (tmpdir) {

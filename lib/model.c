@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A modelled node: CUDA and verbs tables that answer from a struct
+ * gdr_model instead of a driver. gdr-info --from/--root replays snapshots
+ * through them, and the unit tests' fakes are built on them, so the two
+ * share one implementation of the node-level answers. Registration-level
+ * calls answer "not supported" here; the fakes replace those.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "private/gpudirect-private.h"
+#include "internal.h"
+
+static const struct gdr_model *model;
+
+void gdr_model_use(const struct gdr_model *m)
+{
+	model = m;
+}
+
+/* --- CUDA ------------------------------------------------------------------ */
+
+/* Every entry point first answers "not supported", with its own signature. */
+#define GDR_MODEL_STUB(name, sym, ver, req, params)                           \
+	static CUresult stub_##name params                                     \
+	{                                                                      \
+		return CUDA_ERROR_NOT_SUPPORTED;                               \
+	}
+GDR_CU_FUNCS(GDR_MODEL_STUB)
+#undef GDR_MODEL_STUB
+
+static CUresult m_init(unsigned int flags)
+{
+	return CUDA_SUCCESS;
+}
+
+static CUresult m_version(int *v)
+{
+	*v = model->driver_version;
+	return CUDA_SUCCESS;
+}
+
+static CUresult m_errname(CUresult r, const char **name)
+{
+	switch (r) {
+	case CUDA_ERROR_INVALID_VALUE: *name = "CUDA_ERROR_INVALID_VALUE"; break;
+	case CUDA_ERROR_OUT_OF_MEMORY: *name = "CUDA_ERROR_OUT_OF_MEMORY"; break;
+	case CUDA_ERROR_NOT_INITIALIZED: *name = "CUDA_ERROR_NOT_INITIALIZED"; break;
+	case CUDA_ERROR_NO_DEVICE: *name = "CUDA_ERROR_NO_DEVICE"; break;
+	case CUDA_ERROR_INVALID_DEVICE: *name = "CUDA_ERROR_INVALID_DEVICE"; break;
+	case CUDA_ERROR_INVALID_CONTEXT: *name = "CUDA_ERROR_INVALID_CONTEXT"; break;
+	case CUDA_ERROR_NOT_SUPPORTED: *name = "CUDA_ERROR_NOT_SUPPORTED"; break;
+	case CUDA_ERROR_UNKNOWN: *name = "CUDA_ERROR_UNKNOWN"; break;
+	default: return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_SUCCESS;
+}
+
+static CUresult m_count(int *n)
+{
+	*n = model->num_gpus;
+	return CUDA_SUCCESS;
+}
+
+static CUresult m_dev_get(CUdevice *d, int ordinal)
+{
+	if (ordinal < 0 || ordinal >= model->num_gpus)
+		return CUDA_ERROR_INVALID_DEVICE;
+	*d = ordinal;
+	return CUDA_SUCCESS;
+}
+
+static CUresult m_attr(int *v, CUdevice_attribute a, CUdevice d)
+{
+	const struct gdr_model_gpu *g;
+
+	if (d < 0 || d >= model->num_gpus)
+		return CUDA_ERROR_INVALID_DEVICE;
+	g = &model->gpu[d];
+	switch (a) {
+	case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED:
+		/* As the snapshot recorded it, whatever the driver version. */
+		*v = g->dmabuf_supported;
+		return CUDA_SUCCESS;
+	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED:
+		*v = g->gpudirect_rdma_supported;
+		return CUDA_SUCCESS;
+	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED:
+		*v = g->gpudirect_rdma_with_vmm;
+		return CUDA_SUCCESS;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+}
+
+static CUresult m_name(char *s, int n, CUdevice d)
+{
+	if (d < 0 || d >= model->num_gpus || n <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	gdr_fmt(s, (size_t)n, "%s", model->gpu[d].name);
+	return CUDA_SUCCESS;
+}
+
+static CUresult m_busid(char *s, int n, CUdevice d)
+{
+	if (d < 0 || d >= model->num_gpus || n <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	gdr_fmt(s, (size_t)n, "%s", model->gpu[d].pci_bus_id);
+	return CUDA_SUCCESS;
+}
+
+/* The entry points a driver of @version has: those of its API or older. */
+static const struct {
+	size_t offset;
+	int version;
+} versions[] = {
+#define GDR_MODEL_VERSION(name, sym, ver, req, params)                        \
+	{ offsetof(struct gdr_cuda_ops, name), ver },
+	GDR_CU_FUNCS(GDR_MODEL_VERSION)
+#undef GDR_MODEL_VERSION
+};
+
+void gdr_model_cuda_ops(struct gdr_cuda_ops *ops)
+{
+	size_t i;
+
+#define GDR_MODEL_SET(name, sym, ver, req, params) ops->name = stub_##name;
+	GDR_CU_FUNCS(GDR_MODEL_SET)
+#undef GDR_MODEL_SET
+	ops->cuInit = m_init;
+	ops->cuDriverGetVersion = m_version;
+	ops->cuGetErrorName = m_errname;
+	ops->cuDeviceGetCount = m_count;
+	ops->cuDeviceGet = m_dev_get;
+	ops->cuDeviceGetAttribute = m_attr;
+	ops->cuDeviceGetName = m_name;
+	ops->cuDeviceGetPCIBusId = m_busid;
+	for (i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
+		if (versions[i].version > model->driver_version)
+			memset((char *)ops + versions[i].offset, 0,
+			       sizeof(void *));
+}
+
+int gdr_model_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags,
+			char *why, size_t n)
+{
+	memset(ops, 0, sizeof(*ops));
+	if (model->cuda_error[0]) {
+		gdr_fmt(why, n, "%s", model->cuda_error);
+		return ENOENT;
+	}
+	gdr_model_cuda_ops(ops);
+	return 0;
+}
+
+/* --- verbs ----------------------------------------------------------------- */
+
+static const struct gdr_model_nic *nic_of(struct ibv_device *dev)
+{
+	int i;
+
+	for (i = 0; dev && i < model->num_nics; i++)
+		if (!strcmp(model->nic[i].name, dev->name))
+			return &model->nic[i];
+	return NULL;
+}
+
+static struct ibv_pd *m_alloc_pd(struct ibv_context *ctx)
+{
+	struct ibv_pd *pd = calloc(1, sizeof(*pd));
+
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pd->context = ctx;
+	return pd;
+}
+
+static int m_dealloc_pd(struct ibv_pd *pd)
+{
+	free(pd);
+	return 0;
+}
+
+static struct ibv_mr *m_reg_dmabuf(struct ibv_pd *pd, uint64_t offset,
+				   size_t len, uint64_t iova, int fd, int access)
+{
+	const struct gdr_model_nic *nic = nic_of(pd->context->device);
+
+	/* The probe gets the device's answer; a model registers nothing. */
+	errno = fd == -1 && len == 0 && nic ? nic->dmabuf_probe_errno
+					    : EOPNOTSUPP;
+	return NULL;
+}
+
+static struct ibv_mr *m_reg(struct ibv_pd *pd, void *addr, size_t len,
+			    uint64_t iova, unsigned int access)
+{
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+static int m_dereg(struct ibv_mr *mr)
+{
+	return EINVAL;
+}
+
+static int m_query_port(struct ibv_context *ctx, uint8_t port,
+			struct ibv_port_attr *a)
+{
+	const struct gdr_model_nic *nic = nic_of(ctx->device);
+
+	memset(a, 0, sizeof(*a));
+	if (!nic || port != 1)
+		return EINVAL;
+	a->state = (enum ibv_port_state)nic->port_state;
+	a->link_layer = (uint8_t)nic->link_layer;
+	return 0;
+}
+
+static const char *m_device_name(struct ibv_device *d)
+{
+	return d ? d->name : NULL;
+}
+
+static int m_device_index(struct ibv_device *d)
+{
+	const struct gdr_model_nic *nic = nic_of(d);
+
+	return nic ? (int)(nic - model->nic) : -1;
+}
+
+void gdr_model_verbs_ops(struct gdr_verbs_ops *ops)
+{
+	memset(ops, 0, sizeof(*ops));
+	ops->reg_mr_iova2 = m_reg;
+	ops->reg_dmabuf_mr = model->libibverbs_dmabuf ? m_reg_dmabuf : NULL;
+	ops->dereg_mr = m_dereg;
+	ops->alloc_pd = m_alloc_pd;
+	ops->dealloc_pd = m_dealloc_pd;
+	ops->query_port = m_query_port;
+	ops->device_name = m_device_name;
+	ops->device_index = m_device_index;
+}

@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The private interface (gpudirect-private.h): what gdr-info needs from
+ * inside the library to capture a node, replay a snapshot of one, and read
+ * a host's sysfs from a container.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "private/gpudirect-private.h"
+#include "internal.h"
+
+GDR_EXPORT int gdr_private_model_read(struct gdr_model *m,
+				      struct ibv_context *const *ctxs,
+				      unsigned int num)
+{
+	const struct gdr_seam *s = gdr_seam();
+	const struct gdr_node *nd = gdr_node_get();
+	const struct gdr_cuda *c = gdr_cuda_get(true);
+	struct gdr_nic nic;
+	struct ibv_port_attr port;
+	unsigned int i;
+	int d;
+
+	memset(m, 0, sizeof(*m));
+	gdr_fmt(m->kernel_release, sizeof(m->kernel_release), "%s",
+		nd->kernel_release);
+	if (c->state != GDR_CUDA_READY)
+		gdr_fmt(m->cuda_error, sizeof(m->cuda_error), "%s", c->why);
+	m->driver_version = c->state == GDR_CUDA_READY ? c->driver_version : 0;
+	for (d = 0; c->state == GDR_CUDA_READY && d < c->num_devices &&
+		    d < GDR_MODEL_MAX_GPUS;
+	     d++) {
+		const struct gdr_dev *dev = gdr_dev_get(d);
+		struct gdr_model_gpu *g = &m->gpu[m->num_gpus++];
+
+		if (!dev)
+			return ENOMEM;
+		gdr_fmt(g->name, sizeof(g->name), "%s", dev->name);
+		gdr_fmt(g->pci_bus_id, sizeof(g->pci_bus_id), "%s", dev->busid);
+		g->dmabuf_supported = dev->dmabuf_attr;
+		g->gpudirect_rdma_supported = dev->gdr_attr;
+		g->gpudirect_rdma_with_vmm = dev->gdr_vmm_attr;
+	}
+	m->libibverbs_dmabuf = nd->verbs_dmabuf;
+	for (i = 0; i < num && i < GDR_MODEL_MAX_NICS; i++) {
+		struct gdr_model_nic *n = &m->nic[m->num_nics++];
+		struct ibv_pd *pd = s->verbs.alloc_pd(ctxs[i]);
+		const char *name = s->verbs.device_name(ctxs[i]->device);
+
+		gdr_fmt(n->name, sizeof(n->name), "%s", name ? name : "unknown");
+		n->dmabuf_probe_errno = EIO;
+		if (pd) {
+			gdr_nic_get(pd, &nic);
+			n->dmabuf_probe_errno = nic.dmabuf == GDR_YES ? EBADF
+									: nic.err;
+			if (s->verbs.dealloc_pd(pd))
+				gdr_debug("%s: ibv_dealloc_pd failed", n->name);
+		}
+		memset(&port, 0, sizeof(port));
+		if (s->verbs.query_port(ctxs[i], 1, &port) == 0) {
+			n->port_state = port.state;
+			n->link_layer = port.link_layer;
+		}
+	}
+	return 0;
+}
+
+/* --- replay ------------------------------------------------------------- */
+
+struct replay_nic {
+	struct ibv_context ctx;
+	struct ibv_device dev;
+};
+
+static struct replay_nic *replay_nics;
+static struct ibv_context **replay_ctxs;
+
+GDR_EXPORT void gdr_private_replay_end(void)
+{
+	gdr_seam_install(NULL);
+	free(replay_ctxs);
+	free(replay_nics);
+	replay_ctxs = NULL;
+	replay_nics = NULL;
+}
+
+GDR_EXPORT int gdr_private_replay(const struct gdr_model *m, const char *root,
+				  struct ibv_context ***ctxs, unsigned int *num,
+				  char *why, size_t n)
+{
+	struct gdr_seam s;
+	int i, count = m->num_nics;
+
+	if (count < 0 || count > GDR_MODEL_MAX_NICS || m->num_gpus < 0 ||
+	    m->num_gpus > GDR_MODEL_MAX_GPUS) {
+		gdr_fmt(why, n, "the model has %d GPUs and %d RDMA devices; at "
+				"most %d and %d are allowed",
+			m->num_gpus, count, GDR_MODEL_MAX_GPUS,
+			GDR_MODEL_MAX_NICS);
+		return EINVAL;
+	}
+	gdr_private_replay_end();
+	replay_nics = calloc((size_t)count + 1, sizeof(*replay_nics));
+	replay_ctxs = calloc((size_t)count + 1, sizeof(*replay_ctxs));
+	if (!replay_nics || !replay_ctxs) {
+		gdr_private_replay_end();
+		gdr_fmt(why, n, "out of memory");
+		return ENOMEM;
+	}
+	for (i = 0; i < count; i++) {
+		gdr_fmt(replay_nics[i].dev.name, sizeof(replay_nics[i].dev.name),
+			"%s", m->nic[i].name);
+		replay_nics[i].ctx.device = &replay_nics[i].dev;
+		replay_ctxs[i] = &replay_nics[i].ctx;
+	}
+	gdr_model_use(m);
+	gdr_seam_default(&s);
+	gdr_fmt(s.sysfs_root, sizeof(s.sysfs_root), "%s/sys", root);
+	gdr_fmt(s.procfs_root, sizeof(s.procfs_root), "%s/proc", root);
+	gdr_fmt(s.kernel_release, sizeof(s.kernel_release), "%s",
+		m->kernel_release[0] ? m->kernel_release : "unknown");
+	s.cuda_load = gdr_model_cuda_load;
+	gdr_model_verbs_ops(&s.verbs);
+	gdr_seam_install(&s);
+	*ctxs = replay_ctxs;
+	*num = (unsigned int)count;
+	return 0;
+}
+
+/* --- the host's files from a container ---------------------------------- */
+
+GDR_EXPORT int gdr_private_host_root(const char *dir, char *why, size_t n)
+{
+	struct gdr_seam s;
+	struct stat st;
+	char path[PATH_MAX];
+	const char *sub[] = { "sys", "proc" };
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		gdr_fmt(path, sizeof(path), "%s/%s", dir, sub[i]);
+		if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
+			gdr_fmt(why, n,
+				"%s is not a directory: mount the host's /%s "
+				"there (a hostPath volume of / at %s)",
+				path, sub[i], dir);
+			return ENOENT;
+		}
+	}
+	gdr_seam_default(&s);
+	gdr_fmt(s.sysfs_root, sizeof(s.sysfs_root), "%s/sys", dir);
+	gdr_fmt(s.procfs_root, sizeof(s.procfs_root), "%s/proc", dir);
+	gdr_seam_install(&s);
+	return 0;
+}
+
+/* --- recording what is read ------------------------------------------- */
+
+#define MAX_PATHS 4096
+
+static pthread_mutex_t rec_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *rec_paths[MAX_PATHS];
+static unsigned int rec_num;
+static struct gdr_seam rec_inner;
+
+static void remember(const char *path)
+{
+	unsigned int i;
+	char *copy = strdup(path);
+
+	if (!copy)
+		return;
+	pthread_mutex_lock(&rec_lock);
+	for (i = 0; i < rec_num; i++)
+		if (!strcmp(rec_paths[i], path))
+			break;
+	if (i == rec_num && rec_num < MAX_PATHS) {
+		rec_paths[rec_num++] = copy;
+		copy = NULL;
+	}
+	pthread_mutex_unlock(&rec_lock);
+	free(copy);
+}
+
+static int rec_open(const char *path)
+{
+	int fd = rec_inner.open_file(path);
+
+	if (fd >= 0)
+		remember(path);
+	return fd;
+}
+
+static ssize_t rec_link(const char *path, char *buf, size_t n)
+{
+	ssize_t r = rec_inner.read_link(path, buf, n);
+
+	if (r >= 0)
+		remember(path);
+	return r;
+}
+
+GDR_EXPORT int gdr_private_record(void)
+{
+	struct gdr_seam s = *gdr_seam();
+
+	if (s.open_file == rec_open)
+		return 0;
+	rec_inner = s;
+	s.open_file = rec_open;
+	s.read_link = rec_link;
+	gdr_seam_install(&s);
+	return 0;
+}
+
+GDR_EXPORT unsigned int gdr_private_recorded(const char *const **paths)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&rec_lock);
+	n = rec_num;
+	pthread_mutex_unlock(&rec_lock);
+	*paths = (const char *const *)rec_paths;
+	return n;
+}

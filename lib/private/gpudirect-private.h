@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libgpudirect's private interface, for the programs built from this tree
+ * (gdr-info) and its tests. It is not installed and has no stability
+ * promise: the symbols are exported under the version node
+ * GPUDIRECT_PRIVATE_<major>.<minor> of this release only, so a program
+ * built against another release's private interface fails to load instead
+ * of misbehaving (rdma-core's IBVERBS_PRIVATE_* scheme).
+ */
+#ifndef GPUDIRECT_PRIVATE_H
+#define GPUDIRECT_PRIVATE_H
+
+#include <gpudirect.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GDR_MODEL_MAX_GPUS 16
+#define GDR_MODEL_MAX_NICS 32
+
+/* What the CUDA driver says of one GPU. */
+struct gdr_model_gpu {
+	char name[128];
+	char pci_bus_id[32];
+	int dmabuf_supported;	      /* CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED */
+	int gpudirect_rdma_supported; /* ..._GPU_DIRECT_RDMA_SUPPORTED */
+	int gpudirect_rdma_with_vmm;  /* ..._WITH_CUDA_VMM_SUPPORTED */
+};
+
+/* What verbs say of one RDMA device. */
+struct gdr_model_nic {
+	char name[64];
+	int dmabuf_probe_errno; /* answer to ibv_reg_dmabuf_mr(pd,0,0,0,-1,0) */
+	int port_state;		/* enum ibv_port_state of port 1 */
+	int link_layer;		/* IBV_LINK_LAYER_* */
+};
+
+/*
+ * A node as the library's probes see it, apart from the sysfs and procfs
+ * files: the kernel release, and the answers of the CUDA driver and the
+ * RDMA devices. gdr-info --capture writes one, --from replays it.
+ */
+struct gdr_model {
+	char kernel_release[128];
+	char cuda_error[256]; /* "" when the CUDA driver loads and starts */
+	int driver_version;   /* cuDriverGetVersion */
+	int num_gpus;
+	struct gdr_model_gpu gpu[GDR_MODEL_MAX_GPUS];
+	int libibverbs_dmabuf; /* ibv_reg_dmabuf_mr present */
+	int num_nics;
+	struct gdr_model_nic nic[GDR_MODEL_MAX_NICS];
+};
+
+/*
+ * Fill @m with what this node answers for @ctxs (starting CUDA, as the
+ * report does). 0 or an errno.
+ */
+int gdr_private_model_read(struct gdr_model *m,
+			   struct ibv_context *const *ctxs, unsigned int num);
+
+/*
+ * Answer from @m from now on, reading sysfs and procfs below @root
+ * (@root/sys, @root/proc). @m must outlive its use. The model's RDMA
+ * devices are returned in @ctxs (@num entries, owned by the library until
+ * gdr_private_replay_end()). 0 or an errno with the reason in @why.
+ */
+int gdr_private_replay(const struct gdr_model *m, const char *root,
+		       struct ibv_context ***ctxs, unsigned int *num,
+		       char *why, size_t n);
+/* Back to the live node; frees what gdr_private_replay() returned. */
+void gdr_private_replay_end(void);
+
+/*
+ * Read the host's sysfs and procfs below @dir (@dir/sys, @dir/proc; a
+ * container that mounts the host's / at /host), CUDA and verbs live. The
+ * report still shows the host's own paths. 0 or an errno with @why.
+ */
+int gdr_private_host_root(const char *dir, char *why, size_t n);
+
+/*
+ * From now on remember every file and link the library reads (below the
+ * roots in force). gdr_private_recorded() lists them, the real paths as
+ * opened, in the order first read; the strings stay valid.
+ */
+int gdr_private_record(void);
+unsigned int gdr_private_recorded(const char *const **paths);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUDIRECT_PRIVATE_H */
