@@ -24,6 +24,8 @@ static void value(struct gdr_eval *e, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (e->quiet)
+		return;
 	va_start(ap, fmt);
 	gdr_vfmt(e->value, sizeof(e->value), fmt, ap);
 	va_end(ap);
@@ -671,11 +673,14 @@ const struct gdr_check *const gdr_pair_checks[] = {
 };
 
 void gdr_check_eval(const struct gdr_check *c, const struct gdr_subject *s,
-		    struct gdr_eval *e)
+		    struct gdr_eval *e, bool quiet)
 {
-	memset(e, 0, sizeof(*e));
 	e->verdict = GDR_VERDICT_OK;
 	e->pass = GDR_PASS;
+	e->value[0] = '\0';
+	e->remedy = NULL;
+	e->skip = false;
+	e->quiet = quiet;
 	c->eval(s, e);
 }
 
@@ -696,9 +701,11 @@ int gdr_checks_first_failure(const struct gdr_check *const *needs,
 	struct gdr_eval e;
 
 	for (; *needs; needs++) {
-		gdr_check_eval(*needs, s, &e);
+		/* The steady state only asks for verdicts. */
+		gdr_check_eval(*needs, s, &e, true);
 		if (e.pass != GDR_FAIL)
 			continue;
+		gdr_check_eval(*needs, s, &e, false);
 		(*needs)->describe(s, &e, why, n);
 		gdr_append(why, n, "; %s", gdr_check_remedy(*needs, &e));
 		return EOPNOTSUPP;

@@ -420,7 +420,8 @@ struct gdr_eval {
 	char value[GDR_VALUE_LEN];
 	/* Where the remedy depends on the observation (else NULL). */
 	const char *remedy;
-	bool skip; /* nothing to report here (e.g. no PCI parent) */
+	bool skip;  /* nothing to report here (e.g. no PCI parent) */
+	bool quiet; /* the verdict only: value stays "" (the hot path) */
 };
 
 /*
@@ -448,9 +449,10 @@ extern const struct gdr_check gdr_check_kernel, gdr_check_nvidia_driver,
 	gdr_check_cuda_api, gdr_check_peermem, gdr_check_verbs_dmabuf,
 	gdr_check_gpu_dmabuf, gdr_check_nic_dmabuf;
 
-/* Evaluate @c for @s: verdict ok and pass unless the check says else. */
+/* Evaluate @c for @s: verdict ok and pass unless the check says else;
+ * @quiet skips writing the value. */
 void gdr_check_eval(const struct gdr_check *c, const struct gdr_subject *s,
-		    struct gdr_eval *e);
+		    struct gdr_eval *e, bool quiet);
 /* The remedy of an evaluated check: "" when ok, else the observation's
  * own or the check's. */
 const char *gdr_check_remedy(const struct gdr_check *c,

@@ -55,7 +55,7 @@ static void add_checks(struct gdr_report *r, const char *section,
 	char key[64];
 
 	for (; *checks; checks++) {
-		gdr_check_eval(*checks, s, &e);
+		gdr_check_eval(*checks, s, &e, false);
 		if (e.skip)
 			continue;
 		gdr_fmt(key, sizeof(key), (*checks)->key, ordinal);

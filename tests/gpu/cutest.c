@@ -7,39 +7,52 @@
 
 struct cutest ct;
 
-int cutest_init(char *why, size_t n)
+int cutest_init(int no_context, char *why, size_t n)
 {
 	void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+	char missing[512] = "";
 	CUdevice dev;
 	CUresult r;
 
 	if (!lib) {
 		snprintf(why, n, "no CUDA driver: libcuda.so.1 not found (%s)",
 			 dlerror());
-		return -1;
+		return 77;
 	}
-#define CUTEST_LOAD(name, sym, params)                                         \
+#define CUTEST_LOAD(name, sym, needed, params)                                 \
 	*(void **)&ct.name = dlsym(lib, sym);                                  \
-	if (!ct.name) {                                                        \
-		snprintf(why, n, "libcuda.so.1 lacks %s", sym);                \
-		return -1;                                                     \
-	}
+	if (!ct.name && needed)                                                \
+		snprintf(missing + strlen(missing),                            \
+			 sizeof(missing) - strlen(missing), " %s", sym);
 	CUTEST_FUNCS(CUTEST_LOAD)
 #undef CUTEST_LOAD
+	if (!ct.cuInit || !ct.cuDeviceGetCount) {
+		snprintf(why, n, "libcuda.so.1 lacks cuInit or cuDeviceGetCount: "
+				 "a broken driver installation");
+		return 1;
+	}
 	r = ct.cuInit(0);
 	if (r != CUDA_SUCCESS) {
 		snprintf(why, n, "no usable GPU: cuInit failed with %d", r);
-		return -1;
+		return 77;
 	}
 	if (ct.cuDeviceGetCount(&ct.num_devices) || ct.num_devices < 1) {
 		snprintf(why, n, "no GPU: cuDeviceGetCount found none");
-		return -1;
+		return 77;
 	}
+	/* A GPU is here: a missing entry point is a failure, not a skip. */
+	if (missing[0]) {
+		snprintf(why, n, "a GPU is present but libcuda.so.1 lacks what "
+				 "the tests need:%s (driver too old?)", missing);
+		return 1;
+	}
+	if (no_context)
+		return 0;
 	if (ct.cuDeviceGet(&dev, 0) ||
 	    ct.cuDevicePrimaryCtxRetain(&ct.primary, dev) ||
 	    ct.cuCtxSetCurrent(ct.primary)) {
 		snprintf(why, n, "GPU 0 has no usable primary context");
-		return -1;
+		return 1;
 	}
 	return 0;
 }

@@ -6,49 +6,57 @@
 
 #include "cuda-abi.h"
 
+/* X(name, ABI symbol, needed: the tests cannot run without it, params) */
 #define CUTEST_FUNCS(X)                                                        \
-	X(cuInit, "cuInit", (unsigned int))                                    \
-	X(cuDeviceGet, "cuDeviceGet", (CUdevice *, int))                       \
-	X(cuDeviceGetCount, "cuDeviceGetCount", (int *))                       \
-	X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain",                \
+	X(cuInit, "cuInit", 1, (unsigned int))                                 \
+	X(cuDeviceGet, "cuDeviceGet", 1, (CUdevice *, int))                    \
+	X(cuDeviceGetCount, "cuDeviceGetCount", 1, (int *))                    \
+	X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", 1,             \
 	  (CUcontext *, CUdevice))                                             \
-	X(cuCtxSetCurrent, "cuCtxSetCurrent", (CUcontext))                     \
-	X(cuCtxGetCurrent, "cuCtxGetCurrent", (CUcontext *))                   \
-	X(cuCtxCreate, "cuCtxCreate_v2", (CUcontext *, unsigned int, CUdevice)) \
-	X(cuCtxDestroy, "cuCtxDestroy_v2", (CUcontext))                        \
-	X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr *, size_t))                \
-	X(cuMemFree, "cuMemFree_v2", (CUdeviceptr))                            \
-	X(cuMemAllocHost, "cuMemAllocHost_v2", (void **, size_t))              \
-	X(cuMemFreeHost, "cuMemFreeHost", (void *))                            \
-	X(cuMemAllocManaged, "cuMemAllocManaged",                              \
+	X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", 1,        \
+	  (CUdevice))                                                          \
+	X(cuDevicePrimaryCtxGetState, "cuDevicePrimaryCtxGetState", 1,         \
+	  (CUdevice, unsigned int *, int *))                                   \
+	X(cuCtxSetCurrent, "cuCtxSetCurrent", 1, (CUcontext))                  \
+	X(cuCtxGetCurrent, "cuCtxGetCurrent", 1, (CUcontext *))                \
+	X(cuCtxGetFlags, "cuCtxGetFlags", 1, (unsigned int *))                 \
+	X(cuCtxCreate, "cuCtxCreate_v2", 1, (CUcontext *, unsigned int, CUdevice)) \
+	X(cuCtxDestroy, "cuCtxDestroy_v2", 1, (CUcontext))                     \
+	X(cuMemAlloc, "cuMemAlloc_v2", 1, (CUdeviceptr *, size_t))             \
+	X(cuMemFree, "cuMemFree_v2", 1, (CUdeviceptr))                         \
+	X(cuMemGetInfo, "cuMemGetInfo_v2", 1, (size_t *, size_t *))            \
+	X(cuMemAllocHost, "cuMemAllocHost_v2", 1, (void **, size_t))           \
+	X(cuMemFreeHost, "cuMemFreeHost", 1, (void *))                         \
+	X(cuMemAllocManaged, "cuMemAllocManaged", 1,                           \
 	  (CUdeviceptr *, size_t, unsigned int))                               \
-	X(cuMemAllocAsync, "cuMemAllocAsync", (CUdeviceptr *, size_t, CUstream)) \
-	X(cuMemFreeAsync, "cuMemFreeAsync", (CUdeviceptr, CUstream))           \
-	X(cuStreamSynchronize, "cuStreamSynchronize", (CUstream))              \
-	X(cuMemCreate, "cuMemCreate",                                          \
+	X(cuMemAllocAsync, "cuMemAllocAsync", 1, (CUdeviceptr *, size_t, CUstream)) \
+	X(cuMemFreeAsync, "cuMemFreeAsync", 1, (CUdeviceptr, CUstream))        \
+	X(cuStreamSynchronize, "cuStreamSynchronize", 1, (CUstream))           \
+	X(cuMemCreate, "cuMemCreate", 1,                                       \
 	  (CUmemGenericAllocationHandle *, size_t,                             \
 	   const CUmemAllocationProp *, unsigned long long))                   \
-	X(cuMemRelease, "cuMemRelease", (CUmemGenericAllocationHandle))        \
-	X(cuMemAddressReserve, "cuMemAddressReserve",                          \
+	X(cuMemRelease, "cuMemRelease", 1, (CUmemGenericAllocationHandle))     \
+	X(cuMemAddressReserve, "cuMemAddressReserve", 1,                       \
 	  (CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long))    \
-	X(cuMemAddressFree, "cuMemAddressFree", (CUdeviceptr, size_t))         \
-	X(cuMemMap, "cuMemMap",                                                \
+	X(cuMemAddressFree, "cuMemAddressFree", 1, (CUdeviceptr, size_t))      \
+	X(cuMemMap, "cuMemMap", 1,                                             \
 	  (CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,          \
 	   unsigned long long))                                                \
-	X(cuMemUnmap, "cuMemUnmap", (CUdeviceptr, size_t))                     \
-	X(cuMemSetAccess, "cuMemSetAccess",                                    \
+	X(cuMemUnmap, "cuMemUnmap", 1, (CUdeviceptr, size_t))                  \
+	X(cuMemSetAccess, "cuMemSetAccess", 1,                                 \
 	  (CUdeviceptr, size_t, const CUmemAccessDesc *, size_t))              \
-	X(cuMemGetAllocationGranularity, "cuMemGetAllocationGranularity",      \
+	X(cuMemGetAllocationGranularity, "cuMemGetAllocationGranularity", 1,   \
 	  (size_t *, const CUmemAllocationProp *,                              \
 	   CUmemAllocationGranularity_flags))                                  \
-	X(cuPointerGetAttribute, "cuPointerGetAttribute",                      \
+	X(cuPointerGetAttribute, "cuPointerGetAttribute", 1,                   \
 	  (void *, CUpointer_attribute, CUdeviceptr))                          \
-	X(cuMemGetHandleForAddressRange, "cuMemGetHandleForAddressRange",      \
+	X(cuMemGetHandleForAddressRange, "cuMemGetHandleForAddressRange", 1,   \
 	  (void *, CUdeviceptr, size_t, CUmemRangeHandleType,                  \
-	   unsigned long long))
+	   unsigned long long))                                                \
+	X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", 1, (CUdeviceptr, const void *, size_t))
 
 struct cutest {
-#define CUTEST_MEMBER(n, sym, params) CUresult(*n) params;
+#define CUTEST_MEMBER(n, sym, needed, params) CUresult(*n) params;
 	CUTEST_FUNCS(CUTEST_MEMBER)
 #undef CUTEST_MEMBER
 	CUcontext primary;
@@ -59,9 +67,11 @@ extern struct cutest ct;
 
 /*
  * Load the driver, initialise it and make device 0's primary context
- * current. Returns 0, or -1 with the reason (the caller skips with 77).
+ * current (unless @no_context). Returns 0; 77 with the reason when there is
+ * no driver or no GPU (the caller skips); 1 with the reason when a GPU is
+ * there but the driver lacks an entry point the tests need (a failure).
  */
-int cutest_init(char *why, size_t n);
+int cutest_init(int no_context, char *why, size_t n);
 
 /* A VMM allocation of @size (granularity multiple) on @dev, mapped and
  * accessible, with or without gpuDirectRDMACapable. */

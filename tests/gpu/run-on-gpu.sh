@@ -1,15 +1,19 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # On the GPU machine: build, run the unit and gpu suites and the GPU
-# benchmarks, and print a short summary. One command, a few minutes:
+# benchmarks, the doctor and its capture/replay, and print a summary.
+# Exits non-zero when anything failed. One command, a few minutes:
 #   sh tests/gpu/run-on-gpu.sh [BUILD_DIR]
 set -u
 cd "$(dirname "$0")/../.."
 build=${1:-build-gpu}
-log=${OUT:-/tmp}/gpu-run.log
+out=${OUT:-/tmp}
+log=$out/gpu-run.log
 : > "$log"
+failed=""
 
 say() { echo "$*" | tee -a "$log"; }
+fail() { failed="$failed $1"; say "FAILED: $1"; }
 
 say "== machine"
 {
@@ -22,7 +26,7 @@ say "== machine"
 
 say "== build"
 if [ ! -f "$build/build.ninja" ]; then
-	meson setup "$build" -Dexamples=true > "$build.setup.log" 2>&1 ||
+	meson setup "$build" > "$build.setup.log" 2>&1 ||
 		{ cat "$build.setup.log"; exit 2; }
 fi
 ninja -C "$build" > "$build.ninja.log" 2>&1 || { cat "$build.ninja.log"; exit 2; }
@@ -30,22 +34,30 @@ say "built $(ls "$build"/lib/libgpudirect.so.* | head -n 1)"
 
 say "== unit and gpu suites"
 meson test -C "$build" --suite unit --suite gpu --print-errorlogs \
-	--num-processes 1 2>&1 | tee -a "$log" | grep -E '^ *[0-9]+/|^(Ok|Fail|Skipped):'
+	--num-processes 1 > "$build/suites.out" 2>&1 || fail "unit/gpu suites"
+tee -a "$log" < "$build/suites.out" | grep -E '^ *[0-9]+/|^(Ok|Fail|Skipped):'
 cp "$build/meson-logs/testlog.json" "$build/suites.json"
-for t in classify dmabuf context report; do
+for t in classify dmabuf regress context report; do
 	say "-- gpu-$t"
 	"$build/tests/gpu/test-gpu" "$t" 2>&1 | grep -v '^  ' | tail -n 12 | tee -a "$log"
 done
+for t in no-init fork-child primary; do
+	say "-- gpu-$t"
+	"$build/tests/gpu/test-gpu-process" "$t" 2>&1 | tail -n 12 | tee -a "$log"
+done
 
 say "== benchmarks"
-meson test -C "$build" --benchmark --suite gpu --verbose 2>&1 | tee -a "$log" | grep -E '^bench:|SKIP|FAIL'
+meson test -C "$build" --benchmark --suite gpu --verbose > "$build/bench.out" 2>&1 ||
+	fail "benchmarks"
+tee -a "$log" < "$build/bench.out" | grep -E '^bench:|SKIP|FAIL'
 
 say "== gdr-info"
 "$build/tools/gdr-info/gdr-info" > "$build/gdr-info.txt" 2>&1
 st=$?
 tee -a "$log" < "$build/gdr-info.txt" | tail -n 40
-say "gdr-info exit status: $st"
-"$build/tools/gdr-info/gdr-info" --json > "${OUT:-/tmp}/gdr-info.json" 2>&1
+say "gdr-info exit status: $st (1 expected: no RDMA device here)"
+[ "$st" = 1 ] || fail "gdr-info exit status $st"
+"$build/tools/gdr-info/gdr-info" --json > "$out/gdr-info.json" 2>&1
 
 say "== gdr-info --capture, then --from on the snapshot"
 "$build/tools/gdr-info/gdr-info" --capture "$build/node.tar" > "$build/live.txt" 2> "$build/capture.err"
@@ -55,8 +67,8 @@ tar -tf "$build/node.tar" | grep -v '/$' | tee -a "$log"
 if cmp -s "$build/live.txt" "$build/replay.txt"; then
 	say "replayed report: identical to the live one"
 else
-	say "replayed report: DIFFERS"
 	diff "$build/live.txt" "$build/replay.txt" | tee -a "$log"
+	fail "replayed report differs"
 fi
 
 say "== summary"
@@ -68,4 +80,8 @@ for line in open(sys.argv[1]):
     c[r["result"]] = c.get(r["result"], 0) + 1
 print("unit + gpu suites: %s" % ", ".join("%s %d" % kv for kv in sorted(c.items())))
 PY
-exit 0
+if [ -n "$failed" ]; then
+	say "run-on-gpu: FAILED:$failed"
+	exit 1
+fi
+say "run-on-gpu: all passed"

@@ -4,7 +4,7 @@
  * DMA-BUF export with a recording verbs table standing in for the NIC,
  * context handling, and the probe. Exits 77 where there is no GPU.
  *
- *   test-gpu classify|dmabuf|context|report
+ *   test-gpu classify|dmabuf|regress|context|report
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -84,9 +84,35 @@ static void classify(void)
 	check_scope = "cuMemAllocAsync (stream-ordered pool)";
 	CHECK_INT(ct.cuMemAllocAsync(&d2, 1 * MiB, NULL), CUDA_SUCCESS);
 	CHECK_INT(ct.cuStreamSynchronize(NULL), CUDA_SUCCESS);
-	CHECK_INT(reg((void *)d2, 1 * MiB), EINVAL);
-	CHECK_INT(info.mem_type, GDR_MEM_CUDA_POOL);
-	CHECK_HAS(gdr_last_error(), "stream-ordered memory pool");
+	{
+		unsigned int pool_rdma = 9;
+		CUcontext pool_ctx = (CUcontext)1;
+		int err;
+
+		CHECK_INT(ct.cuPointerGetAttribute(
+				  &pool_rdma,
+				  CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE,
+				  d2),
+			  CUDA_SUCCESS);
+		CHECK_INT(ct.cuPointerGetAttribute(
+				  &pool_ctx, CU_POINTER_ATTRIBUTE_CONTEXT, d2),
+			  CUDA_SUCCESS);
+		err = reg((void *)d2, 1 * MiB);
+		printf("default-pool memory: IS_GPU_DIRECT_RDMA_CAPABLE=%u, "
+		       "context %s; registration: %s\n",
+		       pool_rdma, pool_ctx ? "set" : "none",
+		       err ? gdr_last_error() : gdr_path_str(info.path));
+		CHECK_INT(info.mem_type, GDR_MEM_CUDA_POOL);
+		/* The driver's flag decides, as for VMM memory. */
+		if (pool_rdma == 1) {
+			CHECK_INT(err, 0);
+			CHECK_INT(info.path, GDR_PATH_DMABUF);
+			CHECK_STR(fake_ibv.last_exp_name, "nv_dmabuf");
+		} else {
+			CHECK_INT(err, EINVAL);
+			CHECK_HAS(gdr_last_error(), "stream-ordered memory pool");
+		}
+	}
 	ct.cuMemFreeAsync(d2, NULL);
 	ct.cuStreamSynchronize(NULL);
 
@@ -135,7 +161,9 @@ static void classify(void)
 		err = reg((void *)va, 2 * gran);
 		printf("partly mapped VMM: errno %d: %s\n", err,
 		       gdr_last_error());
-		CHECK(err != 0);
+		CHECK_INT(err, EINVAL);
+		CHECK_HAS(gdr_last_error(), "cuMemGetHandleForAddressRange");
+		CHECK_HAS(gdr_last_error(), "fully mapped VMM range");
 		CHECK_INT(count_fds(), fds);
 		CHECK_INT(fake_ibv.live_mrs, 0);
 		ct.cuMemUnmap(va, gran);
@@ -224,9 +252,22 @@ static void dmabuf(void)
 		if (k == 1 && off + len > (1 * MiB))
 			tail_ok++;
 	}
-	printf("1200 random sub-ranges: %d failed; %d reached into the last "
+	/* And some that surely reach into its last partial page. */
+	for (i = 0; i < 50; i++) {
+		size_t off = 1 * MiB - (size_t)(rnd() % 8192);
+		size_t len = a[1].size - off - (size_t)(rnd() % 100);
+
+		check_scope = "the last partial page";
+		CHECK_INT(reg((void *)(a[1].base + off), len), 0);
+		CHECK_INT(info.path, GDR_PATH_DMABUF);
+		CHECK(fake_ibv.last_offset + len <= fake_ibv.last_dmabuf_size);
+		if (off + len > 1 * MiB)
+			tail_ok++;
+	}
+	printf("1250 sub-ranges: %d failed; %d reached into the last "
 	       "partial page of the 1 MiB + 123 allocation\n",
 	       bad, tail_ok);
+	CHECK(tail_ok >= 40);
 
 	/* An allocation that is not a page multiple: its last page exports. */
 	check_scope = "the tail of a 1 MiB + 123 allocation";
@@ -244,14 +285,90 @@ static void dmabuf(void)
 		size_t len = a[k].size - off + 1 + (size_t)(rnd() % 10000);
 
 		CHECK_INT(reg((void *)(a[k].base + off), len), EINVAL);
-		CHECK_HAS(gdr_last_error(), "runs past the end of its CUDA "
-					    "allocation");
+		/* cuMemAlloc memory is checked against its allocation; a VMM
+		 * range (no context) is judged by the export. */
+		CHECK_HAS(gdr_last_error(),
+			  k == 2 ? "fully mapped VMM range"
+				 : "runs past the end of its CUDA allocation");
 	}
 	CHECK_INT(count_fds(), fds);
 	CHECK_INT(fake_ibv.live_mrs, 0);
 	ct.cuMemFree(a[0].base);
 	ct.cuMemFree(a[1].base);
 	cutest_vmm_free(a[2].base, a[2].size, h);
+}
+
+/* What UCX and libfabric each got wrong, and what driver 580 does. */
+static void regress(void)
+{
+	CUmemGenericAllocationHandle h[4];
+	CUmemAllocationProp prop;
+	CUmemAccessDesc acc;
+	CUdeviceptr va, a, b;
+	size_t gran = 2 * MiB;
+	int i, fds = count_fds(), err;
+
+	memset(&prop, 0, sizeof(prop));
+	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	prop.location.id = 0;
+	prop.allocFlags.gpuDirectRDMACapable = 1;
+	CHECK_INT(ct.cuMemGetAllocationGranularity(
+			  &gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+		  CUDA_SUCCESS);
+
+	check_scope = "VMM range of 4 separate physical allocations";
+	CHECK_INT(ct.cuMemAddressReserve(&va, 4 * gran, 0, 0, 0), 0);
+	memset(&acc, 0, sizeof(acc));
+	acc.location = prop.location;
+	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	for (i = 0; i < 4; i++) {
+		CHECK_INT(ct.cuMemCreate(&h[i], gran, &prop, 0), 0);
+		CHECK_INT(ct.cuMemMap(va + (CUdeviceptr)i * gran, gran, 0, h[i], 0),
+			  0);
+	}
+	CHECK_INT(ct.cuMemSetAccess(va, 4 * gran, &acc, 1), 0);
+	err = reg((void *)va, 4 * gran);
+	printf("4-chunk VMM range: %s, dma-buf of %zu bytes\n",
+	       err ? gdr_last_error() : "one MR", fake_ibv.last_dmabuf_size);
+	CHECK_INT(err, 0);
+	CHECK_INT(info.path, GDR_PATH_DMABUF);
+	/* One MR over the whole range, not the first chunk. */
+	CHECK_INT(fake_ibv.last_len, 4 * gran);
+	CHECK_INT(fake_ibv.last_dmabuf_size, 4 * gran);
+
+	check_scope = "a VMM span crossing a chunk boundary";
+	err = reg((void *)(va + gran - 4096), 8192);
+	CHECK_INT(err, 0);
+	CHECK_INT(fake_ibv.last_dmabuf_size, 8192);
+	err = reg((void *)(va + gran + 100), 2 * gran);
+	CHECK_INT(err, 0);
+	CHECK_INT(fake_ibv.last_len, 2 * gran);
+	for (i = 0; i < 4; i++)
+		ct.cuMemUnmap(va + (CUdeviceptr)i * gran, gran);
+	ct.cuMemAddressFree(va, 4 * gran);
+	for (i = 0; i < 4; i++)
+		ct.cuMemRelease(h[i]);
+
+	/*
+	 * Two cuMemAlloc allocations side by side export as one dma-buf on
+	 * driver 580; the library refuses a span across both, because the MR
+	 * would keep either alive past its own cuMemFree.
+	 */
+	check_scope = "a span across two adjacent cuMemAlloc allocations";
+	CHECK_INT(ct.cuMemAlloc(&a, 4 * MiB), CUDA_SUCCESS);
+	CHECK_INT(ct.cuMemAlloc(&b, 4 * MiB), CUDA_SUCCESS);
+	printf("adjacent cuMemAlloc: second at first %+lld bytes\n",
+	       (long long)(b - a));
+	err = reg((void *)(a + 4 * MiB - 4096), 8192);
+	CHECK_INT(err, EINVAL);
+	CHECK_HAS(gdr_last_error(), "runs past the end of its CUDA allocation");
+	CHECK_INT(reg((void *)a, 4 * MiB), 0);
+	CHECK_INT(reg((void *)b, 4 * MiB), 0);
+	ct.cuMemFree(a);
+	ct.cuMemFree(b);
+	CHECK_INT(count_fds(), fds);
+	CHECK_INT(fake_ibv.live_mrs, 0);
 }
 
 static void context(void)
@@ -286,6 +403,40 @@ static void context(void)
 	CHECK_INT(ct.cuCtxGetCurrent(&cur), CUDA_SUCCESS);
 	CHECK(cur == ct.primary);
 	ct.cuMemFree(d);
+
+	check_scope = "GDR_REG_SYNC_MEMOPS on cuMemAlloc and VMM memory";
+	{
+		struct gdr_reg_attr attr = { .comp_mask = GDR_REG_ATTR_FLAGS,
+					     .flags = GDR_REG_SYNC_MEMOPS };
+		CUmemGenericAllocationHandle h;
+		unsigned int sync = 0, flags = 0;
+		struct ibv_mr *mr;
+		CUdeviceptr va;
+
+		CHECK_INT(ct.cuMemAlloc(&d, 2 * MiB), CUDA_SUCCESS);
+		mr = gdr_register_ex(&fake_pd, (void *)d, 2 * MiB, &attr, &info,
+				     sizeof(info));
+		CHECK(mr != NULL);
+		CHECK_INT(ct.cuPointerGetAttribute(
+				  &sync, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, d),
+			  CUDA_SUCCESS);
+		CHECK_INT(sync, 1);
+		if (mr)
+			gdr_deregister(mr);
+		ct.cuMemFree(d);
+
+		CHECK_INT(cutest_vmm_alloc(0, 2 * MiB, 1, &va, &h), 0);
+		mr = gdr_register_ex(&fake_pd, (void *)va, 2 * MiB, &attr, &info,
+				     sizeof(info));
+		printf("sync-memops on VMM memory: %s\n",
+		       mr ? "ok" : gdr_last_error());
+		CHECK(mr != NULL);
+		CHECK_INT(ct.cuCtxGetFlags(&flags), CUDA_SUCCESS);
+		CHECK(flags & CU_CTX_SYNC_MEMOPS);
+		if (mr)
+			gdr_deregister(mr);
+		cutest_vmm_free(va, 2 * MiB, h);
+	}
 }
 
 static const char *item(struct gdr_report *r, const char *sec,
@@ -336,24 +487,58 @@ static void report(void)
 	CHECK_STR(item(r, "gpu0", "dmabuf_supported", &v), "1");
 	CHECK_INT(v, GDR_VERDICT_OK);
 	CHECK_STR(item(r, "gpu0", "gpudirect_rdma_supported", &v), "1");
-	/* This machine has no RDMA device: the report must say so. */
 	list = ibv_get_device_list(&n);
 	if (list)
 		ibv_free_device_list(list);
 	printf("RDMA devices: %d\n", n);
-	CHECK_INT(gdr_report_usable(r), 0);
 	CHECK_STR(item(r, "node", "rdma_devices", &v), "0");
 	gdr_report_destroy(r);
+
+	/*
+	 * The real CUDA half decides the pair's path, with a recorded NIC in
+	 * front: one that takes DMA-BUF, then one that refuses it.
+	 */
+	check_scope = "report: this GPU with a DMA-BUF NIC";
+	{
+		struct ibv_context *ctxs[1] = { &fake_context };
+
+		fakes_reset();
+		fakes_install_real_cuda();
+		r = gdr_report_create(ctxs, 1, 0);
+		CHECK(r != NULL);
+		if (!r)
+			return;
+		CHECK_INT(gdr_report_usable(r), 1);
+		CHECK_STR(item(r, "fake_mlx5_0", "path_gpu0", &v), "dmabuf");
+		CHECK_INT(v, GDR_VERDICT_OK);
+		gdr_report_destroy(r);
+
+		check_scope = "report: this GPU with a NIC without DMA-BUF";
+		fakes_reset();
+		fake_ibv.probe_errno = EOPNOTSUPP;
+		fakes_install_real_cuda();
+		r = gdr_report_create(ctxs, 1, 0);
+		CHECK(r != NULL);
+		if (!r)
+			return;
+		CHECK_INT(gdr_report_usable(r), 0);
+		CHECK_STR(item(r, "fake_mlx5_0", "path_gpu0", &v), "none");
+		CHECK_INT(v, GDR_VERDICT_MISSING);
+		CHECK_HAS(item(r, "fake_mlx5_0", "dmabuf_mr", &v), "EOPNOTSUPP");
+		gdr_report_destroy(r);
+	}
 }
 
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
 	char why[256];
+	int rc;
 
-	if (cutest_init(why, sizeof(why))) {
-		printf("SKIP: %s\n", why);
-		return 77;
+	rc = cutest_init(0, why, sizeof(why));
+	if (rc) {
+		printf("%s: %s\n", rc == 77 ? "SKIP" : "FAIL", why);
+		return rc;
 	}
 	page = sysconf(_SC_PAGESIZE);
 	fakes_reset();
@@ -366,8 +551,10 @@ int main(int argc, char **argv)
 		context();
 	else if (!strcmp(what, "report"))
 		report();
+	else if (!strcmp(what, "regress"))
+		regress();
 	else {
-		fprintf(stderr, "usage: %s classify|dmabuf|context|report\n",
+		fprintf(stderr, "usage: %s classify|dmabuf|regress|context|report\n",
 			argv[0]);
 		return 2;
 	}
