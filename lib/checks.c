@@ -183,8 +183,15 @@ static void eval_peermem(const struct gdr_subject *s, struct gdr_eval *e)
 		value(e, "%s (%s)", nd->peermem_version, nd->peermem_path);
 		return;
 	}
-	value(e, "not loaded");
 	verdict(e, GDR_VERDICT_MISSING, GDR_FAIL);
+	if (s->dmabuf_usable) {
+		/* Every pair takes DMA-BUF: nothing to fix here. */
+		value(e, "not loaded (not needed: DMA-BUF is usable)");
+		e->verdict = GDR_VERDICT_INFO;
+		e->remedy = "";
+		return;
+	}
+	value(e, "not loaded");
 }
 
 static void describe_peermem(const struct gdr_subject *s,
@@ -332,13 +339,31 @@ static void gpu_bdf(const struct gdr_subject *s, char *bdf, size_t n)
 		bdf[0] = '\0';
 }
 
+/* A NUMA node or IOMMU group, -1 said in words. */
+static void numa_value(struct gdr_eval *e, int node)
+{
+	if (node >= 0)
+		value(e, "%d", node);
+	else
+		value(e, "unknown (sysfs gives no NUMA node)");
+	verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+}
+
+static void group_value(struct gdr_eval *e, int group)
+{
+	if (group >= 0)
+		value(e, "%d", group);
+	else
+		value(e, "none (no IOMMU group in sysfs)");
+	verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+}
+
 static void eval_gpu_numa(const struct gdr_subject *s, struct gdr_eval *e)
 {
 	char bdf[GDR_BDF_LEN];
 
 	gpu_bdf(s, bdf, sizeof(bdf));
-	value(e, "%d", bdf[0] ? gdr_pci_numa(bdf) : -1);
-	verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+	numa_value(e, bdf[0] ? gdr_pci_numa(bdf) : -1);
 }
 
 static const struct gdr_check check_gpu_numa = {
@@ -354,8 +379,7 @@ static void eval_gpu_iommu(const struct gdr_subject *s, struct gdr_eval *e)
 	char bdf[GDR_BDF_LEN];
 
 	gpu_bdf(s, bdf, sizeof(bdf));
-	value(e, "%d", bdf[0] ? gdr_pci_iommu_group(bdf) : -1);
-	verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+	group_value(e, bdf[0] ? gdr_pci_iommu_group(bdf) : -1);
 }
 
 static const struct gdr_check check_gpu_iommu = {
@@ -450,10 +474,15 @@ static void eval_nic_dmabuf(const struct gdr_subject *s, struct gdr_eval *e)
 	      : nic->dmabuf == GDR_NO ? "unsupported"
 				      : "unknown",
 	      nic->mr ? "an MR" : gdr_errno_name(nic->err));
-	if (nic->dmabuf == GDR_NO)
+	if (nic->dmabuf == GDR_NO) {
 		verdict(e, GDR_VERDICT_MISSING, GDR_FAIL);
-	else if (nic->dmabuf == GDR_UNKNOWN)
+	} else if (nic->dmabuf == GDR_UNKNOWN) {
+		/* Neither yes nor no: nothing to change yet. */
 		verdict(e, GDR_VERDICT_UNKNOWN, GDR_UNDECIDED);
+		e->remedy = "the answer says neither yes nor no: a real "
+			    "registration decides (gdr-info --self-test tries "
+			    "one)";
+	}
 }
 
 static void describe_nic_dmabuf(const struct gdr_subject *s,
@@ -469,8 +498,8 @@ const struct gdr_check gdr_check_nic_dmabuf = {
 	.scope = GDR_SCOPE_NIC,
 	.eval = eval_nic_dmabuf,
 	.describe = describe_nic_dmabuf,
-	.remedy = "this device/driver does not register DMA-BUF memory: use "
-		  "nvidia-peermem, or a NIC driver with DMA-BUF support",
+	.remedy = "use an RDMA device whose kernel driver registers DMA-BUF "
+		  "memory (mlx5, efa, irdma, bnxt_re), or nvidia-peermem",
 };
 
 static void eval_nic_pci(const struct gdr_subject *s, struct gdr_eval *e)
@@ -498,8 +527,7 @@ static void eval_nic_numa(const struct gdr_subject *s, struct gdr_eval *e)
 		e->skip = true;
 		return;
 	}
-	value(e, "%d", gdr_pci_numa(s->nic_bdf));
-	verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+	numa_value(e, gdr_pci_numa(s->nic_bdf));
 }
 
 static const struct gdr_check check_nic_numa = {
@@ -516,8 +544,7 @@ static void eval_nic_iommu(const struct gdr_subject *s, struct gdr_eval *e)
 		e->skip = true;
 		return;
 	}
-	value(e, "%d", gdr_pci_iommu_group(s->nic_bdf));
-	verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+	group_value(e, gdr_pci_iommu_group(s->nic_bdf));
 }
 
 static const struct gdr_check check_nic_iommu = {
@@ -545,6 +572,28 @@ static const struct gdr_check check_nic_link = {
 	.key = "link_layer",
 	.scope = GDR_SCOPE_NIC,
 	.eval = eval_nic_link,
+	.describe = describe_value,
+	.remedy = "",
+};
+
+static void eval_nic_netdev(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	char dev[64];
+
+	/* RoCE: the network device under port 1, from sysfs. */
+	if (!s->port || s->port->link_layer != IBV_LINK_LAYER_ETHERNET ||
+	    !s->nic_name || gdr_nic_netdev(s->nic_name, dev, sizeof(dev))) {
+		e->skip = true;
+		return;
+	}
+	value(e, "%s", dev);
+	verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+}
+
+static const struct gdr_check check_nic_netdev = {
+	.key = "netdev",
+	.scope = GDR_SCOPE_NIC,
+	.eval = eval_nic_netdev,
 	.describe = describe_value,
 	.remedy = "",
 };
@@ -659,9 +708,9 @@ const struct gdr_check *const gdr_gpu_checks[] = {
 };
 
 const struct gdr_check *const gdr_nic_checks[] = {
-	&gdr_check_nic_dmabuf, &check_nic_pci,  &check_nic_numa,
-	&check_nic_iommu,      &check_nic_link, &check_nic_port,
-	NULL,
+	&gdr_check_nic_dmabuf, &check_nic_pci,	   &check_nic_numa,
+	&check_nic_iommu,      &check_nic_link,	   &check_nic_netdev,
+	&check_nic_port,       NULL,
 };
 
 /* The path each GPU would take (path_gpuN) comes from the backend table,

@@ -406,6 +406,7 @@ struct gdr_subject {
 	const struct gdr_cuda *cuda;
 	const struct gdr_dev *dev;
 	const struct gdr_nic *nic;
+	const char *nic_name;
 	const char *nic_bdf; /* "" when not on PCI */
 	const struct ibv_port_attr *port; /* port 1, NULL if the query failed */
 	unsigned int num_nics;

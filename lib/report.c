@@ -109,6 +109,7 @@ static void subject_of(struct gdr_subject *s, const struct gdr_node *nd,
 	s->cuda = cuda;
 	if (v) {
 		s->nic = v->have_nic ? &v->nic : NULL;
+		s->nic_name = v->name;
 		s->nic_bdf = v->bdf;
 		s->port = v->have_port ? &v->port : NULL;
 	}
@@ -186,6 +187,7 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 	int ndev = cuda->state == GDR_CUDA_READY ? cuda->num_devices : 0;
 	struct nic_view *views;
 	struct gdr_subject s;
+	bool all_dmabuf;
 	unsigned int i;
 	int d;
 
@@ -195,7 +197,21 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 	for (i = 0; i < num_ctxs; i++)
 		look_at_nic(ctxs[i], &views[i]);
 
+	/* Whether every pair takes DMA-BUF, for the node's peermem item. */
+	all_dmabuf = ndev > 0 && num_ctxs > 0;
+	for (i = 0; i < num_ctxs && all_dmabuf; i++) {
+		char value[128], why[2 * GDR_WHY_LEN + 16];
+
+		subject_of(&s, nd, cuda, &views[i]);
+		for (d = 0; d < ndev && all_dmabuf; d++) {
+			s.dev = gdr_dev_get(d);
+			if (pair_path(&s, value, sizeof(value), why,
+				      sizeof(why)) != &gdr_backend_dmabuf)
+				all_dmabuf = false;
+		}
+	}
 	subject_of(&s, nd, cuda, NULL);
+	s.dmabuf_usable = all_dmabuf;
 	s.num_nics = num_ctxs;
 	add_checks(r, "node", gdr_node_checks, &s, 0);
 	for (d = 0; d < ndev; d++)

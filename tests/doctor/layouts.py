@@ -115,6 +115,7 @@ LAYOUTS = [
     ("open-6x-no-peermem-phb",
      dict(gpus=[dict(chain=GPU_RP, group=20)], nics=[dict(name="mlx5_0", chain=NIC_RP, group=21)]),
      0, {("node", "nvidia_driver"): "ok",
+         ("node", "nvidia_peermem"): ("info", "not loaded (not needed: DMA-BUF is usable)"),
          ("node", "kernel"): "ok", ("mlx5_0", "path_gpu0"): ("ok", "dmabuf"),
          ("mlx5_0", "topology_gpu0"): ("info", "PHB"),
          ("mlx5_0", "pci_address"): ("info", "0000:06:00.0"),
@@ -148,7 +149,8 @@ LAYOUTS = [
     ("two-switches-pxb",
      dict(gpus=[dict(chain=GPU_SW2)], nics=[dict(name="mlx5_0", chain=NIC_SW_B)]),
      0, {("mlx5_0", "topology_gpu0"): ("ok", "PXB"),
-         ("mlx5_0", "acs_redirect_gpu0"): ("ok", "none")}),
+         ("mlx5_0", "acs_redirect_gpu0"): ("ok", "none"),
+         ("gpu0", "iommu_group"): ("info", "none (no IOMMU group in sysfs)")}),
     ("host-bridges-same-numa-node",
      dict(gpus=[dict(chain=GPU_RP, numa=0)], nics=[dict(name="mlx5_0", chain=NIC_HB2, numa=0)]),
      0, {("mlx5_0", "topology_gpu0"): ("wrong", "NODE"),
@@ -195,6 +197,7 @@ LAYOUTS = [
                 dict(name="rxe0", chain=NIC_RP, probe=EOPNOTSUPP, ll=2)]),
      0, {("mlx5_0", "path_gpu0"): ("ok", "dmabuf"),
          ("rxe0", "path_gpu0"): ("missing", "none"),
+         ("node", "nvidia_peermem"): ("missing", "not loaded"),
          ("rxe0", "link_layer"): ("info", "Ethernet")}),
 ]
 

@@ -226,6 +226,8 @@ static CUresult f_dev_get(CUdevice *d, int ordinal)
 {
 	FAULT_CU("cuDeviceGet");
 	UNINITIALISED();
+	if (fake_cu.dev_get_result)
+		return fake_cu.dev_get_result;
 	return model_cu.cuDeviceGet(d, ordinal);
 }
 static CUresult f_attr(int *v, CUdevice_attribute a, CUdevice d)

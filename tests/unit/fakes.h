@@ -48,6 +48,7 @@ struct fake_cuda {
 	CUresult attrs_result;
 	CUresult set_attr_result;
 	int pop_fails;	     /* this many cuCtxPopCurrent calls fail */
+	CUresult dev_get_result; /* what cuDeviceGet answers, if not 0 */
 	struct fake_alloc allocs[FAKE_MAX_ALLOCS];
 	int num_allocs;
 	/* observed */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fork(): a child forked while another thread is in the middle of the
- * first probe must not deadlock in its own gdr_register (the probe lock is
- * held across fork and released in both processes); and an MR registered
- * before fork stays usable in the parent.
+ * fork(): the library holds no lock across a call into CUDA, verbs or the
+ * dynamic loader, so nothing can deadlock when one of them forks (the CUDA
+ * driver may run nvidia-modprobe from inside cuInit), and a child forked in
+ * the middle of a probe finds nothing locked. A child forked after its
+ * parent used CUDA still registers host memory.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -26,6 +27,39 @@ static void *first_call(void *arg)
 	return mr;
 }
 
+static void *report(void *arg)
+{
+	struct gdr_report *r = gdr_report_create(NULL, 0, 0);
+
+	(void)arg;
+	gdr_report_destroy(r);
+	return r;
+}
+
+/* The child of fork(), registering host memory within 10 s. */
+static int child_registers(void)
+{
+	char buf[4096];
+	struct ibv_mr *mr;
+
+	alarm(10); /* a deadlock ends in SIGALRM, not a hang */
+	mr = gdr_register(&fake_pd, buf, sizeof(buf));
+	return mr && mr->addr == buf && !gdr_deregister(mr) ? 0 : 1;
+}
+
+static void wait_ok(pid_t pid, const char *what)
+{
+	int status = -1;
+
+	CHECK(pid > 0);
+	CHECK_INT(waitpid(pid, &status, 0), pid);
+	if (WIFSIGNALED(status))
+		printf("%s: child killed by signal %d (deadlock?)\n", what,
+		       WTERMSIG(status));
+	CHECK(WIFEXITED(status));
+	CHECK_INT(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	struct timespec ms50 = { 0, 50 * 1000 * 1000 };
@@ -34,7 +68,6 @@ int main(void)
 	pthread_t t;
 	void *res;
 	pid_t pid;
-	int status;
 
 	fakes_reset();
 	fake_cu.init_delay_ms = 300; /* a slow first probe */
@@ -43,34 +76,53 @@ int main(void)
 	fakes_install(&fx, NULL, NULL, NULL);
 	dev = fake_alloc_device(0, 1 << 20);
 
-	check_scope = "fork during the first probe";
-	pthread_create(&t, NULL, first_call, NULL);
+	check_scope = "fork while another thread is inside cuInit";
+	pthread_create(&t, NULL, report, NULL);
 	nanosleep(&ms50, NULL); /* the thread is inside cuInit now */
 	pid = fork();
-	if (pid == 0) {
-		char buf[4096];
-
-		alarm(10); /* a deadlock ends in SIGALRM, not a hang */
-		mr = gdr_register(&fake_pd, buf, sizeof(buf));
-		_exit(mr && mr->addr == buf && !gdr_deregister(mr) ? 0 : 1);
-	}
-	CHECK(pid > 0);
-	CHECK_INT(waitpid(pid, &status, 0), pid);
-	CHECK(WIFEXITED(status));
-	if (WIFSIGNALED(status))
-		printf("child killed by signal %d (deadlock?)\n",
-		       WTERMSIG(status));
-	CHECK_INT(WEXITSTATUS(status), 0);
+	if (pid == 0)
+		_exit(child_registers());
+	wait_ok(pid, check_scope);
 	pthread_join(t, &res);
 	CHECK(res != NULL);
 
-	check_scope = "an MR from before fork, in the parent";
+	check_scope = "a driver whose cuInit forks";
+	fakes_reset();
+	fake_cu.init_forks = 1;
+	fakes_install(&fx, NULL, NULL, NULL);
+	fake_cu.init_child_status = -1;
+	/* In a thread, so that a deadlock shows as a missed deadline. */
+	pthread_create(&t, NULL, report, NULL);
+	pthread_join(t, &res);
+	CHECK(res != NULL);
+	CHECK_INT(fake_cu.inits, 1);
+	CHECK(WIFEXITED(fake_cu.init_child_status));
+	CHECK_INT(WEXITSTATUS(fake_cu.init_child_status), 0);
+
+	check_scope = "a registration racing with a fork";
+	fakes_reset();
+	fakes_install(&fx, NULL, NULL, NULL);
+	dev = fake_alloc_device(0, 1 << 20);
+	pthread_create(&t, NULL, first_call, NULL);
+	pid = fork();
+	if (pid == 0)
+		_exit(child_registers());
+	wait_ok(pid, check_scope);
+	pthread_join(t, &res);
+	CHECK(res != NULL);
+
+	check_scope = "a child forked after the parent used CUDA";
 	mr = gdr_register(&fake_pd, dev, 4096);
 	CHECK(mr != NULL);
 	pid = fork();
-	if (pid == 0)
-		_exit(0);
-	waitpid(pid, &status, 0);
+	if (pid == 0) {
+		/* The driver in a child answers NOT_INITIALIZED. */
+		fake_cu.not_initialized = 1;
+		_exit(child_registers());
+	}
+	wait_ok(pid, check_scope);
+
+	check_scope = "an MR from before fork, in the parent";
 	CHECK(mr && mr->addr == dev);
 	CHECK_INT(mr ? gdr_deregister(mr) : -1, 0);
 	fixture_remove(&fx);

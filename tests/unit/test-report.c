@@ -2,6 +2,7 @@
 /* The report: items, verdicts, usable, text and JSON from fixtures. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "fakes.h"
@@ -131,6 +132,138 @@ int main(void)
 	text = print(r, GDR_REPORT_JSON);
 	CHECK_HAS(text, "\"gpudirect_rdma_usable\": false");
 	free(text);
+	gdr_report_destroy(r);
+	fixture_remove(&fx);
+
+	check_scope = "a DMA-BUF GPU beside a NIC that refuses DMA-BUF";
+	fakes_reset();
+	fake_ibv.probe_errno = EOPNOTSUPP;
+	start(&fx, NV_OPEN, NULL);
+	r = gdr_report_create(ctxs, 1, 0);
+	CHECK(r != NULL);
+	CHECK_INT(gdr_report_usable(r), 0);
+	find(r, "gpu0", "dmabuf_supported", &v);
+	CHECK_INT(v, GDR_VERDICT_OK);
+	CHECK_HAS(find(r, "fake_mlx5_0", "dmabuf_mr", &v), "EOPNOTSUPP");
+	CHECK_INT(v, GDR_VERDICT_MISSING);
+	CHECK_STR(find(r, "fake_mlx5_0", "path_gpu0", &v), "none");
+	CHECK_INT(v, GDR_VERDICT_MISSING);
+	CHECK_STR(find(r, "node", "nvidia_peermem", &v), "not loaded");
+	CHECK_INT(v, GDR_VERDICT_MISSING);
+	gdr_report_destroy(r);
+	fixture_remove(&fx);
+
+	check_scope = "the same with nvidia-peermem";
+	fakes_reset();
+	fake_ibv.probe_errno = EOPNOTSUPP;
+	fixture_make(&fx);
+	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
+	fixture_write(fx.sys, "module/nvidia_peermem/version", "580\n");
+	fakes_install(&fx, NULL, NULL, NULL);
+	r = gdr_report_create(ctxs, 1, 0);
+	CHECK(r != NULL);
+	CHECK_INT(gdr_report_usable(r), 1);
+	CHECK_STR(find(r, "fake_mlx5_0", "path_gpu0", &v),
+		  "peermem (DMA-BUF unavailable)");
+	gdr_report_destroy(r);
+	fixture_remove(&fx);
+
+	check_scope = "a NIC whose probe answer is neither yes nor no";
+	fakes_reset();
+	fake_ibv.probe_errno = EINVAL;
+	start(&fx, NV_OPEN, NULL);
+	r = gdr_report_create(ctxs, 1, 0);
+	CHECK(r != NULL);
+	CHECK_HAS(find(r, "fake_mlx5_0", "dmabuf_mr", &v), "unknown");
+	CHECK_INT(v, GDR_VERDICT_UNKNOWN);
+	{
+		struct gdr_report_item item;
+		unsigned int i;
+
+		for (i = 0; i < gdr_report_num_items(r); i++)
+			if (!gdr_report_item(r, i, &item, sizeof(item)) &&
+			    !strcmp(item.key, "dmabuf_mr")) {
+				CHECK_HAS(item.remedy, "a real registration "
+						       "decides");
+				CHECK(!strstr(item.remedy, "does not register"));
+			}
+	}
+	/* Undecided is no reason to refuse the path. */
+	CHECK_STR(find(r, "fake_mlx5_0", "path_gpu0", &v), "dmabuf");
+	gdr_report_destroy(r);
+	fixture_remove(&fx);
+
+	check_scope = "reading /proc/driver/nvidia/version fails";
+	fakes_reset();
+	start(&fx, NV_OPEN, NULL);
+	fault_calls = 0;
+	fault_at = 2; /* the read after the file's open */
+	r = gdr_report_create(NULL, 0, 0);
+	fault_at = 0;
+	CHECK_STR(fault_where, "read");
+	CHECK(r != NULL);
+	CHECK_STR(find(r, "node", "nvidia_driver", &v),
+		  "/proc/driver/nvidia/version could not be read (EIO)");
+	CHECK_INT(v, GDR_VERDICT_UNKNOWN);
+	gdr_report_destroy(r);
+	fixture_remove(&fx);
+
+	check_scope = "cuDeviceGet fails: the reason shows";
+	fakes_reset();
+	fake_cu.dev_get_result = CUDA_ERROR_INVALID_DEVICE;
+	start(&fx, NV_OPEN, NULL);
+	r = gdr_report_create(ctxs, 1, 0);
+	CHECK(r != NULL);
+	CHECK_HAS(find(r, "gpu0", "dmabuf_supported", &v),
+		  "cuDeviceGet(0) failed with CUDA_ERROR_INVALID_DEVICE");
+	CHECK_INT(v, GDR_VERDICT_UNKNOWN);
+	CHECK_STR(find(r, "fake_mlx5_0", "path_gpu0", &v), "none");
+	gdr_report_destroy(r);
+	fixture_remove(&fx);
+
+	check_scope = "unknown NUMA node and IOMMU group in words";
+	fakes_reset();
+	start(&fx, NV_OPEN, NULL);
+	r = gdr_report_create(NULL, 0, 0);
+	CHECK_STR(find(r, "gpu0", "numa_node", &v),
+		  "unknown (sysfs gives no NUMA node)");
+	CHECK_STR(find(r, "gpu0", "iommu_group", &v),
+		  "none (no IOMMU group in sysfs)");
+
+	check_scope = "printing: errors are this call's";
+	{
+		FILE *full = fopen("/dev/full", "w");
+
+		CHECK(full != NULL);
+		if (full) {
+			errno = EBADF; /* stale */
+			CHECK_INT(gdr_report_print(r, full, GDR_REPORT_TEXT), -1);
+			CHECK_INT(errno, ENOSPC);
+			CHECK_HAS(gdr_last_error(), "writing the report failed");
+			fclose(full);
+		}
+		errno = EBADF;
+		text = print(r, GDR_REPORT_JSON);
+		CHECK_STR(gdr_last_error(), "");
+		free(text);
+	}
+
+	check_scope = "items are caller-sized";
+	{
+		unsigned char buf[sizeof(struct gdr_report_item) + 16];
+
+		memset(buf, 0xa5, sizeof(buf));
+		CHECK_INT(gdr_report_item(r, 0, (struct gdr_report_item *)buf,
+					  sizeof(buf)),
+			  0);
+		CHECK_INT(buf[sizeof(struct gdr_report_item)], 0xa5);
+		CHECK_INT(buf[sizeof(buf) - 1], 0xa5);
+		errno = 0;
+		CHECK_INT(gdr_report_item(r, 0, (struct gdr_report_item *)buf,
+					  sizeof(struct gdr_report_item) - 1),
+			  -1);
+		CHECK_INT(errno, EINVAL);
+	}
 	gdr_report_destroy(r);
 	fixture_remove(&fx);
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Concurrency: many threads call gdr_register at once on a cold process
- * (they race on the first probe), then 8 threads x 10000 register and
+ * (they race on the first probes, which publish with one compare-and-swap
+ * each), then 8 threads x 10000 register and
  * deregister over the fakes, device and host memory mixed. Meant for TSan
  * too (tools/run.sh builds it with -fsanitize=thread).
  */
@@ -58,7 +59,9 @@ int main(void)
 		pthread_join(t[i], NULL);
 	check_scope = "8 threads x 10000, cold start";
 	CHECK_INT(failures, 0);
-	CHECK_INT(fake_ibv.probes, 1); /* one probe, however many raced */
+	/* Racing first calls may each probe (no lock is held across the
+	 * probe); the answers agree, and later calls probe no more. */
+	CHECK(fake_ibv.probes >= 1 && fake_ibv.probes <= THREADS);
 	CHECK_INT(fake_ibv.live_mrs, 0);
 	printf("%d threads x %d registrations: %ld failures, %d NIC probes\n",
 	       THREADS, ITERS, failures, fake_ibv.probes);
