@@ -197,10 +197,13 @@ static void eval_peermem(const struct gdr_subject *s, struct gdr_eval *e)
 static void describe_peermem(const struct gdr_subject *s,
 			     const struct gdr_eval *e, char *buf, size_t n)
 {
-	gdr_fmt(buf, n, "nvidia-peermem is not loaded (none of "
-			"/sys/kernel/mm/memory_peers/nv_mem{,_nc}/version, "
-			"/sys/module/nvidia_peermem/version, "
-			"/sys/module/nv_peer_mem/version exists)");
+	const char *const *p;
+
+	gdr_fmt(buf, n, "nvidia-peermem is not loaded (none of");
+	for (p = gdr_peermem_paths; *p; p++)
+		gdr_append(buf, n, "%s /sys%s", p == gdr_peermem_paths ? "" : ",",
+			   *p);
+	gdr_append(buf, n, " exists)");
 }
 
 const struct gdr_check gdr_check_peermem = {

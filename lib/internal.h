@@ -288,6 +288,8 @@ struct gdr_node {
 
 /* The node, probed once per process. Never NULL. */
 const struct gdr_node *gdr_node_get(void);
+/* Where nvidia-peermem shows below /sys; NULL-terminated. */
+extern const char *const gdr_peermem_paths[];
 
 struct gdr_dev {
 	int ordinal;

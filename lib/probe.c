@@ -49,12 +49,14 @@ static void *load(void *slot)
 
 /* --- the node ------------------------------------------------------------ */
 
-/* The four places where nvidia-peermem (or MLNX_OFED's nv_peer_mem) shows. */
-static const char *const peermem_paths[] = {
+/* The places below /sys where nvidia-peermem (or MLNX_OFED's nv_peer_mem)
+ * shows. */
+const char *const gdr_peermem_paths[] = {
 	"/kernel/mm/memory_peers/nv_mem/version",
 	"/kernel/mm/memory_peers/nv_mem_nc/version",
 	"/module/nvidia_peermem/version",
 	"/module/nv_peer_mem/version",
+	NULL,
 };
 
 static void probe_env(struct gdr_node *nd, const struct gdr_seam *s)
@@ -118,9 +120,8 @@ static void probe_files(struct gdr_node *nd, const struct gdr_seam *s)
 		nd->nv_err = err;
 	}
 
-	for (i = 0; i < sizeof(peermem_paths) / sizeof(peermem_paths[0]);
-	     i++) {
-		err = gdr_read_file(s->sysfs_root, peermem_paths[i],
+	for (i = 0; gdr_peermem_paths[i]; i++) {
+		err = gdr_read_file(s->sysfs_root, gdr_peermem_paths[i],
 				    nd->peermem_version,
 				    sizeof(nd->peermem_version));
 		if (err == ENOENT || err == ENOTDIR)
@@ -132,7 +133,7 @@ static void probe_files(struct gdr_node *nd, const struct gdr_seam *s)
 				sizeof(nd->peermem_version), "unreadable: %s",
 				gdr_errno_name(err));
 		gdr_fmt(nd->peermem_path, sizeof(nd->peermem_path), "/sys%s",
-			peermem_paths[i]);
+			gdr_peermem_paths[i]);
 		break;
 	}
 	nd->nvidia_fs_proc = gdr_file_exists(s->procfs_root,

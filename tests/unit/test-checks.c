@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The conditions table: every remedy sentence exists once, every condition
+ * a backend needs is one the report shows, and a backend's eligibility is
+ * the first condition that fails.
+ */
+#include <string.h>
+
+#include "check.h"
+#include "fakes.h"
+
+static const struct gdr_check *const *const lists[] = {
+	gdr_node_checks, gdr_gpu_checks, gdr_nic_checks, gdr_pair_checks,
+};
+
+static int in_report(const struct gdr_check *c)
+{
+	size_t l;
+	const struct gdr_check *const *p;
+
+	for (l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
+		for (p = lists[l]; *p; p++)
+			if (*p == c)
+				return 1;
+	return 0;
+}
+
+int main(void)
+{
+	const struct gdr_check *all[128];
+	const struct gdr_backend *const *b;
+	const struct gdr_check *const *p;
+	unsigned int n = 0, i, j;
+	size_t l;
+
+	check_scope = "one remedy, one place";
+	for (l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
+		for (p = lists[l]; *p && n < 128; p++)
+			all[n++] = *p;
+	CHECK(n > 20);
+	for (i = 0; i < n; i++) {
+		CHECK(all[i]->key && all[i]->eval && all[i]->describe &&
+		      all[i]->remedy);
+		for (j = i + 1; j < n; j++) {
+			if (!all[i]->remedy[0] || all[i] == all[j])
+				continue;
+			CHECK_(strcmp(all[i]->remedy, all[j]->remedy),
+			       "%s and %s share the remedy \"%s\"",
+			       all[i]->key, all[j]->key, all[i]->remedy);
+		}
+	}
+
+	check_scope = "backends list conditions the report shows";
+	for (b = gdr_backends; *b; b++) {
+		CHECK((*b)->needs != NULL);
+		if ((*b)->device_memory)
+			CHECK((*b)->needs[0] != NULL);
+		for (p = (*b)->needs; *p; p++) {
+			CHECK_(in_report(*p), "%s needs %s, which the report "
+					      "does not show", (*b)->name,
+			       (*p)->key);
+			CHECK((*p)->remedy[0]);
+		}
+	}
+
+	check_scope = "eligibility is the first failed condition";
+	{
+		struct gdr_node node;
+		struct gdr_cuda cuda;
+		struct gdr_dev dev;
+		struct gdr_nic nic;
+		struct gdr_subject s;
+		char why[GDR_WHY_LEN];
+
+		memset(&node, 0, sizeof(node));
+		strcpy(node.kernel_release, "5.4.0");
+		node.nv_flavour = GDR_NV_PROPRIETARY;
+		strcpy(node.nv_version, "535.104.05");
+		node.verbs_dmabuf = true;
+		memset(&cuda, 0, sizeof(cuda));
+		cuda.state = GDR_CUDA_READY;
+		cuda.driver_version = 13000;
+		cuda.cu.cuMemGetHandleForAddressRange =
+			(void *)(uintptr_t)1; /* present, never called */
+		memset(&dev, 0, sizeof(dev));
+		dev.dmabuf_attr = 1;
+		memset(&nic, 0, sizeof(nic));
+		nic.dmabuf = GDR_YES;
+		memset(&s, 0, sizeof(s));
+		s.node = &node;
+		s.cuda = &cuda;
+		s.dev = &dev;
+		s.nic = &nic;
+		/* Kernel and module both fail: the kernel comes first. */
+		CHECK_INT(gdr_checks_first_failure(gdr_backend_dmabuf.needs, &s,
+						   why, sizeof(why)),
+			  EOPNOTSUPP);
+		CHECK_HAS(why, "kernel 5.4.0 is older than 5.12; ");
+		CHECK_HAS(why, gdr_check_kernel.remedy);
+		strcpy(node.kernel_release, "6.8.0");
+		CHECK_INT(gdr_checks_first_failure(gdr_backend_dmabuf.needs, &s,
+						   why, sizeof(why)),
+			  EOPNOTSUPP);
+		CHECK_HAS(why, gdr_check_nvidia_driver.remedy);
+		node.nv_flavour = GDR_NV_OPEN;
+		CHECK_INT(gdr_checks_first_failure(gdr_backend_dmabuf.needs, &s,
+						   why, sizeof(why)),
+			  0);
+		/* Undecided answers never refuse a path. */
+		nic.dmabuf = GDR_UNKNOWN;
+		strcpy(node.kernel_release, "garbage");
+		node.nv_flavour = GDR_NV_UNPARSED;
+		CHECK_INT(gdr_checks_first_failure(gdr_backend_dmabuf.needs, &s,
+						   why, sizeof(why)),
+			  0);
+		nic.dmabuf = GDR_NO;
+		nic.err = EOPNOTSUPP;
+		CHECK_INT(gdr_checks_first_failure(gdr_backend_dmabuf.needs, &s,
+						   why, sizeof(why)),
+			  EOPNOTSUPP);
+		CHECK_HAS(why, gdr_check_nic_dmabuf.remedy);
+	}
+	return check_summary("checks");
+}
