@@ -76,8 +76,8 @@ int devmem_alloc(const char *spec, size_t len, struct devmem *m, char *err,
 	}
 	if (strncmp(spec, "cuda", 4) != 0 ||
 	    (spec[4] && (spec[4] != ':' || !spec[5]))) {
-		snprintf(err, n, "unknown memory '%s': use host, cuda or cuda:N",
-			 spec);
+		snprintf(err, n,
+			 "unknown memory '%s': use host, cuda or cuda:N", spec);
 		return -1;
 	}
 	m->device = spec[4] ? atoi(spec + 5) : 0;

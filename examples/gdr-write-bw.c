@@ -49,7 +49,7 @@ struct conn {
 	struct ibv_cq *cq;
 	struct devmem buf;
 	struct ibv_mr *mr;
-	char *ctl;	    /* small host buffer for control messages */
+	char *ctl; /* small host buffer for control messages */
 	struct ibv_mr *ctl_mr;
 	struct remote peer;
 	size_t max;
@@ -81,8 +81,10 @@ static struct rdma_cm_event *expect(struct conn *c, enum rdma_cm_event_type t)
 	if (rdma_get_cm_event(c->ch, &ev))
 		die("rdma_get_cm_event", strerror(errno));
 	if (ev->event != t) {
-		fprintf(stderr, "gdr-write-bw: expected %s, got %s (status %d)\n",
-			rdma_event_str(t), rdma_event_str(ev->event), ev->status);
+		fprintf(stderr,
+			"gdr-write-bw: expected %s, got %s (status %d)\n",
+			rdma_event_str(t), rdma_event_str(ev->event),
+			ev->status);
 		exit(1);
 	}
 	return ev;
@@ -98,8 +100,10 @@ static void setup(struct conn *c, const struct opts *o, struct rdma_cm_id *id)
 	unsigned int i;
 
 	if (o->dev && strcmp(o->dev, name))
-		fprintf(stderr, "gdr-write-bw: warning: rdma_cm chose %s, not %s "
-				"(the address decides the device)\n", name, o->dev);
+		fprintf(stderr,
+			"gdr-write-bw: warning: rdma_cm chose %s, not %s "
+			"(the address decides the device)\n",
+			name, o->dev);
 	c->pd = ibv_alloc_pd(id->verbs);
 	if (!c->pd)
 		die("ibv_alloc_pd", strerror(errno));
@@ -108,21 +112,23 @@ static void setup(struct conn *c, const struct opts *o, struct rdma_cm_id *id)
 		attr.path_mask = o->path_mask;
 	}
 	c->mr = gdr_register_ex(c->pd, c->buf.ptr, c->max, &attr, &info,
-				 sizeof(info));
+				sizeof(info));
 	if (!c->mr)
 		die("gdr_register", gdr_last_error());
 	printf(" Registration    : %s path, %zu bytes of %s memory",
-	       gdr_path_str(info.path), c->max, gdr_mem_type_str(info.mem_type));
+	       gdr_path_str(info.path), c->max,
+	       gdr_mem_type_str(info.mem_type));
 	if (info.device >= 0)
 		printf(" on GPU %d", info.device);
 	printf(" on %s\n", name);
-	for (i = 0; info.mem_type == GDR_MEM_CUDA_DEVICE &&
-		    i < info.num_attempts; i++)
+	for (i = 0;
+	     info.mem_type == GDR_MEM_CUDA_DEVICE && i < info.num_attempts; i++)
 		if (info.attempts[i].reason[0])
 			printf("   %-8s %s: %s\n",
 			       gdr_path_str(info.attempts[i].path),
 			       info.attempts[i].result == GDR_ATTEMPT_FAILED
-				       ? "failed" : "skipped",
+				       ? "failed"
+				       : "skipped",
 			       info.attempts[i].reason);
 
 	c->ctl = calloc(1, 64);
@@ -131,7 +137,8 @@ static void setup(struct conn *c, const struct opts *o, struct rdma_cm_id *id)
 	c->ctl_mr = ibv_reg_mr(c->pd, c->ctl, 64, IBV_ACCESS_LOCAL_WRITE);
 	if (!c->ctl_mr)
 		die("ibv_reg_mr(control)", strerror(errno));
-	c->cq = ibv_create_cq(id->verbs, (int)(o->depth * 2 + 16), NULL, NULL, 0);
+	c->cq = ibv_create_cq(id->verbs, (int)(o->depth * 2 + 16), NULL, NULL,
+			      0);
 	if (!c->cq)
 		die("ibv_create_cq", strerror(errno));
 	memset(&qa, 0, sizeof(qa));
@@ -170,9 +177,11 @@ static void wait_wc(struct conn *c, struct ibv_wc *wc)
 static void send_ctl(struct conn *c, uint32_t value)
 {
 	struct ibv_sge sge = { (uintptr_t)c->ctl + 32, 4, c->ctl_mr->lkey };
-	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+	struct ibv_send_wr wr = { .sg_list = &sge,
+				  .num_sge = 1,
 				  .opcode = IBV_WR_SEND,
-				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+				  .send_flags = IBV_SEND_SIGNALED },
+			   *bad;
 	struct ibv_wc wc;
 
 	memcpy(c->ctl + 32, &value, 4);
@@ -228,15 +237,16 @@ static int server(const struct opts *o, struct conn *c)
 		post_recv(c);
 		if (size == 0)
 			break;
-		if (size > c->max ||
-		    devmem_read(&c->buf, 0, check, size))
+		if (size > c->max || devmem_read(&c->buf, 0, check, size))
 			bad = 1;
 		for (k = 0; !bad && k < size; k++)
 			if (check[k] != pattern(k, size))
 				bad = k + 1;
 		if (bad)
-			fprintf(stderr, "gdr-write-bw: data check FAILED at "
-					"size %zu, byte %zu\n", size, bad - 1);
+			fprintf(stderr,
+				"gdr-write-bw: data check FAILED at "
+				"size %zu, byte %zu\n",
+				size, bad - 1);
 		send_ctl(c, bad ? 0 : 1);
 	}
 	free(check);
@@ -293,7 +303,8 @@ static void run_size(struct conn *c, const struct opts *o, size_t size,
 			die("ibv_poll_cq", "failed");
 		for (i = 0; i < (unsigned)n; i++) {
 			if (wc[i].status != IBV_WC_SUCCESS)
-				die("RDMA write", ibv_wc_status_str(wc[i].status));
+				die("RDMA write",
+				    ibv_wc_status_str(wc[i].status));
 			done_at[done++] = now();
 		}
 	}
@@ -309,7 +320,8 @@ static void run_size(struct conn *c, const struct opts *o, size_t size,
 
 		for (i = 0; i < o->iters; i++)
 			for (j = i; j < o->iters; j++) {
-				double t = (done_at[j] - posted_at[i]) / (j - i + 1);
+				double t = (done_at[j] - posted_at[i]) /
+					   (j - i + 1);
 
 				if (t > 0 && t < best)
 					best = t;
@@ -402,7 +414,8 @@ static int client(const struct opts *o, struct conn *c)
 			die("buffer", "cannot fill the source buffer");
 		run_size(c, o, size, posted_at, done_at);
 		if (!verify(c, size)) {
-			fprintf(stderr, "gdr-write-bw: data check FAILED at size %zu\n",
+			fprintf(stderr,
+				"gdr-write-bw: data check FAILED at size %zu\n",
 				size);
 			failures++;
 		}
@@ -495,13 +508,17 @@ int main(int argc, char **argv)
 	};
 	static char cuda_spec[32];
 	char err[256];
-	struct opts o = { .port = "18515", .size = 65536, .iters = 5000,
-			  .depth = 128, .mem = "host" };
+	struct opts o = { .port = "18515",
+			  .size = 65536,
+			  .iters = 5000,
+			  .depth = 128,
+			  .mem = "host" };
 	enum gdr_path path;
 	struct conn c;
 	int ch, rc;
 
-	while ((ch = getopt_long(argc, argv, "d:p:s:n:at:Fh", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "d:p:s:n:at:Fh", lo, NULL)) !=
+	       -1) {
 		switch (ch) {
 		case 'd': o.dev = optarg; break;
 		case 'p': o.port = optarg; break;
@@ -513,18 +530,21 @@ int main(int argc, char **argv)
 		case 'G': o.gbits = 1; break;
 		case 'M': o.mem = optarg; break;
 		case 'U':
-			snprintf(cuda_spec, sizeof(cuda_spec), "cuda:%s", optarg);
+			snprintf(cuda_spec, sizeof(cuda_spec), "cuda:%s",
+				 optarg);
 			o.mem = cuda_spec;
 			break;
 		case 'D': optarg = (char *)"dmabuf"; /* fall through */
 		case 'P':
 			if (gdr_path_parse(optarg, &path)) {
-				fprintf(stderr, "gdr-write-bw: --path must be auto, "
-						"dmabuf, peermem or host\n");
+				fprintf(stderr,
+					"gdr-write-bw: --path must be auto, "
+					"dmabuf, peermem or host\n");
 				return 2;
 			}
 			o.path_name = optarg;
-			o.path_mask = path == GDR_PATH_NONE ? 0 : GDR_PATH_BIT(path);
+			o.path_mask =
+				path == GDR_PATH_NONE ? 0 : GDR_PATH_BIT(path);
 			break;
 		case 'h': usage(argv[0]); return 0;
 		default: usage(argv[0]); return 2;
@@ -535,7 +555,8 @@ int main(int argc, char **argv)
 	if (o.all)
 		o.size = 1u << 23;
 	if (!o.size || o.size > (1u << 30) || !o.iters || !o.depth) {
-		fprintf(stderr, "gdr-write-bw: -s must be 1..2^30, -n and -t at least 1\n");
+		fprintf(stderr,
+			"gdr-write-bw: -s must be 1..2^30, -n and -t at least 1\n");
 		return 2;
 	}
 	memset(&c, 0, sizeof(c));
@@ -546,7 +567,8 @@ int main(int argc, char **argv)
 	c.ch = rdma_create_event_channel();
 	if (!c.ch)
 		die("rdma_create_event_channel",
-		    errno == ENODEV ? "no RDMA device (see gdr-info)" : strerror(errno));
+		    errno == ENODEV ? "no RDMA device (see gdr-info)"
+				    : strerror(errno));
 	rc = o.server ? client(&o, &c) : server(&o, &c);
 	teardown(&c);
 	return rc;

@@ -44,8 +44,10 @@ int main(int argc, char **argv)
 		case 'm': mem = optarg; break;
 		case 's': len = strtoull(optarg, NULL, 0); break;
 		default:
-			fprintf(stderr, "usage: %s [-d DEVICE] [--mem "
-					"host|cuda[:N]] [-s BYTES]\n", argv[0]);
+			fprintf(stderr,
+				"usage: %s [-d DEVICE] [--mem "
+				"host|cuda[:N]] [-s BYTES]\n",
+				argv[0]);
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -83,8 +85,8 @@ int main(int argc, char **argv)
 		printf("registered %zu bytes of %s memory on %s through %s: "
 		       "lkey 0x%x rkey 0x%x addr %p\n",
 		       len, gdr_mem_type_str(info.mem_type),
-		       ibv_get_device_name(ctx->device), gdr_path_str(info.path),
-		       mr->lkey, mr->rkey, mr->addr);
+		       ibv_get_device_name(ctx->device),
+		       gdr_path_str(info.path), mr->lkey, mr->rkey, mr->addr);
 		ret = 0;
 	}
 	for (i = 0; i < info.num_attempts; i++)

@@ -32,10 +32,14 @@ extern "C" {
  * in this header is sized by the number of paths.
  */
 enum gdr_path {
-	GDR_PATH_NONE = 0,	/* nothing registered */
-	GDR_PATH_DMABUF = 1,	/* cuMemGetHandleForAddressRange + ibv_reg_dmabuf_mr */
-	GDR_PATH_PEERMEM = 2,	/* ibv_reg_mr on the device pointer (nvidia-peermem) */
-	GDR_PATH_HOST = 3,	/* ibv_reg_mr on host memory */
+	/* nothing registered */
+	GDR_PATH_NONE = 0,
+	/* cuMemGetHandleForAddressRange + ibv_reg_dmabuf_mr */
+	GDR_PATH_DMABUF = 1,
+	/* ibv_reg_mr on the device pointer (nvidia-peermem) */
+	GDR_PATH_PEERMEM = 2,
+	/* ibv_reg_mr on host memory */
+	GDR_PATH_HOST = 3,
 };
 
 /* A bit per path, for gdr_reg_attr.path_mask. */
@@ -46,12 +50,13 @@ enum gdr_path {
 
 /* What kind of memory a pointer refers to, as the CUDA driver reports it. */
 enum gdr_mem_type {
-	GDR_MEM_UNKNOWN = 0,	/* not classified (argument error) */
-	GDR_MEM_HOST = 1,	/* ordinary host memory, or no CUDA driver */
-	GDR_MEM_CUDA_HOST = 2,	/* page-locked host memory known to CUDA */
-	GDR_MEM_CUDA_DEVICE = 3, /* device memory (cuMemAlloc, VMM) */
+	GDR_MEM_UNKNOWN = 0,	  /* not classified (argument error) */
+	GDR_MEM_HOST = 1,	  /* ordinary host memory, or no CUDA driver */
+	GDR_MEM_CUDA_HOST = 2,	  /* page-locked host memory known to CUDA */
+	GDR_MEM_CUDA_DEVICE = 3,  /* device memory (cuMemAlloc, VMM) */
 	GDR_MEM_CUDA_MANAGED = 4, /* managed memory: refused */
-	GDR_MEM_CUDA_POOL = 5,	/* stream-ordered pool memory (cuMemAllocAsync) */
+	/* stream-ordered pool memory (cuMemAllocAsync) */
+	GDR_MEM_CUDA_POOL = 5,
 };
 
 /**
@@ -137,9 +142,9 @@ struct gdr_reg_attr {
 
 /* What became of one path during a registration. */
 enum gdr_attempt_result {
-	GDR_ATTEMPT_SKIPPED = 0,	/* not tried: not allowed or not eligible */
-	GDR_ATTEMPT_FAILED = 1,		/* tried; it failed (errno in ->err) */
-	GDR_ATTEMPT_USED = 2,		/* tried; it gave the MR */
+	GDR_ATTEMPT_SKIPPED = 0, /* not tried: not allowed or not eligible */
+	GDR_ATTEMPT_FAILED = 1,	 /* tried; it failed (errno in ->err) */
+	GDR_ATTEMPT_USED = 2,	 /* tried; it gave the MR */
 };
 
 #define GDR_REASON_LEN 256
@@ -147,8 +152,8 @@ enum gdr_attempt_result {
 struct gdr_path_attempt {
 	enum gdr_path path;
 	enum gdr_attempt_result result;
-	int err;			/* errno value, 0 when used */
-	char reason[GDR_REASON_LEN];	/* why skipped or failed, in words */
+	int err;		     /* errno value, 0 when used */
+	char reason[GDR_REASON_LEN]; /* why skipped or failed, in words */
 };
 
 /* Bits of gdr_reg_info.comp_mask: which fields the library filled in. */

@@ -41,8 +41,8 @@ struct export_ctx {
  * so that the library never leaves a context alive the program did not
  * create.
  */
-static int pick_ctx(const struct gdr_req *req, struct export_ctx *x,
-		    char *why, size_t n)
+static int pick_ctx(const struct gdr_req *req, struct export_ctx *x, char *why,
+		    size_t n)
 {
 	const struct gdr_cuda_ops *cu = req->cu;
 	const struct gdr_dev *d;
@@ -142,8 +142,7 @@ static CUresult export_range(const struct gdr_cuda_ops *cu, CUcontext ctx,
 	return res;
 }
 
-static struct ibv_mr *dmabuf_reg(const struct gdr_req *req, char *why,
-				 size_t n)
+static struct ibv_mr *dmabuf_reg(const struct gdr_req *req, char *why, size_t n)
 {
 	const struct gdr_seam *s = gdr_seam();
 	const struct gdr_cuda_ops *cu = req->cu;
@@ -174,7 +173,8 @@ static struct ibv_mr *dmabuf_reg(const struct gdr_req *req, char *why,
 			(unsigned long)r.base, r.size,
 			gdr_cu_errname(cu, res, name, sizeof(name)),
 			res == CUDA_ERROR_INVALID_VALUE &&
-					!strcmp(step, "cuMemGetHandleForAddressRange")
+					!strcmp(step,
+						"cuMemGetHandleForAddressRange")
 				? ": the page-aligned span is not one "
 				  "cuMemAlloc allocation or a fully mapped "
 				  "VMM range; register memory from "
@@ -208,8 +208,12 @@ static struct ibv_mr *dmabuf_reg(const struct gdr_req *req, char *why,
 }
 
 static const struct gdr_check *const dmabuf_needs[] = {
-	&gdr_check_cuda_api,	&gdr_check_kernel,	&gdr_check_nvidia_driver,
-	&gdr_check_gpu_dmabuf, &gdr_check_verbs_dmabuf, &gdr_check_nic_dmabuf,
+	&gdr_check_cuda_api,
+	&gdr_check_kernel,
+	&gdr_check_nvidia_driver,
+	&gdr_check_gpu_dmabuf,
+	&gdr_check_verbs_dmabuf,
+	&gdr_check_nic_dmabuf,
 	NULL,
 };
 

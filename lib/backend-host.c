@@ -23,11 +23,11 @@ struct ibv_mr *gdr_reg_va(const struct gdr_req *req, const char *efault,
 		req->ptr, req->len, gdr_pd_name(req->pd),
 		gdr_errno_words(err, words, sizeof(words)),
 		err == EFAULT ? ": " : "",
-		err == EFAULT ? efault
-		: err == ENOMEM
-			? "; raise the locked-memory limit (ulimit -l, "
-			  "systemd LimitMEMLOCK=infinity)"
-		: err == EINVAL ? "; check the access flags" : "");
+		err == EFAULT	? efault
+		: err == ENOMEM ? "; raise the locked-memory limit (ulimit -l, "
+				  "systemd LimitMEMLOCK=infinity)"
+		: err == EINVAL ? "; check the access flags"
+				: "");
 	errno = err;
 	return NULL;
 }

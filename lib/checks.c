@@ -51,8 +51,8 @@ static void eval_kernel(const struct gdr_subject *s, struct gdr_eval *e)
 {
 	struct gdr_kver v;
 
-	value(e, "%s", s->node->kernel_release[0] ? s->node->kernel_release
-						   : "unknown");
+	value(e, "%s",
+	      s->node->kernel_release[0] ? s->node->kernel_release : "unknown");
 	if (gdr_parse_kernel_release(s->node->kernel_release, &v))
 		verdict(e, GDR_VERDICT_UNKNOWN, GDR_UNDECIDED);
 	else if (gdr_kver_cmp(&v, KERNEL_DMABUF_MAJOR, KERNEL_DMABUF_MINOR) < 0)
@@ -117,8 +117,9 @@ static void describe_nvidia_driver(const struct gdr_subject *s,
 				   const struct gdr_eval *e, char *buf,
 				   size_t n)
 {
-	gdr_fmt(buf, n, "the NVIDIA driver %s is the proprietary kernel "
-			"module, which cannot export DMA-BUF",
+	gdr_fmt(buf, n,
+		"the NVIDIA driver %s is the proprietary kernel "
+		"module, which cannot export DMA-BUF",
 		s->node->nv_version);
 }
 
@@ -157,13 +158,15 @@ static void describe_cuda_api(const struct gdr_subject *s,
 	if (c->state != GDR_CUDA_READY)
 		gdr_fmt(buf, n, "the CUDA driver is unavailable");
 	else if (c->driver_version < CUDA_DMABUF_API)
-		gdr_fmt(buf, n, "the CUDA driver API is %d.%d, older than "
-				"%d.%d which added DMA-BUF export",
+		gdr_fmt(buf, n,
+			"the CUDA driver API is %d.%d, older than "
+			"%d.%d which added DMA-BUF export",
 			c->driver_version / 1000, c->driver_version % 1000 / 10,
 			CUDA_DMABUF_API / 1000, CUDA_DMABUF_API % 1000 / 10);
 	else
-		gdr_fmt(buf, n, "libcuda.so.1 has no "
-				"cuMemGetHandleForAddressRange");
+		gdr_fmt(buf, n,
+			"libcuda.so.1 has no "
+			"cuMemGetHandleForAddressRange");
 }
 
 const struct gdr_check gdr_check_cuda_api = {
@@ -201,8 +204,8 @@ static void describe_peermem(const struct gdr_subject *s,
 
 	gdr_fmt(buf, n, "nvidia-peermem is not loaded (none of");
 	for (p = gdr_peermem_paths; *p; p++)
-		gdr_append(buf, n, "%s /sys%s", p == gdr_peermem_paths ? "" : ",",
-			   *p);
+		gdr_append(buf, n, "%s /sys%s",
+			   p == gdr_peermem_paths ? "" : ",", *p);
 	gdr_append(buf, n, " exists)");
 }
 
@@ -227,11 +230,11 @@ static void eval_verbs_dmabuf(const struct gdr_subject *s, struct gdr_eval *e)
 }
 
 static void describe_verbs_dmabuf(const struct gdr_subject *s,
-				  const struct gdr_eval *e, char *buf,
-				  size_t n)
+				  const struct gdr_eval *e, char *buf, size_t n)
 {
-	gdr_fmt(buf, n, "the loaded libibverbs has no ibv_reg_dmabuf_mr "
-			"(rdma-core older than v34)");
+	gdr_fmt(buf, n,
+		"the loaded libibverbs has no ibv_reg_dmabuf_mr "
+		"(rdma-core older than v34)");
 }
 
 const struct gdr_check gdr_check_verbs_dmabuf = {
@@ -417,8 +420,9 @@ static void describe_gpu_dmabuf(const struct gdr_subject *s,
 			d ? d->ordinal : -1,
 			d ? d->why : "the GPU is not visible");
 	else
-		gdr_fmt(buf, n, "GPU %d (%s) reports "
-				"CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED=%d",
+		gdr_fmt(buf, n,
+			"GPU %d (%s) reports "
+			"CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED=%d",
 			d->ordinal, d->name, d->dmabuf_attr);
 }
 
@@ -491,8 +495,9 @@ static void eval_nic_dmabuf(const struct gdr_subject *s, struct gdr_eval *e)
 static void describe_nic_dmabuf(const struct gdr_subject *s,
 				const struct gdr_eval *e, char *buf, size_t n)
 {
-	gdr_fmt(buf, n, "RDMA device %s does not support DMA-BUF memory "
-			"regions (ibv_reg_dmabuf_mr answered %s)",
+	gdr_fmt(buf, n,
+		"RDMA device %s does not support DMA-BUF memory "
+		"regions (ibv_reg_dmabuf_mr answered %s)",
 		s->nic->key.name, gdr_errno_name(s->nic->err));
 }
 
@@ -565,9 +570,10 @@ static void eval_nic_link(const struct gdr_subject *s, struct gdr_eval *e)
 		return;
 	}
 	value(e, "%s",
-	      s->port->link_layer == IBV_LINK_LAYER_ETHERNET	   ? "Ethernet"
-	      : s->port->link_layer == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand"
-								   : "unspecified");
+	      s->port->link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet"
+	      : s->port->link_layer == IBV_LINK_LAYER_INFINIBAND
+		      ? "InfiniBand"
+		      : "unspecified");
 	verdict(e, GDR_VERDICT_INFO, GDR_PASS);
 }
 
@@ -647,7 +653,8 @@ static void eval_topology(const struct gdr_subject *s, struct gdr_eval *e)
 	} else if (!strcmp(dist, "unknown")) {
 	} else if (!strcmp(dist, "unknown")) {
 		verdict(e, GDR_VERDICT_UNKNOWN, GDR_PASS);
-		e->remedy = "the PCI path of the GPU or the NIC is not in sysfs";
+		e->remedy =
+			"the PCI path of the GPU or the NIC is not in sysfs";
 	} else {
 		verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
 	}
@@ -700,19 +707,22 @@ static const struct gdr_check check_acs = {
 /* --- walking them ---------------------------------------------------------- */
 
 const struct gdr_check *const gdr_node_checks[] = {
-	&gdr_check_kernel,	 &gdr_check_nvidia_driver, &gdr_check_cuda_api,
-	&gdr_check_peermem,	 &gdr_check_verbs_dmabuf,  &check_gds,
-	&check_cuda_devices, &check_rdma_devices,	   NULL,
+	&gdr_check_kernel,   &gdr_check_nvidia_driver, &gdr_check_cuda_api,
+	&gdr_check_peermem,  &gdr_check_verbs_dmabuf,  &check_gds,
+	&check_cuda_devices, &check_rdma_devices,      NULL,
 };
 
 const struct gdr_check *const gdr_gpu_checks[] = {
-	&check_gpu_name, &check_gpu_busid,	  &check_gpu_numa, &check_gpu_iommu,
-	&gdr_check_gpu_dmabuf, &check_gpu_rdma, &check_gpu_vmm,  NULL,
+	&check_gpu_name,       &check_gpu_busid,
+	&check_gpu_numa,       &check_gpu_iommu,
+	&gdr_check_gpu_dmabuf, &check_gpu_rdma,
+	&check_gpu_vmm,	       NULL,
 };
 
 const struct gdr_check *const gdr_nic_checks[] = {
-	&gdr_check_nic_dmabuf, &check_nic_pci,	   &check_nic_numa,
-	&check_nic_iommu,      &check_nic_link,	   &check_nic_netdev,
+	&gdr_check_nic_dmabuf, &check_nic_pci,
+	&check_nic_numa,       &check_nic_iommu,
+	&check_nic_link,       &check_nic_netdev,
 	&check_nic_port,       NULL,
 };
 

@@ -106,9 +106,9 @@ int gdr_classify(void *ptr, size_t len, struct gdr_ptr_info *pi, char *why,
 	size_t size = 0;
 	void *pool = NULL;
 	void *data[A_COUNT] = {
-		[A_TYPE] = &type,	  [A_ORDINAL] = &ordinal,
-		[A_MANAGED] = &managed,	  [A_CONTEXT] = &ctx,
-		[A_START] = &start,	  [A_SIZE] = &size,
+		[A_TYPE] = &type,	    [A_ORDINAL] = &ordinal,
+		[A_MANAGED] = &managed,	    [A_CONTEXT] = &ctx,
+		[A_START] = &start,	    [A_SIZE] = &size,
 		[A_BUFFER_ID] = &buffer_id, [A_POOL] = &pool,
 		[A_RDMA] = &rdma,
 	};
@@ -162,7 +162,7 @@ int gdr_classify(void *ptr, size_t len, struct gdr_ptr_info *pi, char *why,
 		break;
 	case CU_MEMORYTYPE_DEVICE:
 		pi->type = managed ? GDR_MEM_CUDA_MANAGED
-			 : pool	   ? GDR_MEM_CUDA_POOL
+			   : pool  ? GDR_MEM_CUDA_POOL
 				   : GDR_MEM_CUDA_DEVICE;
 		pi->device = ordinal;
 		break;

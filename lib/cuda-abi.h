@@ -92,9 +92,9 @@
 #define GDR_CU_ENUM_ITEM(name, value) name = value,
 
 /* Every enum the driver API passes by value is an int-sized C enum. */
-typedef enum cudaError_enum {
-	GDR_CU_RESULTS_2000(GDR_CU_ENUM_ITEM)
-} CUresult;
+/* The lists expand into the enum bodies. */
+/* clang-format off */
+typedef enum cudaError_enum { GDR_CU_RESULTS_2000(GDR_CU_ENUM_ITEM) } CUresult;
 
 typedef enum CUdevice_attribute_enum {
 	GDR_CU_DEVICE_ATTRS_11070(GDR_CU_ENUM_ITEM)
@@ -109,6 +109,7 @@ typedef enum CUpointer_attribute_enum {
 typedef enum CUmemorytype_enum {
 	GDR_CU_MEMORYTYPES_2000(GDR_CU_ENUM_ITEM)
 } CUmemorytype;
+/* clang-format on */
 
 typedef enum CUmemRangeHandleType_enum {
 	CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD = 1,

@@ -98,14 +98,15 @@ int gdr_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags, char *why,
 	int e;
 
 	memset(ops, 0, sizeof(*ops));
-	lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL |
-					     (flags & GDR_CUDA_NOLOAD ? RTLD_NOLOAD
-								      : 0));
+	lib = dlopen("libcuda.so.1",
+		     RTLD_NOW | RTLD_LOCAL |
+			     (flags & GDR_CUDA_NOLOAD ? RTLD_NOLOAD : 0));
 	if (!lib) {
 		err = dlerror();
 		if (flags & GDR_CUDA_NOLOAD)
-			gdr_fmt(why, n, "libcuda.so.1 is not loaded in this "
-					"process");
+			gdr_fmt(why, n,
+				"libcuda.so.1 is not loaded in this "
+				"process");
 		else
 			gdr_fmt(why, n,
 				"libcuda.so.1 could not be loaded (%s); "

@@ -76,8 +76,8 @@ void gdr_debug(const char *fmt, ...)
 	fprintf(stderr, "gpudirect: %s\n", line);
 }
 
-const char *gdr_cu_errname(const struct gdr_cuda_ops *cu, CUresult r,
-			   char *buf, size_t n)
+const char *gdr_cu_errname(const struct gdr_cuda_ops *cu, CUresult r, char *buf,
+			   size_t n)
 {
 	const char *name = NULL;
 
@@ -91,22 +91,15 @@ const char *gdr_cu_errname(const struct gdr_cuda_ops *cu, CUresult r,
 int gdr_cu_errno(CUresult r)
 {
 	switch (r) {
-	case CUDA_SUCCESS:
-		return 0;
+	case CUDA_SUCCESS: return 0;
 	case CUDA_ERROR_INVALID_VALUE:
 	case CUDA_ERROR_INVALID_CONTEXT:
-	case CUDA_ERROR_INVALID_DEVICE:
-		return EINVAL;
-	case CUDA_ERROR_OUT_OF_MEMORY:
-		return ENOMEM;
-	case CUDA_ERROR_NOT_SUPPORTED:
-		return EOPNOTSUPP;
-	case CUDA_ERROR_NO_DEVICE:
-		return ENODEV;
-	case CUDA_ERROR_NOT_PERMITTED:
-		return EPERM;
-	default:
-		return EIO;
+	case CUDA_ERROR_INVALID_DEVICE: return EINVAL;
+	case CUDA_ERROR_OUT_OF_MEMORY: return ENOMEM;
+	case CUDA_ERROR_NOT_SUPPORTED: return EOPNOTSUPP;
+	case CUDA_ERROR_NO_DEVICE: return ENODEV;
+	case CUDA_ERROR_NOT_PERMITTED: return EPERM;
+	default: return EIO;
 	}
 }
 
@@ -147,8 +140,9 @@ int gdr_errno_public(int err)
 const char *gdr_errno_words(int err, char *buf, size_t n)
 {
 	if (err == GDR_ENOTSUPP)
-		gdr_fmt(buf, n, "524 (the kernel's internal ENOTSUPP, "
-				"reported as EOPNOTSUPP)");
+		gdr_fmt(buf, n,
+			"524 (the kernel's internal ENOTSUPP, "
+			"reported as EOPNOTSUPP)");
 	else
 		gdr_fmt(buf, n, "%s (%s)", gdr_errno_name(err), strerror(err));
 	return buf;

@@ -144,8 +144,9 @@ static int check_args(struct ibv_pd *pd, void *ptr, size_t len,
 		return EINVAL;
 	}
 	if (!pd) {
-		gdr_fmt(why, n, "pd is NULL; pass a protection domain from "
-				"ibv_alloc_pd()");
+		gdr_fmt(why, n,
+			"pd is NULL; pass a protection domain from "
+			"ibv_alloc_pd()");
 		return EINVAL;
 	}
 	if (!ptr) {
@@ -230,9 +231,8 @@ static int sync_memops(const struct gdr_req *req, char *why, size_t n)
 }
 
 /* Join the reasons of the paths that could have taken this memory. */
-static void explain(const struct gdr_reg_info *rec,
-		    const struct reasons *full, bool device, uint32_t mask,
-		    char *buf, size_t n)
+static void explain(const struct gdr_reg_info *rec, const struct reasons *full,
+		    bool device, uint32_t mask, char *buf, size_t n)
 {
 	const struct gdr_backend *const *b = gdr_backends;
 	bool first = true;
@@ -280,7 +280,8 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 
 		why[0] = '\0';
 		if (!(mask & GDR_PATH_BIT(b->path))) {
-			gdr_fmt(why, sizeof(why), "not allowed by %s", mask_src);
+			gdr_fmt(why, sizeof(why), "not allowed by %s",
+				mask_src);
 			record(rec, &full, b, GDR_ATTEMPT_SKIPPED, 0, why);
 			continue;
 		}
@@ -290,7 +291,8 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 				"%s memory",
 				b->device_memory ? "device" : "host",
 				gdr_mem_type_str(req->pi.type));
-			record(rec, &full, b, GDR_ATTEMPT_SKIPPED, EOPNOTSUPP, why);
+			record(rec, &full, b, GDR_ATTEMPT_SKIPPED, EOPNOTSUPP,
+			       why);
 			continue;
 		}
 		e = gdr_checks_first_failure(b->needs, &subj, why, sizeof(why));
@@ -406,8 +408,8 @@ static struct ibv_mr *register_ex(struct ibv_pd *pd, void *ptr, size_t len,
 		    !node->strict_ordering)
 			req.access |= IBV_ACCESS_RELAXED_ORDERING;
 	}
-	gdr_debug("register %p +%zu: %s%s%d, access 0x%x, paths 0x%x (%s)",
-		  ptr, len, gdr_mem_type_str(req.pi.type),
+	gdr_debug("register %p +%zu: %s%s%d, access 0x%x, paths 0x%x (%s)", ptr,
+		  len, gdr_mem_type_str(req.pi.type),
 		  req.pi.device >= 0 ? " on GPU " : " ", req.pi.device,
 		  req.access, mask, mask_src);
 	if ((req.flags & GDR_REG_SYNC_MEMOPS) && is_device(&req.pi)) {
@@ -452,7 +454,8 @@ GDR_EXPORT struct ibv_mr *gdr_register_ex_0_2(struct ibv_pd *pd, void *ptr,
  * when the caller set GDR_REG_INFO_BASIC in its comp_mask. Programs built
  * against 0.1 bind to this symbol version.
  */
-#define INFO_SIZE_0_1 (GDR_REG_INFO_MIN_SIZE + 4 * sizeof(struct gdr_path_attempt))
+#define INFO_SIZE_0_1                                                          \
+	(GDR_REG_INFO_MIN_SIZE + 4 * sizeof(struct gdr_path_attempt))
 
 GDR_EXPORT struct ibv_mr *gdr_register_ex_0_1(struct ibv_pd *pd, void *ptr,
 					      size_t len,
@@ -470,8 +473,7 @@ GDR_EXPORT struct ibv_mr *gdr_register_ex_0_1(struct ibv_pd *pd, void *ptr,
 	return register_ex(pd, ptr, len, attr, info, INFO_SIZE_0_1);
 }
 
-GDR_EXPORT struct ibv_mr *gdr_register(struct ibv_pd *pd, void *ptr,
-				       size_t len)
+GDR_EXPORT struct ibv_mr *gdr_register(struct ibv_pd *pd, void *ptr, size_t len)
 {
 	return register_ex(pd, ptr, len, NULL, NULL, 0);
 }

@@ -183,11 +183,11 @@ int gdr_parse_kernel_release(const char *s, struct gdr_kver *v);
 int gdr_kver_cmp(const struct gdr_kver *a, int major, int minor);
 
 enum gdr_nv_flavour {
-	GDR_NV_ABSENT = 0,	/* no /proc/driver/nvidia/version */
-	GDR_NV_OPEN = 1,	/* "Open Kernel Module" */
+	GDR_NV_ABSENT = 0, /* no /proc/driver/nvidia/version */
+	GDR_NV_OPEN = 1,   /* "Open Kernel Module" */
 	GDR_NV_PROPRIETARY = 2,
-	GDR_NV_UNPARSED = 3,	/* present but not understood */
-	GDR_NV_UNREADABLE = 4,	/* present, but reading it failed */
+	GDR_NV_UNPARSED = 3,   /* present but not understood */
+	GDR_NV_UNREADABLE = 4, /* present, but reading it failed */
 };
 /* Parse /proc/driver/nvidia/version text: flavour and "580.159.04". */
 enum gdr_nv_flavour gdr_parse_nvidia_version(const char *text, char *ver,
@@ -235,8 +235,8 @@ void gdr_append(char *buf, size_t n, const char *fmt, ...)
 extern int gdr_debug_on;
 void gdr_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The name of a CUDA error, or its number. */
-const char *gdr_cu_errname(const struct gdr_cuda_ops *cu, CUresult r,
-			   char *buf, size_t n);
+const char *gdr_cu_errname(const struct gdr_cuda_ops *cu, CUresult r, char *buf,
+			   size_t n);
 /* The errno that best matches a CUDA error. */
 int gdr_cu_errno(CUresult r);
 /* "EOPNOTSUPP", "EBADF", ... for messages. */
@@ -280,8 +280,8 @@ struct gdr_node {
 	bool verbs_dmabuf; /* ibv_reg_dmabuf_mr present */
 	/* environment */
 	bool debug;
-	uint32_t env_mask;   /* GPUDIRECT_PATH; 0: no override */
-	char env_error[160]; /* a bad GPUDIRECT_*, in words */
+	uint32_t env_mask;    /* GPUDIRECT_PATH; 0: no override */
+	char env_error[160];  /* a bad GPUDIRECT_*, in words */
 	bool strict_ordering; /* GPUDIRECT_RELAXED_ORDERING=0 */
 	long page_size;
 };
@@ -351,8 +351,8 @@ struct gdr_nic_key {
 struct gdr_nic {
 	struct gdr_nic_key key;
 	enum gdr_tristate dmabuf;
-	int err;  /* the errno it answered, 0 if an MR came back */
-	bool mr;  /* the probe got an MR (and released it) */
+	int err; /* the errno it answered, 0 if an MR came back */
+	bool mr; /* the probe got an MR (and released it) */
 };
 
 #define GDR_NIC_CACHE_MAX 64
@@ -367,17 +367,17 @@ void gdr_probe_reset(void);
 /* --- pointer classification (classify.c) -------------------------------- */
 /* Why a pointer was classified as host memory. */
 enum gdr_host_why {
-	GDR_HOST_NOT_CUDA = 0,	    /* CUDA does not know the pointer */
-	GDR_HOST_NO_CUDA = 1,	    /* libcuda.so.1 is not loaded */
+	GDR_HOST_NOT_CUDA = 0,	      /* CUDA does not know the pointer */
+	GDR_HOST_NO_CUDA = 1,	      /* libcuda.so.1 is not loaded */
 	GDR_HOST_NOT_INITIALIZED = 2, /* CUDA is not initialised here */
-	GDR_HOST_CUDA_HOST = 3,	    /* page-locked host memory of CUDA */
+	GDR_HOST_CUDA_HOST = 3,	      /* page-locked host memory of CUDA */
 };
 
 struct gdr_ptr_info {
 	enum gdr_mem_type type;
 	enum gdr_host_why host_why;
-	int device;	      /* CUDA ordinal, -1 for host */
-	CUcontext ctx;	      /* owning context, NULL for VMM and pools */
+	int device;	       /* CUDA ordinal, -1 for host */
+	CUcontext ctx;	       /* owning context, NULL for VMM and pools */
 	uintptr_t range_start; /* the allocation holding ptr, 0 if unknown */
 	size_t range_size;
 	unsigned long long buffer_id;
@@ -409,7 +409,7 @@ struct gdr_subject {
 	const struct gdr_dev *dev;
 	const struct gdr_nic *nic;
 	const char *nic_name;
-	const char *nic_bdf; /* "" when not on PCI */
+	const char *nic_bdf;		  /* "" when not on PCI */
 	const struct ibv_port_attr *port; /* port 1, NULL if the query failed */
 	unsigned int num_nics;
 	/* set by the report before the node items: some pair registers
@@ -541,8 +541,8 @@ struct gdr_model;
  */
 void gdr_model_cuda_ops(struct gdr_cuda_ops *ops);
 void gdr_model_verbs_ops(struct gdr_verbs_ops *ops);
-int gdr_model_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags,
-			char *why, size_t n);
+int gdr_model_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags, char *why,
+			size_t n);
 /* Make @m the model those tables answer from (it must outlive them). */
 void gdr_model_use(const struct gdr_model *m);
 

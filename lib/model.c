@@ -23,7 +23,7 @@ void gdr_model_use(const struct gdr_model *m)
 /* --- CUDA ------------------------------------------------------------------ */
 
 /* Every entry point first answers "not supported", with its own signature. */
-#define GDR_MODEL_STUB(name, sym, ver, req, params)                           \
+#define GDR_MODEL_STUB(name, sym, ver, req, params)                            \
 	static CUresult stub_##name params                                     \
 	{                                                                      \
 		return CUDA_ERROR_NOT_SUPPORTED;                               \
@@ -45,13 +45,25 @@ static CUresult m_version(int *v)
 static CUresult m_errname(CUresult r, const char **name)
 {
 	switch (r) {
-	case CUDA_ERROR_INVALID_VALUE: *name = "CUDA_ERROR_INVALID_VALUE"; break;
-	case CUDA_ERROR_OUT_OF_MEMORY: *name = "CUDA_ERROR_OUT_OF_MEMORY"; break;
-	case CUDA_ERROR_NOT_INITIALIZED: *name = "CUDA_ERROR_NOT_INITIALIZED"; break;
+	case CUDA_ERROR_INVALID_VALUE:
+		*name = "CUDA_ERROR_INVALID_VALUE";
+		break;
+	case CUDA_ERROR_OUT_OF_MEMORY:
+		*name = "CUDA_ERROR_OUT_OF_MEMORY";
+		break;
+	case CUDA_ERROR_NOT_INITIALIZED:
+		*name = "CUDA_ERROR_NOT_INITIALIZED";
+		break;
 	case CUDA_ERROR_NO_DEVICE: *name = "CUDA_ERROR_NO_DEVICE"; break;
-	case CUDA_ERROR_INVALID_DEVICE: *name = "CUDA_ERROR_INVALID_DEVICE"; break;
-	case CUDA_ERROR_INVALID_CONTEXT: *name = "CUDA_ERROR_INVALID_CONTEXT"; break;
-	case CUDA_ERROR_NOT_SUPPORTED: *name = "CUDA_ERROR_NOT_SUPPORTED"; break;
+	case CUDA_ERROR_INVALID_DEVICE:
+		*name = "CUDA_ERROR_INVALID_DEVICE";
+		break;
+	case CUDA_ERROR_INVALID_CONTEXT:
+		*name = "CUDA_ERROR_INVALID_CONTEXT";
+		break;
+	case CUDA_ERROR_NOT_SUPPORTED:
+		*name = "CUDA_ERROR_NOT_SUPPORTED";
+		break;
 	case CUDA_ERROR_UNKNOWN: *name = "CUDA_ERROR_UNKNOWN"; break;
 	default: return CUDA_ERROR_INVALID_VALUE;
 	}
@@ -90,8 +102,7 @@ static CUresult m_attr(int *v, CUdevice_attribute a, CUdevice d)
 	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED:
 		*v = g->gpudirect_rdma_with_vmm;
 		return CUDA_SUCCESS;
-	default:
-		return CUDA_ERROR_INVALID_VALUE;
+	default: return CUDA_ERROR_INVALID_VALUE;
 	}
 }
 
@@ -116,7 +127,7 @@ static const struct {
 	size_t offset;
 	int version;
 } versions[] = {
-#define GDR_MODEL_VERSION(name, sym, ver, req, params)                        \
+#define GDR_MODEL_VERSION(name, sym, ver, req, params)                         \
 	{ offsetof(struct gdr_cuda_ops, name), ver },
 	GDR_CU_FUNCS(GDR_MODEL_VERSION)
 #undef GDR_MODEL_VERSION
@@ -143,8 +154,8 @@ void gdr_model_cuda_ops(struct gdr_cuda_ops *ops)
 			       sizeof(void *));
 }
 
-int gdr_model_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags,
-			char *why, size_t n)
+int gdr_model_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags, char *why,
+			size_t n)
 {
 	memset(ops, 0, sizeof(*ops));
 	if (model->cuda_error[0]) {
@@ -186,7 +197,8 @@ static int m_dealloc_pd(struct ibv_pd *pd)
 }
 
 static struct ibv_mr *m_reg_dmabuf(struct ibv_pd *pd, uint64_t offset,
-				   size_t len, uint64_t iova, int fd, int access)
+				   size_t len, uint64_t iova, int fd,
+				   int access)
 {
 	const struct gdr_model_nic *nic = nic_of(pd->context->device);
 

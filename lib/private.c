@@ -51,12 +51,13 @@ GDR_EXPORT int gdr_private_model_read(struct gdr_model *m,
 		struct ibv_pd *pd = s->verbs.alloc_pd(ctxs[i]);
 		const char *name = s->verbs.device_name(ctxs[i]->device);
 
-		gdr_fmt(n->name, sizeof(n->name), "%s", name ? name : "unknown");
+		gdr_fmt(n->name, sizeof(n->name), "%s",
+			name ? name : "unknown");
 		n->dmabuf_probe_errno = EIO;
 		if (pd) {
 			gdr_nic_get(pd, &nic);
-			n->dmabuf_probe_errno = nic.dmabuf == GDR_YES ? EBADF
-									: nic.err;
+			n->dmabuf_probe_errno =
+				nic.dmabuf == GDR_YES ? EBADF : nic.err;
 			if (s->verbs.dealloc_pd(pd))
 				gdr_debug("%s: ibv_dealloc_pd failed", n->name);
 		}
@@ -97,8 +98,9 @@ GDR_EXPORT int gdr_private_replay(const struct gdr_model *m, const char *root,
 
 	if (count < 0 || count > GDR_MODEL_MAX_NICS || m->num_gpus < 0 ||
 	    m->num_gpus > GDR_MODEL_MAX_GPUS) {
-		gdr_fmt(why, n, "the model has %d GPUs and %d RDMA devices; at "
-				"most %d and %d are allowed",
+		gdr_fmt(why, n,
+			"the model has %d GPUs and %d RDMA devices; at "
+			"most %d and %d are allowed",
 			m->num_gpus, count, GDR_MODEL_MAX_GPUS,
 			GDR_MODEL_MAX_NICS);
 		return EINVAL;
@@ -112,8 +114,8 @@ GDR_EXPORT int gdr_private_replay(const struct gdr_model *m, const char *root,
 		return ENOMEM;
 	}
 	for (i = 0; i < count; i++) {
-		gdr_fmt(replay_nics[i].dev.name, sizeof(replay_nics[i].dev.name),
-			"%s", m->nic[i].name);
+		gdr_fmt(replay_nics[i].dev.name,
+			sizeof(replay_nics[i].dev.name), "%s", m->nic[i].name);
 		replay_nics[i].ctx.device = &replay_nics[i].dev;
 		replay_ctxs[i] = &replay_nics[i].ctx;
 	}

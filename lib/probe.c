@@ -136,8 +136,8 @@ static void probe_files(struct gdr_node *nd, const struct gdr_seam *s)
 			gdr_peermem_paths[i]);
 		break;
 	}
-	nd->nvidia_fs_proc = gdr_file_exists(s->procfs_root,
-					     "/driver/nvidia-fs");
+	nd->nvidia_fs_proc =
+		gdr_file_exists(s->procfs_root, "/driver/nvidia-fs");
 	if (gdr_read_file(s->sysfs_root, "/module/nvidia_fs/version",
 			  nd->nvidia_fs_version,
 			  sizeof(nd->nvidia_fs_version)) == 0 ||
@@ -176,16 +176,14 @@ const struct gdr_node *gdr_node_get(void)
 	probe_kernel(nd, s);
 	probe_files(nd, s);
 	nd->verbs_dmabuf = s->verbs.reg_dmabuf_mr != NULL;
-	nd->page_size = s->page_size > 0 ? s->page_size
-					 : sysconf(_SC_PAGESIZE);
+	nd->page_size = s->page_size > 0 ? s->page_size : sysconf(_SC_PAGESIZE);
 	if (nd->page_size <= 0)
 		nd->page_size = 4096;
 	nd = publish(&node, nd);
 	__atomic_store_n(&gdr_debug_on, nd->debug, __ATOMIC_RELAXED);
 	gdr_debug("node: kernel %s, nvidia %s %s, peermem %s, "
 		  "ibv_reg_dmabuf_mr %s, page %ld",
-		  nd->kernel_release,
-		  nd->nv_version[0] ? nd->nv_version : "-",
+		  nd->kernel_release, nd->nv_version[0] ? nd->nv_version : "-",
 		  flavour_str(nd->nv_flavour),
 		  nd->peermem_path[0] ? nd->peermem_path : "absent",
 		  nd->verbs_dmabuf ? "present" : "absent", nd->page_size);
@@ -308,8 +306,9 @@ static void fill_dev(const struct gdr_cuda_ops *cu, struct gdr_dev *d,
 	strcpy(d->busid, "unknown");
 	r = cu->cuDeviceGet(&d->dev, ordinal);
 	if (r != CUDA_SUCCESS) {
-		gdr_fmt(d->why, sizeof(d->why), "cuDeviceGet(%d) failed with %s",
-			ordinal, gdr_cu_errname(cu, r, name, sizeof(name)));
+		gdr_fmt(d->why, sizeof(d->why),
+			"cuDeviceGet(%d) failed with %s", ordinal,
+			gdr_cu_errname(cu, r, name, sizeof(name)));
 		return;
 	}
 	/* An attribute the driver does not know reads as 0 (unsupported). */
@@ -317,9 +316,9 @@ static void fill_dev(const struct gdr_cuda_ops *cu, struct gdr_dev *d,
 				     CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED,
 				     d->dev) != CUDA_SUCCESS)
 		d->dmabuf_attr = 0;
-	if (cu->cuDeviceGetAttribute(&d->gdr_attr,
-				     CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED,
-				     d->dev) != CUDA_SUCCESS)
+	if (cu->cuDeviceGetAttribute(
+		    &d->gdr_attr, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED,
+		    d->dev) != CUDA_SUCCESS)
 		d->gdr_attr = 0;
 	if (cu->cuDeviceGetAttribute(
 		    &d->gdr_vmm_attr,
@@ -408,7 +407,8 @@ static void probe_nic(const struct gdr_seam *s, struct ibv_pd *pd,
 		err = s->verbs.dereg_mr(mr);
 		if (err)
 			gdr_debug("%s: the probe's MR could not be released: "
-				  "%s", nic->key.name, gdr_errno_name(err));
+				  "%s",
+				  nic->key.name, gdr_errno_name(err));
 	} else if (nic->err == EBADF) {
 		nic->dmabuf = GDR_YES;
 	} else if (nic->err == EOPNOTSUPP || nic->err == EPROTONOSUPPORT) {

@@ -39,10 +39,11 @@ void gdr_report_print_json(const struct gdr_report *r, FILE *out)
 {
 	unsigned int i;
 
-	fprintf(out, "{\n  \"schema\": \"libgpudirect-report\",\n"
-		     "  \"schema_version\": 1,\n"
-		     "  \"library_version\": \"%d.%d.%d\",\n"
-		     "  \"gpudirect_rdma_usable\": %s,\n  \"items\": [",
+	fprintf(out,
+		"{\n  \"schema\": \"libgpudirect-report\",\n"
+		"  \"schema_version\": 1,\n"
+		"  \"library_version\": \"%d.%d.%d\",\n"
+		"  \"gpudirect_rdma_usable\": %s,\n  \"items\": [",
 		GPUDIRECT_VERSION_MAJOR, GPUDIRECT_VERSION_MINOR,
 		GPUDIRECT_VERSION_MICRO, r->usable ? "true" : "false");
 	for (i = 0; i < r->num; i++) {
@@ -80,7 +81,8 @@ void gdr_report_print_text(const struct gdr_report *r, FILE *out)
 		fprintf(out, "  %-26s %-8s %s\n", it->key,
 			gdr_verdict_str(it->verdict), it->value);
 		if (it->remedy[0] && it->verdict != GDR_VERDICT_OK)
-			fprintf(out, "  %-26s          -> %s\n", "", it->remedy);
+			fprintf(out, "  %-26s          -> %s\n", "",
+				it->remedy);
 	}
 	fprintf(out, "\nGPUDirect RDMA: %s\n",
 		r->usable ? "usable on at least one GPU x RDMA device pair"
@@ -91,8 +93,8 @@ GDR_EXPORT int gdr_report_print(const struct gdr_report *r, FILE *out,
 				enum gdr_report_format format)
 {
 	gdr_clear_error();
-	if (!r || !out || (format != GDR_REPORT_TEXT &&
-			   format != GDR_REPORT_JSON)) {
+	if (!r || !out ||
+	    (format != GDR_REPORT_TEXT && format != GDR_REPORT_JSON)) {
 		gdr_fail(EINVAL, "gdr_report_print: report and stream must "
 				 "not be NULL, format TEXT or JSON");
 		return -1;

@@ -20,7 +20,8 @@ static void add(struct gdr_report *r, const char *section, const char *key,
 		return;
 	if (r->num == r->cap) {
 		unsigned int cap = r->cap ? r->cap * 2 : 32;
-		struct gdr_report_entry *n = realloc(r->items, cap * sizeof(*n));
+		struct gdr_report_entry *n =
+			realloc(r->items, cap * sizeof(*n));
 
 		if (!n) {
 			r->oom = true;

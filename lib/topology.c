@@ -20,7 +20,8 @@ int gdr_bdf_normalize(const char *in, char *out, size_t n)
 	unsigned int dom, bus, dev, fn;
 	char tail;
 
-	if (!in || sscanf(in, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) != 4 ||
+	if (!in ||
+	    sscanf(in, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) != 4 ||
 	    dom > 0xffff || bus > 0xff || dev > 0x1f || fn > 7)
 		return EINVAL;
 	gdr_fmt(out, n, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
@@ -166,7 +167,8 @@ static int acs_control(const char *bdf)
 		return -1; /* extended space needs root */
 	while (off && off + 8 <= (unsigned)n && hops++ < 64) {
 		unsigned int hdr = cfg[off] | cfg[off + 1] << 8 |
-				   cfg[off + 2] << 16 | (unsigned)cfg[off + 3] << 24;
+				   cfg[off + 2] << 16 |
+				   (unsigned)cfg[off + 3] << 24;
 
 		if (hdr == 0 || hdr == 0xffffffffu)
 			return 0;

@@ -37,8 +37,8 @@ void gdr_verbs_real(struct gdr_verbs_ops *ops)
 	ops->dealloc_pd = ibv_dealloc_pd;
 	ops->query_port = real_query_port;
 	ops->device_name = ibv_get_device_name;
-	ops->device_index =
-		(device_index_fn)versioned("ibv_get_device_index", "IBVERBS_1.9");
+	ops->device_index = (device_index_fn)versioned("ibv_get_device_index",
+						       "IBVERBS_1.9");
 }
 
 const char *gdr_pd_name(struct ibv_pd *pd)

@@ -23,7 +23,7 @@ extern "C" {
 struct gdr_model_gpu {
 	char name[128];
 	char pci_bus_id[32];
-	int dmabuf_supported;	      /* CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED */
+	int dmabuf_supported; /* CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED */
 	int gpudirect_rdma_supported; /* ..._GPU_DIRECT_RDMA_SUPPORTED */
 	int gpudirect_rdma_with_vmm;  /* ..._WITH_CUDA_VMM_SUPPORTED */
 };
@@ -56,8 +56,8 @@ struct gdr_model {
  * Fill @m with what this node answers for @ctxs (starting CUDA, as the
  * report does). 0 or an errno.
  */
-int gdr_private_model_read(struct gdr_model *m,
-			   struct ibv_context *const *ctxs, unsigned int num);
+int gdr_private_model_read(struct gdr_model *m, struct ibv_context *const *ctxs,
+			   unsigned int num);
 
 /*
  * Answer from @m from now on, reading sysfs and procfs below @root
@@ -66,8 +66,8 @@ int gdr_private_model_read(struct gdr_model *m,
  * gdr_private_replay_end()). 0 or an errno with the reason in @why.
  */
 int gdr_private_replay(const struct gdr_model *m, const char *root,
-		       struct ibv_context ***ctxs, unsigned int *num,
-		       char *why, size_t n);
+		       struct ibv_context ***ctxs, unsigned int *num, char *why,
+		       size_t n);
 /* Back to the live node; frees what gdr_private_replay() returned. */
 void gdr_private_replay_end(void);
 

@@ -34,6 +34,35 @@ LD_LIBRARY_PATH=$libdir ldd "$tmp/consumer" | grep -q "$libdir/libgpudirect.so" 
 	echo "0 passed, 1 failed"
 	exit 1
 }
+# The examples are written against the public API alone: they build from
+# the installed header and .pc, with no include path into the tree.
+for ex in register-one.c; do
+	# shellcheck disable=SC2086
+	$cc -std=gnu11 -Wall -Werror -D_GNU_SOURCE "$src/examples/$ex" \
+		"$src/examples/devmem.c" -o "$tmp/ex" $flags -ldl || {
+		echo "FAIL: examples/$ex does not build against the installed library"
+		echo "0 passed, 1 failed"
+		exit 1
+	}
+done
+if pkg-config --exists librdmacm; then
+	# shellcheck disable=SC2086
+	$cc -std=gnu11 -Wall -Werror -D_GNU_SOURCE "$src/examples/gdr-write-bw.c" \
+		"$src/examples/devmem.c" -o "$tmp/ex" $flags \
+		$(pkg-config --cflags --libs librdmacm) -ldl || {
+		echo "FAIL: examples/gdr-write-bw.c does not build against the installed library"
+		echo "0 passed, 1 failed"
+		exit 1
+	}
+fi
+echo "examples: built against the installed header and libgpudirect.pc"
+# And they include nothing of the library's insides.
+if grep -nE '#include +"(internal|gpudirect-private|cuda-abi|private/)' \
+	"$src"/examples/*.c "$src"/examples/*.h; then
+	echo "FAIL: an example includes a private header (above)"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
 for page in gdr_register.3 gdr_register_ex.3 gdr_deregister.3 \
 	gdr_last_error.3 gdr_report_create.3; do
 	find "$tmp/root" -name "$page" | grep -q . || {

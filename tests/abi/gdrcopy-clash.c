@@ -48,10 +48,10 @@ typedef enum gdr_pin_flags {
 
 gdr_t gdr_open(void);
 int gdr_close(gdr_t g);
-int gdr_pin_buffer(gdr_t g, unsigned long addr, size_t size,
-		   uint64_t p2p_token, uint32_t va_space, gdr_mh_t *handle);
-int gdr_pin_buffer_v2(gdr_t g, unsigned long addr, size_t size,
-		      uint32_t flags, gdr_mh_t *handle);
+int gdr_pin_buffer(gdr_t g, unsigned long addr, size_t size, uint64_t p2p_token,
+		   uint32_t va_space, gdr_mh_t *handle);
+int gdr_pin_buffer_v2(gdr_t g, unsigned long addr, size_t size, uint32_t flags,
+		      gdr_mh_t *handle);
 int gdr_unpin_buffer(gdr_t g, gdr_mh_t handle);
 int gdr_get_info(gdr_t g, gdr_mh_t handle, gdr_info_t *info);
 int gdr_get_info_v2(gdr_t g, gdr_mh_t handle, gdr_info_t *info);

@@ -140,7 +140,8 @@ int main(void)
 		CHECK(mr == NULL);
 		CHECK(gi.info.num_attempts == 3);
 		CHECK(gi.info.attempts[0].path == GDR_PATH_DMABUF);
-		CHECK(strstr(gi.info.attempts[0].reason, "fake_mlx5_0") != NULL);
+		CHECK(strstr(gi.info.attempts[0].reason, "fake_mlx5_0") !=
+		      NULL);
 		CHECK(gi.info.mem_type == GDR_MEM_CUDA_DEVICE);
 		CHECK(untouched(gi.guard));
 
@@ -161,8 +162,9 @@ int main(void)
 			CHECK(((unsigned char *)&g2.info)[small] == 0xa5);
 			CHECK(untouched(g2.guard));
 			errno = 0;
-			CHECK(gdr_register_ex(&fake_pd, dev, 4096, NULL, &g2.info,
-					      GDR_REG_INFO_MIN_SIZE - 1) == NULL);
+			CHECK(gdr_register_ex(
+				      &fake_pd, dev, 4096, NULL, &g2.info,
+				      GDR_REG_INFO_MIN_SIZE - 1) == NULL);
 			CHECK(errno == EINVAL);
 		}
 		fixture_remove(&fx);
@@ -179,6 +181,7 @@ int main(void)
 		CHECK(untouched(gt.guard));
 		gdr_report_destroy(r);
 	}
-	printf("0.1 caller: %d passed, %d failed\n", check_passed, check_failed);
+	printf("0.1 caller: %d passed, %d failed\n", check_passed,
+	       check_failed);
 	return check_failed ? 1 : 0;
 }

@@ -9,7 +9,8 @@ static const char *const what[] = {
 #define NAME(type, member) #type "." #member,
 	GDR_CU_STRUCT_MEMBERS(NAME)
 #undef NAME
-	"sizeof(CUmemLocation)", "sizeof(CUmemAllocationProp)",
+		"sizeof(CUmemLocation)",
+	"sizeof(CUmemAllocationProp)",
 	"sizeof(CUmemAccessDesc)",
 };
 
@@ -25,7 +26,8 @@ int main(void)
 		bad++;
 	}
 	printf("cuda-abi: %u layouts compared; values, types and entry point "
-	       "signatures checked at compile time\n", n);
+	       "signatures checked at compile time\n",
+	       n);
 	printf("%d passed, %d failed\n", bad ? 0 : 1, bad ? 1 : 0);
 	return bad ? 1 : 0;
 }

@@ -8,7 +8,8 @@ size_t cuda_abi_ours[] = {
 #define OFF(type, member) offsetof(type, member),
 	GDR_CU_STRUCT_MEMBERS(OFF)
 #undef OFF
-	sizeof(CUmemLocation), sizeof(CUmemAllocationProp),
+		sizeof(CUmemLocation),
+	sizeof(CUmemAllocationProp),
 	sizeof(CUmemAccessDesc),
 };
 

@@ -32,7 +32,7 @@ GDR_CU_TYPES(TYPE)
 
 /* Each entry point the library resolves, with the signature it calls. */
 #define SIGNATURE(name, sym, ver, req, params)                                 \
-	_Static_assert(__builtin_types_compatible_p(__typeof__(&sym),         \
+	_Static_assert(__builtin_types_compatible_p(__typeof__(&sym),          \
 						    CUresult(*) params),       \
 		       #sym);
 GDR_CU_FUNCS(SIGNATURE)
@@ -42,6 +42,7 @@ size_t cuda_abi_toolkit[] = {
 #define OFF(type, member) offsetof(type, member),
 	GDR_CU_STRUCT_MEMBERS(OFF)
 #undef OFF
-	sizeof(CUmemLocation), sizeof(CUmemAllocationProp),
+		sizeof(CUmemLocation),
+	sizeof(CUmemAllocationProp),
 	sizeof(CUmemAccessDesc),
 };

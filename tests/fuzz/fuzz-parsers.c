@@ -67,7 +67,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #elif defined(TARGET_NVIDIA)
 	{
 		char ver[64];
-		enum gdr_nv_flavour f = gdr_parse_nvidia_version(s, ver, sizeof(ver));
+		enum gdr_nv_flavour f =
+			gdr_parse_nvidia_version(s, ver, sizeof(ver));
 
 		if (strlen(ver) >= sizeof(ver) || f > GDR_NV_UNPARSED)
 			abort();

@@ -47,7 +47,7 @@ FILE *fopen(const char *path, const char *mode);
 FORWARD(fopen, FILE *, (const char *path, const char *mode), (path, mode))
 
 /* open(2) and friends: count, then call the next definition. */
-#define OPEN_WRAPPER(name, params, args)                                  \
+#define OPEN_WRAPPER(name, params, args)                                       \
 	int name params                                                        \
 	{                                                                      \
 		static int(*real) params;                                      \
@@ -111,17 +111,16 @@ static void raw_call(void)
 	if (ct.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
 				     (CUdeviceptr)buf) ||
 	    type != CU_MEMORYTYPE_DEVICE ||
-	    ct.cuMemGetHandleForAddressRange(&fd, (CUdeviceptr)buf, len,
-					     CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
-					     0)) {
+	    ct.cuMemGetHandleForAddressRange(
+		    &fd, (CUdeviceptr)buf, len,
+		    CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0)) {
 		fprintf(stderr, "bench: raw export failed\n");
 		exit(1);
 	}
-	mr = s->verbs.reg_dmabuf_mr(&fake_pd, 0, len, (uintptr_t)buf, fd,
-				    IBV_ACCESS_LOCAL_WRITE |
-					    IBV_ACCESS_REMOTE_WRITE |
-					    IBV_ACCESS_REMOTE_READ |
-					    IBV_ACCESS_RELAXED_ORDERING);
+	mr = s->verbs.reg_dmabuf_mr(
+		&fake_pd, 0, len, (uintptr_t)buf, fd,
+		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_RELAXED_ORDERING);
 	close(fd);
 	if (!mr || s->verbs.dereg_mr(mr)) {
 		fprintf(stderr, "bench: raw registration failed\n");
@@ -193,9 +192,9 @@ int main(void)
 		attrs_t[i] = (now_ns() - t0) / PER;
 		t0 = now_ns();
 		for (k = 0; k < PER; k++)
-			ct.cuPointerGetAttribute(&type,
-						 CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-						 (CUdeviceptr)buf);
+			ct.cuPointerGetAttribute(
+				&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+				(CUdeviceptr)buf);
 		attr1_t[i] = (now_ns() - t0) / PER;
 	}
 	qsort(attrs_t, ROUNDS, sizeof(double), cmp);
@@ -214,13 +213,15 @@ int main(void)
 	r = reads;
 
 	printf("bench: buffer 64 MiB cuMemAlloc, %d rounds x %d calls each, "
-	       "interleaved, order alternating\n", ROUNDS, PER);
+	       "interleaved, order alternating\n",
+	       ROUNDS, PER);
 	printf("bench: gdr_register+gdr_deregister (dmabuf): median %.2f us/call "
 	       "(min %.2f, max %.2f)\n",
 	       steady / 1e3, lib_t[0] / 1e3, lib_t[ROUNDS - 1] / 1e3);
 	printf("bench: raw attribute+export+reg+close+dereg:  median %.2f us/call "
 	       "(min %.2f, max %.2f)\n",
-	       raw_t[ROUNDS / 2] / 1e3, raw_t[0] / 1e3, raw_t[ROUNDS - 1] / 1e3);
+	       raw_t[ROUNDS / 2] / 1e3, raw_t[0] / 1e3,
+	       raw_t[ROUNDS - 1] / 1e3);
 	printf("bench: ratio library/raw, median of %d paired rounds = %.4f "
 	       "(quartiles %.4f..%.4f; goal <= 1.02: %s)\n",
 	       ROUNDS, ratio, ratio_t[ROUNDS / 4], ratio_t[3 * ROUNDS / 4],

@@ -27,8 +27,9 @@ int cutest_init(int no_context, char *why, size_t n)
 	CUTEST_FUNCS(CUTEST_LOAD)
 #undef CUTEST_LOAD
 	if (!ct.cuInit || !ct.cuDeviceGetCount) {
-		snprintf(why, n, "libcuda.so.1 lacks cuInit or cuDeviceGetCount: "
-				 "a broken driver installation");
+		snprintf(why, n,
+			 "libcuda.so.1 lacks cuInit or cuDeviceGetCount: "
+			 "a broken driver installation");
 		return 1;
 	}
 	r = ct.cuInit(0);
@@ -42,8 +43,10 @@ int cutest_init(int no_context, char *why, size_t n)
 	}
 	/* A GPU is here: a missing entry point is a failure, not a skip. */
 	if (missing[0]) {
-		snprintf(why, n, "a GPU is present but libcuda.so.1 lacks what "
-				 "the tests need:%s (driver too old?)", missing);
+		snprintf(why, n,
+			 "a GPU is present but libcuda.so.1 lacks what "
+			 "the tests need:%s (driver too old?)",
+			 missing);
 		return 1;
 	}
 	if (no_context)

@@ -20,7 +20,8 @@
 	X(cuCtxSetCurrent, "cuCtxSetCurrent", 1, (CUcontext))                  \
 	X(cuCtxGetCurrent, "cuCtxGetCurrent", 1, (CUcontext *))                \
 	X(cuCtxGetFlags, "cuCtxGetFlags", 1, (unsigned int *))                 \
-	X(cuCtxCreate, "cuCtxCreate_v2", 1, (CUcontext *, unsigned int, CUdevice)) \
+	X(cuCtxCreate, "cuCtxCreate_v2", 1,                                    \
+	  (CUcontext *, unsigned int, CUdevice))                               \
 	X(cuCtxDestroy, "cuCtxDestroy_v2", 1, (CUcontext))                     \
 	X(cuMemAlloc, "cuMemAlloc_v2", 1, (CUdeviceptr *, size_t))             \
 	X(cuMemFree, "cuMemFree_v2", 1, (CUdeviceptr))                         \
@@ -29,7 +30,8 @@
 	X(cuMemFreeHost, "cuMemFreeHost", 1, (void *))                         \
 	X(cuMemAllocManaged, "cuMemAllocManaged", 1,                           \
 	  (CUdeviceptr *, size_t, unsigned int))                               \
-	X(cuMemAllocAsync, "cuMemAllocAsync", 1, (CUdeviceptr *, size_t, CUstream)) \
+	X(cuMemAllocAsync, "cuMemAllocAsync", 1,                               \
+	  (CUdeviceptr *, size_t, CUstream))                                   \
 	X(cuMemFreeAsync, "cuMemFreeAsync", 1, (CUdeviceptr, CUstream))        \
 	X(cuStreamSynchronize, "cuStreamSynchronize", 1, (CUstream))           \
 	X(cuMemCreate, "cuMemCreate", 1,                                       \
@@ -53,7 +55,8 @@
 	X(cuMemGetHandleForAddressRange, "cuMemGetHandleForAddressRange", 1,   \
 	  (void *, CUdeviceptr, size_t, CUmemRangeHandleType,                  \
 	   unsigned long long))                                                \
-	X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", 1, (CUdeviceptr, const void *, size_t))
+	X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", 1,                                  \
+	  (CUdeviceptr, const void *, size_t))
 
 struct cutest {
 #define CUTEST_MEMBER(n, sym, needed, params) CUresult(*n) params;

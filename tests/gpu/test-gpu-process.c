@@ -93,7 +93,8 @@ static int no_init(void)
 	/* A CUDA worker forked now starts CUDA itself. */
 	CHECK_INT(in_child(child_uses_cuda), 0);
 	printf("host registration: libcuda.so.1 %s; a forked child's cuInit: "
-	       "ok\n", cuda_loaded() ? "LOADED" : "not loaded");
+	       "ok\n",
+	       cuda_loaded() ? "LOADED" : "not loaded");
 	return check_summary("no-init");
 }
 
@@ -123,7 +124,8 @@ static int child_registers(void)
 	errno = 0;
 	mr = gdr_register_ex(&fake_pd, (void *)parent_dev, 4096, NULL, &info,
 			     sizeof(info));
-	printf("child, device pointer: errno %d: %s\n", errno, gdr_last_error());
+	printf("child, device pointer: errno %d: %s\n", errno,
+	       gdr_last_error());
 	CHECK(mr == NULL);
 	CHECK_INT(errno, EFAULT);
 	CHECK_INT(info.mem_type, GDR_MEM_HOST);

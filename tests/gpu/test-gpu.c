@@ -89,11 +89,12 @@ static void classify(void)
 		CUcontext pool_ctx = (CUcontext)1;
 		int err;
 
-		CHECK_INT(ct.cuPointerGetAttribute(
-				  &pool_rdma,
-				  CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE,
-				  d2),
-			  CUDA_SUCCESS);
+		CHECK_INT(
+			ct.cuPointerGetAttribute(
+				&pool_rdma,
+				CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE,
+				d2),
+			CUDA_SUCCESS);
 		CHECK_INT(ct.cuPointerGetAttribute(
 				  &pool_ctx, CU_POINTER_ATTRIBUTE_CONTEXT, d2),
 			  CUDA_SUCCESS);
@@ -110,7 +111,8 @@ static void classify(void)
 			CHECK_STR(fake_ibv.last_exp_name, "nv_dmabuf");
 		} else {
 			CHECK_INT(err, EINVAL);
-			CHECK_HAS(gdr_last_error(), "stream-ordered memory pool");
+			CHECK_HAS(gdr_last_error(),
+				  "stream-ordered memory pool");
 		}
 	}
 	ct.cuMemFreeAsync(d2, NULL);
@@ -136,8 +138,8 @@ static void classify(void)
 	check_scope = "VMM without gpuDirectRDMACapable";
 	CHECK_INT(cutest_vmm_alloc(0, gran, 0, &va, &h), 0);
 	CHECK_INT(ct.cuPointerGetAttribute(
-			  &capable, CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE,
-			  va),
+			  &capable,
+			  CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE, va),
 		  CUDA_SUCCESS);
 	CHECK_INT(capable, 0);
 	CHECK_INT(reg((void *)va, gran), EINVAL);
@@ -324,7 +326,8 @@ static void regress(void)
 	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
 	for (i = 0; i < 4; i++) {
 		CHECK_INT(ct.cuMemCreate(&h[i], gran, &prop, 0), 0);
-		CHECK_INT(ct.cuMemMap(va + (CUdeviceptr)i * gran, gran, 0, h[i], 0),
+		CHECK_INT(ct.cuMemMap(va + (CUdeviceptr)i * gran, gran, 0, h[i],
+				      0),
 			  0);
 	}
 	CHECK_INT(ct.cuMemSetAccess(va, 4 * gran, &acc, 1), 0);
@@ -426,8 +429,8 @@ static void context(void)
 		ct.cuMemFree(d);
 
 		CHECK_INT(cutest_vmm_alloc(0, 2 * MiB, 1, &va, &h), 0);
-		mr = gdr_register_ex(&fake_pd, (void *)va, 2 * MiB, &attr, &info,
-				     sizeof(info));
+		mr = gdr_register_ex(&fake_pd, (void *)va, 2 * MiB, &attr,
+				     &info, sizeof(info));
 		printf("sync-memops on VMM memory: %s\n",
 		       mr ? "ok" : gdr_last_error());
 		CHECK(mr != NULL);
@@ -439,16 +442,15 @@ static void context(void)
 	}
 }
 
-static const char *item(struct gdr_report *r, const char *sec,
-			const char *key, enum gdr_verdict *v)
+static const char *item(struct gdr_report *r, const char *sec, const char *key,
+			enum gdr_verdict *v)
 {
 	struct gdr_report_item it;
 	unsigned int i;
 
 	for (i = 0; i < gdr_report_num_items(r); i++)
 		if (!gdr_report_item(r, i, &it, sizeof(it)) &&
-		    !strcmp(it.section, sec) &&
-		    !strcmp(it.key, key)) {
+		    !strcmp(it.section, sec) && !strcmp(it.key, key)) {
 			*v = it.verdict;
 			return it.value;
 		}
@@ -524,7 +526,8 @@ static void report(void)
 		CHECK_INT(gdr_report_usable(r), 0);
 		CHECK_STR(item(r, "fake_mlx5_0", "path_gpu0", &v), "none");
 		CHECK_INT(v, GDR_VERDICT_MISSING);
-		CHECK_HAS(item(r, "fake_mlx5_0", "dmabuf_mr", &v), "EOPNOTSUPP");
+		CHECK_HAS(item(r, "fake_mlx5_0", "dmabuf_mr", &v),
+			  "EOPNOTSUPP");
 		gdr_report_destroy(r);
 	}
 }
@@ -554,7 +557,8 @@ int main(int argc, char **argv)
 	else if (!strcmp(what, "regress"))
 		regress();
 	else {
-		fprintf(stderr, "usage: %s classify|dmabuf|regress|context|report\n",
+		fprintf(stderr,
+			"usage: %s classify|dmabuf|regress|context|report\n",
 			argv[0]);
 		return 2;
 	}

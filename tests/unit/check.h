@@ -31,14 +31,14 @@ extern const char *check_scope;
 #define CHECK_STR(a, b)                                                        \
 	do {                                                                   \
 		const char *a_ = (a), *b_ = (b);                               \
-		CHECK_(a_ && b_ && strcmp(a_, b_) == 0,                        \
+		CHECK_(a_ &&b_ &&strcmp(a_, b_) == 0,                          \
 		       "%s: got \"%s\", want \"%s\"", #a, a_ ? a_ : "(null)",  \
 		       b_);                                                    \
 	} while (0)
 #define CHECK_HAS(hay, needle)                                                 \
 	do {                                                                   \
 		const char *h_ = (hay), *n_ = (needle);                        \
-		CHECK_(h_ && strstr(h_, n_), "%s: \"%s\" lacks \"%s\"", #hay,  \
+		CHECK_(h_ &&strstr(h_, n_), "%s: \"%s\" lacks \"%s\"", #hay,   \
 		       h_ ? h_ : "(null)", n_);                                \
 	} while (0)
 

@@ -184,7 +184,8 @@ static CUresult f_init(unsigned int flags)
 	COUNT(fake_cu.inits);
 	if (fake_cu.init_delay_ms) {
 		struct timespec ts = { fake_cu.init_delay_ms / 1000,
-				       fake_cu.init_delay_ms % 1000 * 1000000L };
+				       fake_cu.init_delay_ms % 1000 *
+					       1000000L };
 
 		nanosleep(&ts, NULL);
 	}
@@ -200,7 +201,7 @@ static CUresult f_init(unsigned int flags)
 			alarm(10); /* a deadlock ends in SIGALRM, not a hang */
 			mr = gdr_register(&fake_pd, buf, sizeof(buf));
 			_exit(mr && mr->addr == buf && !gdr_deregister(mr) ? 0
-									 : 1);
+									   : 1);
 		}
 		if (pid > 0 && waitpid(pid, &status, 0) == pid)
 			fake_cu.init_child_status = status;
@@ -267,9 +268,10 @@ static CUresult ptr_attr(CUpointer_attribute at, void *data,
 		*(unsigned int *)data = a ? !a->not_rdma : 0;
 		break;
 	case CU_POINTER_ATTRIBUTE_CONTEXT:
-		*(CUcontext *)data = a && !a->vmm && a->type != CU_MEMORYTYPE_HOST
-					     ? FAKE_PRIMARY(a->device)
-					     : NULL;
+		*(CUcontext *)data =
+			a && !a->vmm && a->type != CU_MEMORYTYPE_HOST
+				? FAKE_PRIMARY(a->device)
+				: NULL;
 		break;
 	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
 		*(CUdeviceptr *)data = a ? a->start : 0;
@@ -283,8 +285,7 @@ static CUresult ptr_attr(CUpointer_attribute at, void *data,
 	case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
 		*(void **)data = a && a->pool ? (void *)0x5 : NULL;
 		break;
-	default:
-		return CUDA_ERROR_INVALID_VALUE;
+	default: return CUDA_ERROR_INVALID_VALUE;
 	}
 	return CUDA_SUCCESS;
 }
@@ -319,8 +320,7 @@ static CUresult f_ptr_attr(void *data, CUpointer_attribute at, CUdeviceptr ptr)
 		return CUDA_ERROR_INVALID_VALUE;
 	return ptr_attr(at, data, a);
 }
-static CUresult f_set_attr(const void *v, CUpointer_attribute a,
-			   CUdeviceptr p)
+static CUresult f_set_attr(const void *v, CUpointer_attribute a, CUdeviceptr p)
 {
 	FAULT_CU("cuPointerSetAttribute");
 	COUNT(fake_cu.set_attr_calls);
@@ -345,7 +345,6 @@ static CUresult f_release(CUdevice d)
 	__atomic_sub_fetch(&fake_cu.primary_refs[d], 1, __ATOMIC_RELAXED);
 	return CUDA_SUCCESS;
 }
-
 
 static CUresult f_get_current(CUcontext *ctx)
 {
@@ -430,7 +429,8 @@ static CUresult f_export(void *handle, CUdeviceptr p, size_t size,
 	/* As seen on the H200: only page-aligned spans of one allocation. */
 	if (type != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD || (p & 4095) ||
 	    (size & 4095) || !a || a->type != CU_MEMORYTYPE_DEVICE ||
-	    a->managed || (uintptr_t)p + size > a->start + ((a->size + 4095) & ~4095ull))
+	    a->managed ||
+	    (uintptr_t)p + size > a->start + ((a->size + 4095) & ~4095ull))
 		return CUDA_ERROR_INVALID_VALUE;
 	fd = memfd_create("fake-dmabuf", MFD_CLOEXEC);
 	if (fd < 0)
@@ -453,8 +453,9 @@ static int fake_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags,
 	if (flags & GDR_CUDA_NOLOAD) {
 		COUNT(fake_cu.noload_loads);
 		if (fake_cu.not_loaded || fake_cu.load_fails) {
-			snprintf(why, n, "libcuda.so.1 is not loaded in this "
-					 "process");
+			snprintf(why, n,
+				 "libcuda.so.1 is not loaded in this "
+				 "process");
 			return ENOENT;
 		}
 	}
@@ -507,8 +508,8 @@ static struct ibv_mr *new_mr(struct ibv_pd *pd, void *addr, size_t len,
 		errno = ENOMEM;
 		return NULL;
 	}
-	f->dmabuf_fd = dmabuf_fd >= 0 ? fcntl(dmabuf_fd, F_DUPFD_CLOEXEC, 0)
-				      : -1;
+	f->dmabuf_fd =
+		dmabuf_fd >= 0 ? fcntl(dmabuf_fd, F_DUPFD_CLOEXEC, 0) : -1;
 	f->mr.context = pd->context;
 	f->mr.pd = pd;
 	f->mr.addr = addr;
@@ -549,7 +550,8 @@ static void read_fdinfo(int fd)
 		if (sscanf(line, "exp_name: %63s", fake_ibv.last_exp_name) == 1)
 			continue;
 		if (strncmp(line, "size:", 5) == 0)
-			fake_ibv.last_dmabuf_size = strtoull(line + 5, NULL, 10);
+			fake_ibv.last_dmabuf_size =
+				strtoull(line + 5, NULL, 10);
 	}
 	fclose(f);
 }

@@ -23,15 +23,15 @@ struct fake_alloc {
 	unsigned int type; /* CU_MEMORYTYPE_* */
 	int managed;
 	int pool;
-	int vmm; /* no owning context */
+	int vmm;      /* no owning context */
 	int not_rdma; /* not GPUDirect RDMA capable */
 	unsigned long long buffer_id;
 };
 
 struct fake_cuda {
 	/* the node, copied into fake_model by fakes_install() */
-	int load_fails;	     /* no libcuda on the machine */
-	int driver_version;  /* default 13000 */
+	int load_fails;	    /* no libcuda on the machine */
+	int driver_version; /* default 13000 */
 	int num_devices;
 	int dmabuf_attr[FAKE_MAX_DEVS];
 	/* the process */
@@ -39,15 +39,15 @@ struct fake_cuda {
 	int not_initialized; /* the driver answers CUDA_ERROR_NOT_INITIALIZED
 			      * (cuInit not called; a forked child) */
 	CUresult init_result;
-	int init_delay_ms;   /* cuInit takes this long */
-	int init_forks;	     /* cuInit forks; the child registers host
+	int init_delay_ms;    /* cuInit takes this long */
+	int init_forks;	      /* cuInit forks; the child registers host
 			      * memory and exits with 0 on success */
-	int no_export_entry; /* cuMemGetHandleForAddressRange missing */
+	int no_export_entry;  /* cuMemGetHandleForAddressRange missing */
 	int no_ctx_set_flags; /* cuCtxSetFlags missing (driver < 12.1) */
 	CUresult export_result;
 	CUresult attrs_result;
 	CUresult set_attr_result;
-	int pop_fails;	     /* this many cuCtxPopCurrent calls fail */
+	int pop_fails;		 /* this many cuCtxPopCurrent calls fail */
 	CUresult dev_get_result; /* what cuDeviceGet answers, if not 0 */
 	struct fake_alloc allocs[FAKE_MAX_ALLOCS];
 	int num_allocs;
@@ -74,9 +74,9 @@ struct fake_verbs {
 	uint64_t last_offset, last_iova;
 	size_t last_len;
 	int last_fd, last_access;
-	int last_fd_open; /* the fd was open during the call */
-	int lean;	  /* skip the fdinfo look-up (benchmarks) */
-	char last_exp_name[64]; /* fdinfo exp_name of the fd passed */
+	int last_fd_open;	 /* the fd was open during the call */
+	int lean;		 /* skip the fdinfo look-up (benchmarks) */
+	char last_exp_name[64];	 /* fdinfo exp_name of the fd passed */
 	size_t last_dmabuf_size; /* fdinfo size of the fd passed */
 };
 

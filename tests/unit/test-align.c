@@ -52,8 +52,11 @@ int main(void)
 	for (p = 0; p < 2; p++) {
 		check_scope = pages[p] == 4096 ? "4 KiB pages" : "64 KiB pages";
 		for (i = 0; i < 100000; i++) {
-			uintptr_t ptr = (uintptr_t)(rnd() & 0x00007fffffffffffull);
-			size_t len = (size_t)(rnd() % (i & 1 ? 1u << 30 : 70000)) + 1;
+			uintptr_t ptr =
+				(uintptr_t)(rnd() & 0x00007fffffffffffull);
+			size_t len =
+				(size_t)(rnd() % (i & 1 ? 1u << 30 : 70000)) +
+				1;
 
 			one(ptr, len, pages[p]);
 		}

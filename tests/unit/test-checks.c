@@ -10,7 +10,10 @@
 #include "fakes.h"
 
 static const struct gdr_check *const *const lists[] = {
-	gdr_node_checks, gdr_gpu_checks, gdr_nic_checks, gdr_pair_checks,
+	gdr_node_checks,
+	gdr_gpu_checks,
+	gdr_nic_checks,
+	gdr_pair_checks,
 };
 
 static int in_report(const struct gdr_check *c)
@@ -45,8 +48,8 @@ int main(void)
 			if (!all[i]->remedy[0] || all[i] == all[j])
 				continue;
 			CHECK_(strcmp(all[i]->remedy, all[j]->remedy),
-			       "%s and %s share the remedy \"%s\"",
-			       all[i]->key, all[j]->key, all[i]->remedy);
+			       "%s and %s share the remedy \"%s\"", all[i]->key,
+			       all[j]->key, all[i]->remedy);
 		}
 	}
 
@@ -56,9 +59,10 @@ int main(void)
 		if ((*b)->device_memory)
 			CHECK((*b)->needs[0] != NULL);
 		for (p = (*b)->needs; *p; p++) {
-			CHECK_(in_report(*p), "%s needs %s, which the report "
-					      "does not show", (*b)->name,
-			       (*p)->key);
+			CHECK_(in_report(*p),
+			       "%s needs %s, which the report "
+			       "does not show",
+			       (*b)->name, (*p)->key);
 			CHECK((*p)->remedy[0]);
 		}
 	}

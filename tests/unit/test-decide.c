@@ -17,9 +17,19 @@
 #define PM_MODULE "module/nvidia_peermem/version"
 #define PM_OLD "module/nv_peer_mem/version"
 
-enum ptr_kind { P_DEVICE, P_HOST, P_CUDA_HOST, P_MANAGED, P_MANAGED_HOST,
-		P_POOL, P_POOL_NOT_RDMA, P_VMM, P_VMM_NOT_RDMA, P_PAST_END,
-		P_ADJACENT };
+enum ptr_kind {
+	P_DEVICE,
+	P_HOST,
+	P_CUDA_HOST,
+	P_MANAGED,
+	P_MANAGED_HOST,
+	P_POOL,
+	P_POOL_NOT_RDMA,
+	P_VMM,
+	P_VMM_NOT_RDMA,
+	P_PAST_END,
+	P_ADJACENT
+};
 
 /* The caller's current context when the registration is made. */
 enum caller_ctx { C_FOREIGN, C_NONE, C_GPU0_OTHER, C_GPU0_PRIMARY };
@@ -32,10 +42,10 @@ struct scenario {
 	const char *peermem; /* sysfs file that shows peermem, NULL: none */
 	int no_libcuda;
 	CUresult init_result;
-	int driver;	     /* 0: 13000 */
-	int two_gpus_attr1;  /* 2 GPUs; DMA_BUF_SUPPORTED of GPU 1 is this-1 */
-	int probe_errno;     /* 0: EBADF */
-	int probe_mr;	     /* the probe gets an MR back */
+	int driver;	    /* 0: 13000 */
+	int two_gpus_attr1; /* 2 GPUs; DMA_BUF_SUPPORTED of GPU 1 is this-1 */
+	int probe_errno;    /* 0: EBADF */
+	int probe_mr;	    /* the probe gets an MR back */
 	int no_dmabuf_symbol;
 	/* the process */
 	int cuda_not_loaded; /* the application never loaded libcuda */
@@ -43,7 +53,7 @@ struct scenario {
 	enum caller_ctx caller;
 	int pop_fails;
 	int no_ctx_set_flags;
-	const char *env_ro;  /* GPUDIRECT_RELAXED_ORDERING */
+	const char *env_ro; /* GPUDIRECT_RELAXED_ORDERING */
 	/* the buffer */
 	enum ptr_kind ptr;
 	int gpu;
@@ -59,249 +69,420 @@ struct scenario {
 	int want_errno;
 	const char *want_msg;
 	enum gdr_mem_type want_mem;
-	int want_no_ro;	     /* no IBV_ACCESS_RELAXED_ORDERING on device memory */
-	int want_ctx_flag;   /* CU_CTX_SYNC_MEMOPS set on the caller's context */
-	int want_ctx_lost;   /* the context stack cannot be restored */
+	int want_no_ro;	   /* no IBV_ACCESS_RELAXED_ORDERING on device memory */
+	int want_ctx_flag; /* CU_CTX_SYNC_MEMOPS set on the caller's context */
+	int want_ctx_lost; /* the context stack cannot be restored */
 };
 
 #define B(p) GDR_PATH_BIT(GDR_PATH_##p)
 
 static const struct scenario table[] = {
-	{ .name = "healthy node: dmabuf", .nv = NV_OPEN,
-	  .want_path = GDR_PATH_DMABUF, .want_mem = GDR_MEM_CUDA_DEVICE },
-	{ .name = "no libcuda: host pointer registers as host", .nv = NV_OPEN,
-	  .no_libcuda = 1, .ptr = P_HOST, .want_path = GDR_PATH_HOST,
+	{ .name = "healthy node: dmabuf",
+	  .nv = NV_OPEN,
+	  .want_path = GDR_PATH_DMABUF,
+	  .want_mem = GDR_MEM_CUDA_DEVICE },
+	{ .name = "no libcuda: host pointer registers as host",
+	  .nv = NV_OPEN,
+	  .no_libcuda = 1,
+	  .ptr = P_HOST,
+	  .want_path = GDR_PATH_HOST,
 	  .want_mem = GDR_MEM_HOST },
-	{ .name = "cuInit finds no device: host path", .nv = NV_OPEN,
-	  .init_result = CUDA_ERROR_NO_DEVICE, .ptr = P_HOST,
-	  .want_path = GDR_PATH_HOST, .want_mem = GDR_MEM_HOST },
-	{ .name = "proprietary module, no peermem", .nv = NV_PROPRIETARY,
+	{ .name = "cuInit finds no device: host path",
+	  .nv = NV_OPEN,
+	  .init_result = CUDA_ERROR_NO_DEVICE,
+	  .ptr = P_HOST,
+	  .want_path = GDR_PATH_HOST,
+	  .want_mem = GDR_MEM_HOST },
+	{ .name = "proprietary module, no peermem",
+	  .nv = NV_PROPRIETARY,
 	  .want_errno = EOPNOTSUPP,
 	  .want_msg = "is the proprietary kernel module, which cannot export "
 		      "DMA-BUF; DMA-BUF needs the open kernel module: install "
 		      "it (GPU Operator: --set driver.kernelModuleType=open)" },
 	{ .name = "proprietary module + peermem (memory_peers/nv_mem)",
-	  .nv = NV_PROPRIETARY, .peermem = PM_NV_MEM,
+	  .nv = NV_PROPRIETARY,
+	  .peermem = PM_NV_MEM,
 	  .want_path = GDR_PATH_PEERMEM },
-	{ .name = "kernel 5.10, no peermem", .nv = NV_OPEN,
-	  .kernel = "5.10.0-28-amd64", .want_errno = EOPNOTSUPP,
+	{ .name = "kernel 5.10, no peermem",
+	  .nv = NV_OPEN,
+	  .kernel = "5.10.0-28-amd64",
+	  .want_errno = EOPNOTSUPP,
 	  .want_msg = "kernel 5.10.0-28-amd64 is older than 5.12" },
-	{ .name = "kernel 4.18 (RHEL 8) + nv_peer_mem", .nv = NV_OPEN,
-	  .kernel = "4.18.0-513.el8.x86_64", .peermem = PM_OLD,
+	{ .name = "kernel 4.18 (RHEL 8) + nv_peer_mem",
+	  .nv = NV_OPEN,
+	  .kernel = "4.18.0-513.el8.x86_64",
+	  .peermem = PM_OLD,
 	  .want_path = GDR_PATH_PEERMEM },
-	{ .name = "kernel 5.12.0-rc1+ is new enough", .nv = NV_OPEN,
-	  .kernel = "5.12.0-rc1+", .want_path = GDR_PATH_DMABUF },
-	{ .name = "driver 11.4, no peermem", .nv = NV_OPEN, .driver = 11040,
-	  .want_errno = EOPNOTSUPP, .want_msg = "older than 11.7" },
-	{ .name = "driver 11.4 + nvidia_peermem module", .nv = NV_OPEN,
-	  .driver = 11040, .peermem = PM_MODULE,
+	{ .name = "kernel 5.12.0-rc1+ is new enough",
+	  .nv = NV_OPEN,
+	  .kernel = "5.12.0-rc1+",
+	  .want_path = GDR_PATH_DMABUF },
+	{ .name = "driver 11.4, no peermem",
+	  .nv = NV_OPEN,
+	  .driver = 11040,
+	  .want_errno = EOPNOTSUPP,
+	  .want_msg = "older than 11.7" },
+	{ .name = "driver 11.4 + nvidia_peermem module",
+	  .nv = NV_OPEN,
+	  .driver = 11040,
+	  .peermem = PM_MODULE,
 	  .want_path = GDR_PATH_PEERMEM },
 	{ .name = "GPU 1 of 2 lacks DMA-BUF: its memory is refused",
-	  .nv = NV_OPEN, .two_gpus_attr1 = 1, .gpu = 1,
+	  .nv = NV_OPEN,
+	  .two_gpus_attr1 = 1,
+	  .gpu = 1,
 	  .want_errno = EOPNOTSUPP,
 	  .want_msg = "GPU 1 (Fake H200 1) reports "
 		      "CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED=0" },
 	{ .name = "GPU 1 of 2 lacks DMA-BUF: GPU 0 still uses it",
-	  .nv = NV_OPEN, .two_gpus_attr1 = 1, .gpu = 0,
+	  .nv = NV_OPEN,
+	  .two_gpus_attr1 = 1,
+	  .gpu = 0,
 	  .want_path = GDR_PATH_DMABUF },
 	{ .name = "GPU 1 memory while GPU 0's context is current",
-	  .nv = NV_OPEN, .two_gpus_attr1 = 2, .gpu = 1,
+	  .nv = NV_OPEN,
+	  .two_gpus_attr1 = 2,
+	  .gpu = 1,
 	  .want_path = GDR_PATH_DMABUF },
-	{ .name = "GPU 1 VMM memory: GPU 1's primary context", .nv = NV_OPEN,
-	  .two_gpus_attr1 = 2, .gpu = 1, .ptr = P_VMM,
+	{ .name = "GPU 1 VMM memory: GPU 1's primary context",
+	  .nv = NV_OPEN,
+	  .two_gpus_attr1 = 2,
+	  .gpu = 1,
+	  .ptr = P_VMM,
 	  .want_path = GDR_PATH_DMABUF },
-	{ .name = "NIC answers EOPNOTSUPP, no peermem", .nv = NV_OPEN,
-	  .probe_errno = EOPNOTSUPP, .want_errno = EOPNOTSUPP,
+	{ .name = "NIC answers EOPNOTSUPP, no peermem",
+	  .nv = NV_OPEN,
+	  .probe_errno = EOPNOTSUPP,
+	  .want_errno = EOPNOTSUPP,
 	  .want_msg = "RDMA device fake_mlx5_0 does not support DMA-BUF" },
-	{ .name = "NIC answers EPROTONOSUPPORT + nv_mem_nc", .nv = NV_OPEN,
-	  .probe_errno = EPROTONOSUPPORT, .peermem = PM_NV_MEM_NC,
+	{ .name = "NIC answers EPROTONOSUPPORT + nv_mem_nc",
+	  .nv = NV_OPEN,
+	  .probe_errno = EPROTONOSUPPORT,
+	  .peermem = PM_NV_MEM_NC,
 	  .want_path = GDR_PATH_PEERMEM },
 	{ .name = "NIC answers EINVAL (unknown): a real registration decides",
-	  .nv = NV_OPEN, .probe_errno = EINVAL, .want_path = GDR_PATH_DMABUF },
+	  .nv = NV_OPEN,
+	  .probe_errno = EINVAL,
+	  .want_path = GDR_PATH_DMABUF },
 	{ .name = "NIC answers EINVAL, registration says EOPNOTSUPP: peermem",
-	  .nv = NV_OPEN, .probe_errno = EINVAL, .dmabuf_errno = EOPNOTSUPP,
-	  .peermem = PM_NV_MEM, .want_path = GDR_PATH_PEERMEM },
+	  .nv = NV_OPEN,
+	  .probe_errno = EINVAL,
+	  .dmabuf_errno = EOPNOTSUPP,
+	  .peermem = PM_NV_MEM,
+	  .want_path = GDR_PATH_PEERMEM },
 	{ .name = "neither path: open module, NIC without DMA-BUF, no peermem",
-	  .nv = NV_OPEN, .probe_errno = EOPNOTSUPP, .want_errno = EOPNOTSUPP,
+	  .nv = NV_OPEN,
+	  .probe_errno = EOPNOTSUPP,
+	  .want_errno = EOPNOTSUPP,
 	  .want_msg = "peermem skipped: nvidia-peermem is not loaded" },
-	{ .name = "plain host pointer", .nv = NV_OPEN, .ptr = P_HOST,
-	  .want_path = GDR_PATH_HOST, .want_mem = GDR_MEM_HOST },
-	{ .name = "CUDA pinned host pointer takes the host path", .nv = NV_OPEN,
-	  .ptr = P_CUDA_HOST, .want_path = GDR_PATH_HOST,
+	{ .name = "plain host pointer",
+	  .nv = NV_OPEN,
+	  .ptr = P_HOST,
+	  .want_path = GDR_PATH_HOST,
+	  .want_mem = GDR_MEM_HOST },
+	{ .name = "CUDA pinned host pointer takes the host path",
+	  .nv = NV_OPEN,
+	  .ptr = P_CUDA_HOST,
+	  .want_path = GDR_PATH_HOST,
 	  .want_mem = GDR_MEM_CUDA_HOST },
-	{ .name = "managed pointer refused", .nv = NV_OPEN, .ptr = P_MANAGED,
-	  .want_errno = EINVAL, .want_msg = "CUDA managed memory",
+	{ .name = "managed pointer refused",
+	  .nv = NV_OPEN,
+	  .ptr = P_MANAGED,
+	  .want_errno = EINVAL,
+	  .want_msg = "CUDA managed memory",
 	  .want_mem = GDR_MEM_CUDA_MANAGED },
 	{ .name = "range past the end of the allocation refused",
-	  .nv = NV_OPEN, .ptr = P_PAST_END, .want_errno = EINVAL,
+	  .nv = NV_OPEN,
+	  .ptr = P_PAST_END,
+	  .want_errno = EINVAL,
 	  .want_msg = "runs past the end of its CUDA allocation" },
 	{ .name = "VMM memory: exported under the primary context",
-	  .nv = NV_OPEN, .ptr = P_VMM, .want_path = GDR_PATH_DMABUF },
+	  .nv = NV_OPEN,
+	  .ptr = P_VMM,
+	  .want_path = GDR_PATH_DMABUF },
 	{ .name = "VMM memory without gpuDirectRDMACapable refused",
-	  .nv = NV_OPEN, .ptr = P_VMM_NOT_RDMA, .want_errno = EINVAL,
+	  .nv = NV_OPEN,
+	  .ptr = P_VMM_NOT_RDMA,
+	  .want_errno = EINVAL,
 	  .want_msg = "allocFlags.gpuDirectRDMACapable=1" },
-	{ .name = "forced dmabuf that works", .nv = NV_OPEN,
-	  .peermem = PM_NV_MEM, .mask = B(DMABUF),
+	{ .name = "forced dmabuf that works",
+	  .nv = NV_OPEN,
+	  .peermem = PM_NV_MEM,
+	  .mask = B(DMABUF),
 	  .want_path = GDR_PATH_DMABUF },
 	{ .name = "forced dmabuf that fails does not fall back",
-	  .nv = NV_OPEN, .probe_errno = EOPNOTSUPP, .peermem = PM_NV_MEM,
-	  .mask = B(DMABUF), .want_errno = EOPNOTSUPP,
+	  .nv = NV_OPEN,
+	  .probe_errno = EOPNOTSUPP,
+	  .peermem = PM_NV_MEM,
+	  .mask = B(DMABUF),
+	  .want_errno = EOPNOTSUPP,
 	  .want_msg = "does not support DMA-BUF memory regions" },
 	{ .name = "forced dmabuf, registration fails: no fallback",
-	  .nv = NV_OPEN, .dmabuf_errno = EOPNOTSUPP, .peermem = PM_NV_MEM,
-	  .mask = B(DMABUF), .want_errno = EOPNOTSUPP,
+	  .nv = NV_OPEN,
+	  .dmabuf_errno = EOPNOTSUPP,
+	  .peermem = PM_NV_MEM,
+	  .mask = B(DMABUF),
+	  .want_errno = EOPNOTSUPP,
 	  .want_msg = "ibv_reg_dmabuf_mr(offset 100, 5000 bytes) on "
 		      "fake_mlx5_0 failed with EOPNOTSUPP" },
-	{ .name = "forced peermem that works", .nv = NV_OPEN,
-	  .peermem = PM_NV_MEM, .mask = B(PEERMEM),
+	{ .name = "forced peermem that works",
+	  .nv = NV_OPEN,
+	  .peermem = PM_NV_MEM,
+	  .mask = B(PEERMEM),
 	  .want_path = GDR_PATH_PEERMEM },
-	{ .name = "forced peermem without the module", .nv = NV_OPEN,
-	  .mask = B(PEERMEM), .want_errno = EOPNOTSUPP,
+	{ .name = "forced peermem without the module",
+	  .nv = NV_OPEN,
+	  .mask = B(PEERMEM),
+	  .want_errno = EOPNOTSUPP,
 	  .want_msg = "modprobe nvidia-peermem" },
-	{ .name = "forced host for device memory", .nv = NV_OPEN,
-	  .mask = B(HOST), .want_errno = EOPNOTSUPP,
+	{ .name = "forced host for device memory",
+	  .nv = NV_OPEN,
+	  .mask = B(HOST),
+	  .want_errno = EOPNOTSUPP,
 	  .want_msg = "the buffer is cuda-device memory" },
 	{ .name = "dmabuf registration fails with 524, peermem succeeds",
-	  .nv = NV_OPEN, .dmabuf_errno = GDR_ENOTSUPP, .peermem = PM_NV_MEM,
+	  .nv = NV_OPEN,
+	  .dmabuf_errno = GDR_ENOTSUPP,
+	  .peermem = PM_NV_MEM,
 	  .want_path = GDR_PATH_PEERMEM },
 	{ .name = "dmabuf registration ENOMEM is reported, not hidden",
-	  .nv = NV_OPEN, .dmabuf_errno = ENOMEM, .peermem = PM_NV_MEM,
-	  .want_errno = ENOMEM, .want_msg = "failed with ENOMEM" },
+	  .nv = NV_OPEN,
+	  .dmabuf_errno = ENOMEM,
+	  .peermem = PM_NV_MEM,
+	  .want_errno = ENOMEM,
+	  .want_msg = "failed with ENOMEM" },
 	{ .name = "export CUDA_ERROR_NOT_SUPPORTED falls back to peermem",
-	  .nv = NV_OPEN, .export_result = CUDA_ERROR_NOT_SUPPORTED,
-	  .peermem = PM_NV_MEM, .want_path = GDR_PATH_PEERMEM },
+	  .nv = NV_OPEN,
+	  .export_result = CUDA_ERROR_NOT_SUPPORTED,
+	  .peermem = PM_NV_MEM,
+	  .want_path = GDR_PATH_PEERMEM },
 	{ .name = "export CUDA_ERROR_INVALID_VALUE is an error",
-	  .nv = NV_OPEN, .export_result = CUDA_ERROR_INVALID_VALUE,
-	  .peermem = PM_NV_MEM, .want_errno = EINVAL,
+	  .nv = NV_OPEN,
+	  .export_result = CUDA_ERROR_INVALID_VALUE,
+	  .peermem = PM_NV_MEM,
+	  .want_errno = EINVAL,
 	  .want_msg = "cuMemGetHandleForAddressRange" },
 	{ .name = "peermem EFAULT with the module there names other causes",
-	  .nv = NV_PROPRIETARY, .peermem = PM_NV_MEM, .reg_errno = EFAULT,
+	  .nv = NV_PROPRIETARY,
+	  .peermem = PM_NV_MEM,
+	  .reg_errno = EFAULT,
 	  .want_errno = EFAULT,
 	  .want_msg = "nvidia-peermem is loaded (/sys/kernel/mm/memory_peers/"
 		      "nv_mem/version) but the kernel could not pin the device "
 		      "memory: the module may be bound to another RDMA stack" },
-	{ .name = "host EFAULT names an unmapped range", .nv = NV_OPEN,
-	  .ptr = P_HOST, .reg_errno = EFAULT, .want_errno = EFAULT,
+	{ .name = "host EFAULT names an unmapped range",
+	  .nv = NV_OPEN,
+	  .ptr = P_HOST,
+	  .reg_errno = EFAULT,
+	  .want_errno = EFAULT,
 	  .want_msg = "not mapped in this process" },
-	{ .name = "host ENOMEM names the memlock limit", .nv = NV_OPEN,
-	  .ptr = P_HOST, .reg_errno = ENOMEM, .want_errno = ENOMEM,
+	{ .name = "host ENOMEM names the memlock limit",
+	  .nv = NV_OPEN,
+	  .ptr = P_HOST,
+	  .reg_errno = ENOMEM,
+	  .want_errno = ENOMEM,
 	  .want_msg = "ulimit -l" },
 	{ .name = "rdma-core without ibv_reg_dmabuf_mr + peermem",
-	  .nv = NV_OPEN, .no_dmabuf_symbol = 1, .peermem = PM_NV_MEM,
+	  .nv = NV_OPEN,
+	  .no_dmabuf_symbol = 1,
+	  .peermem = PM_NV_MEM,
 	  .want_path = GDR_PATH_PEERMEM },
 	{ .name = "rdma-core without ibv_reg_dmabuf_mr, no peermem",
-	  .nv = NV_OPEN, .no_dmabuf_symbol = 1, .want_errno = EOPNOTSUPP,
+	  .nv = NV_OPEN,
+	  .no_dmabuf_symbol = 1,
+	  .want_errno = EOPNOTSUPP,
 	  .want_msg = "rdma-core older than v34" },
-	{ .name = "no /proc/driver/nvidia/version: CUDA decides", .nv = NULL,
+	{ .name = "no /proc/driver/nvidia/version: CUDA decides",
+	  .nv = NULL,
 	  .want_path = GDR_PATH_DMABUF },
-	{ .name = "GPUDIRECT_PATH=peermem", .nv = NV_OPEN,
-	  .peermem = PM_NV_MEM, .env_path = "peermem",
+	{ .name = "GPUDIRECT_PATH=peermem",
+	  .nv = NV_OPEN,
+	  .peermem = PM_NV_MEM,
+	  .env_path = "peermem",
 	  .want_path = GDR_PATH_PEERMEM },
 	{ .name = "GPUDIRECT_PATH=dmabuf still registers host memory",
-	  .nv = NV_OPEN, .env_path = "dmabuf", .ptr = P_HOST,
+	  .nv = NV_OPEN,
+	  .env_path = "dmabuf",
+	  .ptr = P_HOST,
 	  .want_path = GDR_PATH_HOST },
-	{ .name = "GPUDIRECT_PATH=host refuses device memory", .nv = NV_OPEN,
-	  .env_path = "host", .want_errno = EOPNOTSUPP,
+	{ .name = "GPUDIRECT_PATH=host refuses device memory",
+	  .nv = NV_OPEN,
+	  .env_path = "host",
+	  .want_errno = EOPNOTSUPP,
 	  .want_msg = "dmabuf skipped: not allowed by GPUDIRECT_PATH" },
-	{ .name = "GPUDIRECT_PATH=bogus is an error", .nv = NV_OPEN,
-	  .env_path = "bogus", .want_errno = EINVAL,
+	{ .name = "GPUDIRECT_PATH=bogus is an error",
+	  .nv = NV_OPEN,
+	  .env_path = "bogus",
+	  .want_errno = EINVAL,
 	  .want_msg = "GPUDIRECT_PATH=bogus is not a path" },
-	{ .name = "path_mask overrides GPUDIRECT_PATH", .nv = NV_OPEN,
-	  .env_path = "host", .mask = B(DMABUF) | B(HOST),
+	{ .name = "path_mask overrides GPUDIRECT_PATH",
+	  .nv = NV_OPEN,
+	  .env_path = "host",
+	  .mask = B(DMABUF) | B(HOST),
 	  .want_path = GDR_PATH_DMABUF },
-	{ .name = "sync-memops on peermem", .nv = NV_OPEN,
-	  .peermem = PM_NV_MEM, .mask = B(PEERMEM),
-	  .flags = GDR_REG_SYNC_MEMOPS, .want_path = GDR_PATH_PEERMEM },
-	{ .name = "strict ordering", .nv = NV_OPEN,
-	  .flags = GDR_REG_STRICT_ORDERING, .want_path = GDR_PATH_DMABUF,
+	{ .name = "sync-memops on peermem",
+	  .nv = NV_OPEN,
+	  .peermem = PM_NV_MEM,
+	  .mask = B(PEERMEM),
+	  .flags = GDR_REG_SYNC_MEMOPS,
+	  .want_path = GDR_PATH_PEERMEM },
+	{ .name = "strict ordering",
+	  .nv = NV_OPEN,
+	  .flags = GDR_REG_STRICT_ORDERING,
+	  .want_path = GDR_PATH_DMABUF,
 	  .want_no_ro = 1 },
-	{ .name = "strict ordering on peermem", .nv = NV_PROPRIETARY,
-	  .peermem = PM_NV_MEM, .flags = GDR_REG_STRICT_ORDERING,
-	  .want_path = GDR_PATH_PEERMEM, .want_no_ro = 1 },
-	{ .name = "GPUDIRECT_RELAXED_ORDERING=0", .nv = NV_OPEN, .env_ro = "0",
-	  .want_path = GDR_PATH_DMABUF, .want_no_ro = 1 },
-	{ .name = "GPUDIRECT_RELAXED_ORDERING=1 keeps it", .nv = NV_OPEN,
-	  .env_ro = "1", .want_path = GDR_PATH_DMABUF },
-	{ .name = "GPUDIRECT_RELAXED_ORDERING=yes is an error", .nv = NV_OPEN,
-	  .env_ro = "yes", .want_errno = EINVAL,
+	{ .name = "strict ordering on peermem",
+	  .nv = NV_PROPRIETARY,
+	  .peermem = PM_NV_MEM,
+	  .flags = GDR_REG_STRICT_ORDERING,
+	  .want_path = GDR_PATH_PEERMEM,
+	  .want_no_ro = 1 },
+	{ .name = "GPUDIRECT_RELAXED_ORDERING=0",
+	  .nv = NV_OPEN,
+	  .env_ro = "0",
+	  .want_path = GDR_PATH_DMABUF,
+	  .want_no_ro = 1 },
+	{ .name = "GPUDIRECT_RELAXED_ORDERING=1 keeps it",
+	  .nv = NV_OPEN,
+	  .env_ro = "1",
+	  .want_path = GDR_PATH_DMABUF },
+	{ .name = "GPUDIRECT_RELAXED_ORDERING=yes is an error",
+	  .nv = NV_OPEN,
+	  .env_ro = "yes",
+	  .want_errno = EINVAL,
 	  .want_msg = "GPUDIRECT_RELAXED_ORDERING=yes is not 0, 1 or auto" },
 	{ .name = "managed memory that reads as host memory is refused",
-	  .nv = NV_OPEN, .ptr = P_MANAGED_HOST, .want_errno = EINVAL,
-	  .want_msg = "CUDA managed memory", .want_mem = GDR_MEM_CUDA_MANAGED },
+	  .nv = NV_OPEN,
+	  .ptr = P_MANAGED_HOST,
+	  .want_errno = EINVAL,
+	  .want_msg = "CUDA managed memory",
+	  .want_mem = GDR_MEM_CUDA_MANAGED },
 	{ .name = "NIC probe gets an MR: released, a real registration decides",
-	  .nv = NV_OPEN, .probe_mr = 1, .want_path = GDR_PATH_DMABUF },
+	  .nv = NV_OPEN,
+	  .probe_mr = 1,
+	  .want_path = GDR_PATH_DMABUF },
 	{ .name = "pool memory the driver marks GPUDirect RDMA capable",
-	  .nv = NV_OPEN, .ptr = P_POOL, .want_path = GDR_PATH_DMABUF,
+	  .nv = NV_OPEN,
+	  .ptr = P_POOL,
+	  .want_path = GDR_PATH_DMABUF,
 	  .want_mem = GDR_MEM_CUDA_POOL },
 	{ .name = "pool memory not GPUDirect RDMA capable is refused",
-	  .nv = NV_OPEN, .ptr = P_POOL_NOT_RDMA, .want_errno = EINVAL,
+	  .nv = NV_OPEN,
+	  .ptr = P_POOL_NOT_RDMA,
+	  .want_errno = EINVAL,
 	  .want_msg = "stream-ordered memory pool (cuMemAllocAsync/"
 		      "cudaMallocAsync) whose memory the driver does not mark "
 		      "GPUDirect RDMA capable",
 	  .want_mem = GDR_MEM_CUDA_POOL },
 	{ .name = "a span over two adjacent allocations is refused",
-	  .nv = NV_OPEN, .ptr = P_ADJACENT, .want_errno = EINVAL,
+	  .nv = NV_OPEN,
+	  .ptr = P_ADJACENT,
+	  .want_errno = EINVAL,
 	  .want_msg = "runs past the end of its CUDA allocation" },
 	{ .name = "forced dmabuf answering 524: EOPNOTSUPP, never 524",
-	  .nv = NV_OPEN, .dmabuf_errno = GDR_ENOTSUPP, .mask = B(DMABUF),
+	  .nv = NV_OPEN,
+	  .dmabuf_errno = GDR_ENOTSUPP,
+	  .mask = B(DMABUF),
 	  .want_errno = EOPNOTSUPP,
 	  .want_msg = "failed with 524 (the kernel's internal ENOTSUPP, "
 		      "reported as EOPNOTSUPP)" },
-	{ .name = "524 everywhere: EOPNOTSUPP", .nv = NV_OPEN,
-	  .dmabuf_errno = GDR_ENOTSUPP, .peermem = PM_NV_MEM,
-	  .reg_errno = GDR_ENOTSUPP, .want_errno = EOPNOTSUPP },
+	{ .name = "524 everywhere: EOPNOTSUPP",
+	  .nv = NV_OPEN,
+	  .dmabuf_errno = GDR_ENOTSUPP,
+	  .peermem = PM_NV_MEM,
+	  .reg_errno = GDR_ENOTSUPP,
+	  .want_errno = EOPNOTSUPP },
 	{ .name = "host memory when the application never loaded libcuda",
-	  .nv = NV_OPEN, .ptr = P_HOST, .cuda_not_loaded = 1,
-	  .want_path = GDR_PATH_HOST, .want_mem = GDR_MEM_HOST },
+	  .nv = NV_OPEN,
+	  .ptr = P_HOST,
+	  .cuda_not_loaded = 1,
+	  .want_path = GDR_PATH_HOST,
+	  .want_mem = GDR_MEM_HOST },
 	{ .name = "host memory, CUDA not initialised (a forked child)",
-	  .nv = NV_OPEN, .ptr = P_HOST, .not_initialized = 1,
-	  .want_path = GDR_PATH_HOST, .want_mem = GDR_MEM_HOST },
+	  .nv = NV_OPEN,
+	  .ptr = P_HOST,
+	  .not_initialized = 1,
+	  .want_path = GDR_PATH_HOST,
+	  .want_mem = GDR_MEM_HOST },
 	{ .name = "device memory where CUDA is not initialised: not 'freed'",
-	  .nv = NV_OPEN, .not_initialized = 1, .reg_errno = EFAULT,
+	  .nv = NV_OPEN,
+	  .not_initialized = 1,
+	  .reg_errno = EFAULT,
 	  .want_errno = EFAULT,
 	  .want_msg = "the CUDA driver is not initialised in this process "
 		      "(CUDA_ERROR_NOT_INITIALIZED)",
 	  .want_mem = GDR_MEM_HOST },
 	{ .name = "VMM memory, a context of its GPU current: reused",
-	  .nv = NV_OPEN, .ptr = P_VMM, .caller = C_GPU0_OTHER,
+	  .nv = NV_OPEN,
+	  .ptr = P_VMM,
+	  .caller = C_GPU0_OTHER,
 	  .want_path = GDR_PATH_DMABUF },
 	{ .name = "VMM memory, no context current: primary retained+released",
-	  .nv = NV_OPEN, .ptr = P_VMM, .caller = C_NONE,
+	  .nv = NV_OPEN,
+	  .ptr = P_VMM,
+	  .caller = C_NONE,
 	  .want_path = GDR_PATH_DMABUF },
 	{ .name = "export and pop both fail: the caller's context survives",
-	  .nv = NV_OPEN, .export_result = CUDA_ERROR_INVALID_VALUE,
-	  .pop_fails = 1, .want_errno = EINVAL,
+	  .nv = NV_OPEN,
+	  .export_result = CUDA_ERROR_INVALID_VALUE,
+	  .pop_fails = 1,
+	  .want_errno = EINVAL,
 	  .want_msg = "cuMemGetHandleForAddressRange" },
-	{ .name = "pop fails twice: reported, not hidden", .nv = NV_OPEN,
-	  .pop_fails = 2, .want_errno = EIO, .want_ctx_lost = 1,
+	{ .name = "pop fails twice: reported, not hidden",
+	  .nv = NV_OPEN,
+	  .pop_fails = 2,
+	  .want_errno = EIO,
+	  .want_ctx_lost = 1,
 	  .want_msg = "cuCtxPopCurrent (twice; the caller's context is not "
 		      "current again)" },
-	{ .name = "an 11.8 driver registers through DMA-BUF", .nv = NV_OPEN,
-	  .driver = 11080, .want_path = GDR_PATH_DMABUF },
+	{ .name = "an 11.8 driver registers through DMA-BUF",
+	  .nv = NV_OPEN,
+	  .driver = 11080,
+	  .want_path = GDR_PATH_DMABUF },
 	{ .name = "an 11.8 driver: VMM memory, its primary context",
-	  .nv = NV_OPEN, .driver = 11080, .ptr = P_VMM,
+	  .nv = NV_OPEN,
+	  .driver = 11080,
+	  .ptr = P_VMM,
 	  .want_path = GDR_PATH_DMABUF },
 	{ .name = "an 11.8 driver has no cuCtxSetFlags: sync-memops on VMM",
-	  .nv = NV_OPEN, .driver = 11080, .ptr = P_VMM, .caller = C_GPU0_OTHER,
-	  .flags = GDR_REG_SYNC_MEMOPS, .want_errno = ENOSYS,
+	  .nv = NV_OPEN,
+	  .driver = 11080,
+	  .ptr = P_VMM,
+	  .caller = C_GPU0_OTHER,
+	  .flags = GDR_REG_SYNC_MEMOPS,
+	  .want_errno = ENOSYS,
 	  .want_msg = "CUDA 12.1 or newer" },
-	{ .name = "sync-memops on dmabuf", .nv = NV_OPEN,
-	  .flags = GDR_REG_SYNC_MEMOPS, .want_path = GDR_PATH_DMABUF },
+	{ .name = "sync-memops on dmabuf",
+	  .nv = NV_OPEN,
+	  .flags = GDR_REG_SYNC_MEMOPS,
+	  .want_path = GDR_PATH_DMABUF },
 	{ .name = "sync-memops on VMM memory sets the context flag",
-	  .nv = NV_OPEN, .ptr = P_VMM, .caller = C_GPU0_OTHER,
-	  .flags = GDR_REG_SYNC_MEMOPS, .want_path = GDR_PATH_DMABUF,
+	  .nv = NV_OPEN,
+	  .ptr = P_VMM,
+	  .caller = C_GPU0_OTHER,
+	  .flags = GDR_REG_SYNC_MEMOPS,
+	  .want_path = GDR_PATH_DMABUF,
 	  .want_ctx_flag = 1 },
 	{ .name = "sync-memops on VMM memory, no context of its GPU current",
-	  .nv = NV_OPEN, .ptr = P_VMM, .flags = GDR_REG_SYNC_MEMOPS,
+	  .nv = NV_OPEN,
+	  .ptr = P_VMM,
+	  .flags = GDR_REG_SYNC_MEMOPS,
 	  .want_errno = EINVAL,
 	  .want_msg = "no context of GPU 0 is current" },
 	{ .name = "sync-memops on VMM memory, driver without cuCtxSetFlags",
-	  .nv = NV_OPEN, .ptr = P_VMM, .caller = C_GPU0_OTHER,
-	  .no_ctx_set_flags = 1, .flags = GDR_REG_SYNC_MEMOPS,
-	  .want_errno = ENOSYS, .want_msg = "which this driver lacks" },
-	{ .name = "sync-memops refused by the driver", .nv = NV_OPEN,
-	  .flags = GDR_REG_SYNC_MEMOPS, .set_attr_result = CUDA_ERROR_NOT_PERMITTED,
-	  .want_errno = EPERM, .want_msg = "cuPointerSetAttribute(SYNC_MEMOPS)" },
+	  .nv = NV_OPEN,
+	  .ptr = P_VMM,
+	  .caller = C_GPU0_OTHER,
+	  .no_ctx_set_flags = 1,
+	  .flags = GDR_REG_SYNC_MEMOPS,
+	  .want_errno = ENOSYS,
+	  .want_msg = "which this driver lacks" },
+	{ .name = "sync-memops refused by the driver",
+	  .nv = NV_OPEN,
+	  .flags = GDR_REG_SYNC_MEMOPS,
+	  .set_attr_result = CUDA_ERROR_NOT_PERMITTED,
+	  .want_errno = EPERM,
+	  .want_msg = "cuPointerSetAttribute(SYNC_MEMOPS)" },
 };
 
 #define DEV_OFF 100
@@ -325,22 +506,17 @@ static void *make_ptr(const struct scenario *sc, void *host)
 	struct fake_alloc *a;
 
 	switch (sc->ptr) {
-	case P_HOST:
-		return host;
+	case P_HOST: return host;
 	case P_CUDA_HOST:
 		fake_add_alloc((uintptr_t)host, 65536, 0, CU_MEMORYTYPE_HOST);
 		return host;
-	case P_MANAGED:
-		device_with(1 << 20)->managed = 1;
-		break;
+	case P_MANAGED: device_with(1 << 20)->managed = 1; break;
 	case P_MANAGED_HOST:
 		a = device_with(1 << 20);
 		a->managed = 1;
 		a->type = CU_MEMORYTYPE_HOST;
 		break;
-	case P_POOL:
-		device_with(1 << 20)->pool = 1;
-		break;
+	case P_POOL: device_with(1 << 20)->pool = 1; break;
 	case P_POOL_NOT_RDMA:
 		a = device_with(1 << 20);
 		a->pool = 1;
@@ -350,7 +526,8 @@ static void *make_ptr(const struct scenario *sc, void *host)
 		/* Two allocations side by side; the range starts in the first
 		 * and ends in the second. */
 		a = device_with(4096);
-		fake_add_alloc(a->start + 4096, 1 << 20, 0, CU_MEMORYTYPE_DEVICE);
+		fake_add_alloc(a->start + 4096, 1 << 20, 0,
+			       CU_MEMORYTYPE_DEVICE);
 		return (char *)a->start + DEV_OFF;
 	case P_VMM:
 		fake_alloc_device(sc->gpu, 1 << 21);
@@ -361,13 +538,9 @@ static void *make_ptr(const struct scenario *sc, void *host)
 		a->vmm = 1;
 		a->not_rdma = 1;
 		break;
-	case P_PAST_END:
-		device_with(4096);
-		break;
+	case P_PAST_END: device_with(4096); break;
 	case P_DEVICE: /* fall through */
-	default:
-		fake_alloc_device(sc->gpu, 1 << 20);
-		break;
+	default: fake_alloc_device(sc->gpu, 1 << 20); break;
 	}
 	return last_dev();
 }
@@ -491,8 +664,8 @@ static void run(const struct scenario *sc)
 		CHECK_INT(gdr_deregister(mr), 0);
 	}
 	/* The access flags and iova of every path, exactly. */
-	device_path = info.path == GDR_PATH_DMABUF ||
-		      info.path == GDR_PATH_PEERMEM;
+	device_path =
+		info.path == GDR_PATH_DMABUF || info.path == GDR_PATH_PEERMEM;
 	want_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		      IBV_ACCESS_REMOTE_READ;
 	if (device_path && !sc->want_no_ro)
@@ -689,22 +862,24 @@ static void stale_context(void)
 	check_scope = "the device cache is bounded";
 	fake_ibv.probes = 0;
 	for (i = 0; i < GDR_NIC_CACHE_MAX + 6; i++) {
-		snprintf(fake_device.name, sizeof(fake_device.name), "dev%d", i);
+		snprintf(fake_device.name, sizeof(fake_device.name), "dev%d",
+			 i);
 		mr = gdr_register(&fake_pd, p, 4096);
 		if (mr)
 			gdr_deregister(mr);
 	}
 	CHECK_INT(fake_ibv.probes, GDR_NIC_CACHE_MAX + 6);
 	for (i = 0; i < GDR_NIC_CACHE_MAX + 6; i++) {
-		snprintf(fake_device.name, sizeof(fake_device.name), "dev%d", i);
+		snprintf(fake_device.name, sizeof(fake_device.name), "dev%d",
+			 i);
 		mr = gdr_register(&fake_pd, p, 4096);
 		if (mr)
 			gdr_deregister(mr);
 	}
 	/* The first ones fill the cache (two names were cached above);
 	 * the rest are asked every time. */
-	CHECK_INT(fake_ibv.probes, 2 * (GDR_NIC_CACHE_MAX + 6) -
-					   (GDR_NIC_CACHE_MAX - 2));
+	CHECK_INT(fake_ibv.probes,
+		  2 * (GDR_NIC_CACHE_MAX + 6) - (GDR_NIC_CACHE_MAX - 2));
 	CHECK_INT(fake_ibv.live_mrs, 0);
 	fixture_remove(&fx);
 }

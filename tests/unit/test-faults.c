@@ -52,10 +52,9 @@ void *realloc(void *p, size_t n)
 #endif
 
 enum op { OP_DMABUF, OP_PEERMEM, OP_HOST, OP_REPORT, OP_COUNT };
-static const char *const op_names[OP_COUNT] = {
-	"dmabuf registration", "peermem registration", "host registration",
-	"report"
-};
+static const char *const op_names[OP_COUNT] = { "dmabuf registration",
+						"peermem registration",
+						"host registration", "report" };
 
 static struct fixture fx;
 static void *dev_ptr;

@@ -17,13 +17,19 @@ static int asked_version[64];
 static char asked_name[64][48];
 static int asked;
 
-static CUresult d_init(unsigned int f) { return CUDA_SUCCESS; }
+static CUresult d_init(unsigned int f)
+{
+	return CUDA_SUCCESS;
+}
 static CUresult d_version(int *v)
 {
 	*v = generation == 12 ? 12080 : generation == 11 ? 11080 : 11020;
 	return CUDA_SUCCESS;
 }
-static CUresult d_any(void) { return CUDA_SUCCESS; }
+static CUresult d_any(void)
+{
+	return CUDA_SUCCESS;
+}
 
 /* The driver's own names and the API version each appeared in. */
 static const struct {

@@ -73,8 +73,7 @@ static void kernel(const char *s, int ok, int maj, int min, int patch,
 	CHECK_INT(gdr_kver_cmp(&v, 5, 12) >= 0, ge_5_12);
 }
 
-static void nvidia(const char *text, enum gdr_nv_flavour want,
-		   const char *ver)
+static void nvidia(const char *text, enum gdr_nv_flavour want, const char *ver)
 {
 	char got[64];
 
@@ -130,7 +129,8 @@ int main(void)
 	{
 		enum gdr_path p;
 
-		CHECK(gdr_path_parse("dmabuf", &p) == 0 && p == GDR_PATH_DMABUF);
+		CHECK(gdr_path_parse("dmabuf", &p) == 0 &&
+		      p == GDR_PATH_DMABUF);
 		CHECK(gdr_path_parse("peermem", &p) == 0 &&
 		      p == GDR_PATH_PEERMEM);
 		CHECK(gdr_path_parse("host", &p) == 0 && p == GDR_PATH_HOST);

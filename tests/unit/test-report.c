@@ -84,11 +84,11 @@ int main(void)
 	text = print(r, GDR_REPORT_JSON);
 	CHECK_HAS(text, "\"gpudirect_rdma_usable\": true");
 	CHECK_HAS(text, "\"schema_version\": 1");
-	CHECK_HAS(text, "{\"section\": \"node\", \"key\": \"kernel\", "
-			"\"value\": \"6.18.44-fc-v973-gpu\", \"verdict\": \"ok\"");
+	CHECK_HAS(text,
+		  "{\"section\": \"node\", \"key\": \"kernel\", "
+		  "\"value\": \"6.18.44-fc-v973-gpu\", \"verdict\": \"ok\"");
 	free(text);
-	CHECK_INT(gdr_report_item(r, gdr_report_num_items(r), &it,
-				  sizeof(it)),
+	CHECK_INT(gdr_report_item(r, gdr_report_num_items(r), &it, sizeof(it)),
 		  -1);
 	CHECK_INT(errno, EINVAL);
 	gdr_report_destroy(r);
@@ -185,7 +185,8 @@ int main(void)
 			    !strcmp(item.key, "dmabuf_mr")) {
 				CHECK_HAS(item.remedy, "a real registration "
 						       "decides");
-				CHECK(!strstr(item.remedy, "does not register"));
+				CHECK(!strstr(item.remedy,
+					      "does not register"));
 			}
 	}
 	/* Undecided is no reason to refuse the path. */
@@ -237,9 +238,11 @@ int main(void)
 		CHECK(full != NULL);
 		if (full) {
 			errno = EBADF; /* stale */
-			CHECK_INT(gdr_report_print(r, full, GDR_REPORT_TEXT), -1);
+			CHECK_INT(gdr_report_print(r, full, GDR_REPORT_TEXT),
+				  -1);
 			CHECK_INT(errno, ENOSPC);
-			CHECK_HAS(gdr_last_error(), "writing the report failed");
+			CHECK_HAS(gdr_last_error(),
+				  "writing the report failed");
 			fclose(full);
 		}
 		errno = EBADF;

@@ -30,7 +30,8 @@ static int open_device(char *why, size_t n)
 
 	list = ibv_get_device_list(&num);
 	if (!list || num == 0) {
-		snprintf(why, n, "no RDMA device (ibv_get_device_list found none)");
+		snprintf(why, n,
+			 "no RDMA device (ibv_get_device_list found none)");
 		if (list)
 			ibv_free_device_list(list);
 		return -1;
@@ -86,7 +87,8 @@ static void host_write(void)
 		wrong += a[i] != b[i];
 	CHECK_INT(wrong, 0);
 	printf("RDMA write of %zu bytes through MRs from gdr_register: %zu "
-	       "bytes differ\n", len, wrong);
+	       "bytes differ\n",
+	       len, wrong);
 
 	CHECK_INT(gdr_deregister(ma), 0);
 	CHECK_INT(gdr_deregister(mb), 0);
@@ -98,7 +100,8 @@ static void probe(void)
 {
 	struct gdr_reg_info info;
 	struct gdr_reg_attr attr = { .comp_mask = GDR_REG_ATTR_PATH_MASK,
-				     .path_mask = GDR_PATH_BIT(GDR_PATH_DMABUF) };
+				     .path_mask =
+					     GDR_PATH_BIT(GDR_PATH_DMABUF) };
 	const char *name = ibv_get_device_name(ctx->device);
 	struct gdr_report_item it;
 	struct gdr_report *r;

@@ -54,7 +54,8 @@ static int self_test_one(struct ibv_context *ctx, const char *mem)
 	int ok = 0;
 
 	if (!pat || !back || !pd) {
-		snprintf(err, sizeof(err), "out of memory or ibv_alloc_pd failed");
+		snprintf(err, sizeof(err),
+			 "out of memory or ibv_alloc_pd failed");
 		goto out;
 	}
 	if (devmem_alloc(mem, SELFTEST_LEN, &a, err, sizeof(err)) ||
@@ -70,7 +71,8 @@ static int self_test_one(struct ibv_context *ctx, const char *mem)
 		goto out;
 	}
 	memset(&info, 0, sizeof(info));
-	ma = gdr_register_ex(pd, a.ptr, SELFTEST_LEN, NULL, &info, sizeof(info));
+	ma = gdr_register_ex(pd, a.ptr, SELFTEST_LEN, NULL, &info,
+			     sizeof(info));
 	mb = ma ? gdr_register(pd, b.ptr, SELFTEST_LEN) : NULL;
 	if (!ma || !mb) {
 		snprintf(err, sizeof(err), "%s", gdr_last_error());
@@ -79,7 +81,8 @@ static int self_test_one(struct ibv_context *ctx, const char *mem)
 	if (loopback_write(pd, ma, mb, SELFTEST_LEN, err, sizeof(err)))
 		goto out;
 	if (devmem_read(&b, 0, back, SELFTEST_LEN)) {
-		snprintf(err, sizeof(err), "cannot read the target buffer back");
+		snprintf(err, sizeof(err),
+			 "cannot read the target buffer back");
 		goto out;
 	}
 	for (i = 0; i < SELFTEST_LEN; i++)
@@ -93,7 +96,8 @@ out:
 	if (ma)
 		printf(", %s path", gdr_path_str(info.path));
 	if (ok)
-		printf(", %u bytes written by RDMA and checked\n", SELFTEST_LEN);
+		printf(", %u bytes written by RDMA and checked\n",
+		       SELFTEST_LEN);
 	else
 		printf(": %s\n", err);
 	if (ma)
@@ -135,7 +139,8 @@ static int self_test(const struct gdr_report *r, struct ibv_context **ctxs,
 			path = item(r, name, key);
 			if (!path || !strcmp(path, "none")) {
 				printf("self-test %s x gpu%d: skipped, no path "
-				       "(see the report)\n", name, g);
+				       "(see the report)\n",
+				       name, g);
 				continue;
 			}
 			snprintf(mem, sizeof(mem), "cuda:%d", g);
@@ -186,8 +191,9 @@ int main(int argc, char **argv)
 		}
 	}
 	if ((root || from) && (selftest || capture)) {
-		fprintf(stderr, "gdr-info: --root/--from replay a snapshot; "
-				"--self-test and --capture need the live node\n");
+		fprintf(stderr,
+			"gdr-info: --root/--from replay a snapshot; "
+			"--self-test and --capture need the live node\n");
 		return 2;
 	}
 
@@ -213,7 +219,8 @@ int main(int argc, char **argv)
 		for (c = 0; c < n && all; c++) {
 			all[nall] = ibv_open_device(list[c]);
 			if (!all[nall])
-				fprintf(stderr, "gdr-info: cannot open %s: %s\n",
+				fprintf(stderr,
+					"gdr-info: cannot open %s: %s\n",
 					ibv_get_device_name(list[c]),
 					strerror(errno));
 			else
@@ -245,12 +252,12 @@ int main(int argc, char **argv)
 			fprintf(stderr, "gdr-info: %s\n", err);
 			ret = 2;
 		} else {
-			fprintf(stderr, "gdr-info: snapshot written to %s (%s)\n",
+			fprintf(stderr,
+				"gdr-info: snapshot written to %s (%s)\n",
 				capture, err);
 		}
 	}
-	if (ret != 2 && selftest && !self_test(report, ctxs, nctx) &&
-	    ret == 0)
+	if (ret != 2 && selftest && !self_test(report, ctxs, nctx) && ret == 0)
 		ret = 1;
 	gdr_report_destroy(report);
 out:

@@ -47,16 +47,21 @@ static char *string(struct parser *ps)
 			case 'n': c = '\n'; break;
 			case 't': c = '\t'; break;
 			case 'u': /* keep it simple: \u00XX only */
-				if (strncmp(ps->p, "00", 2) || !isxdigit((unsigned char)ps->p[2]) ||
+				if (strncmp(ps->p, "00", 2) ||
+				    !isxdigit((unsigned char)ps->p[2]) ||
 				    !isxdigit((unsigned char)ps->p[3]) ||
 				    (ps->p[2] == '0' && ps->p[3] == '0')) {
 					free(s);
 					return NULL;
 				}
-				c = (char)strtol((char[]){ ps->p[2], ps->p[3], 0 }, NULL, 16);
+				c = (char)strtol((char[]){ ps->p[2], ps->p[3],
+							   0 },
+						 NULL, 16);
 				ps->p += 4;
 				break;
-			case '"': case '\\': case '/': break;
+			case '"':
+			case '\\':
+			case '/': break;
 			default: free(s); return NULL;
 			}
 		}
@@ -226,5 +231,6 @@ double json_num(const struct json *o, const char *key, double def)
 {
 	const struct json *v = json_get(o, key);
 
-	return v && (v->type == JSON_NUM || v->type == JSON_BOOL) ? v->num : def;
+	return v && (v->type == JSON_NUM || v->type == JSON_BOOL) ? v->num
+								  : def;
 }

@@ -7,11 +7,11 @@ enum json_type { JSON_NULL, JSON_BOOL, JSON_NUM, JSON_STR, JSON_ARR, JSON_OBJ };
 
 struct json {
 	enum json_type type;
-	char *key;	     /* member name inside an object */
-	char *str;	     /* JSON_STR */
-	double num;	     /* JSON_NUM, JSON_BOOL */
-	struct json *child;  /* first element or member */
-	struct json *next;   /* next sibling */
+	char *key;	    /* member name inside an object */
+	char *str;	    /* JSON_STR */
+	double num;	    /* JSON_NUM, JSON_BOOL */
+	struct json *child; /* first element or member */
+	struct json *next;  /* next sibling */
 };
 
 /* Parse @text; NULL with a message in @err on a syntax error. */

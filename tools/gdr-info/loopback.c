@@ -8,7 +8,9 @@
 /* RoCE: the ::ffff:a.b.c.d GID that rdma_cm would use, else index 0. */
 static int pick_gid(struct ibv_context *ctx, union ibv_gid *gid)
 {
-	static const uint8_t v4[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	static const uint8_t v4[12] = {
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff
+	};
 	int i;
 
 	for (i = 0; i < 16; i++)
@@ -35,8 +37,9 @@ static struct ibv_qp *make_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 	m.qp_state = IBV_QPS_INIT;
 	m.port_num = 1;
 	m.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-	if (ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				      IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
+	if (ibv_modify_qp(qp, &m,
+			  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				  IBV_QP_ACCESS_FLAGS)) {
 		ibv_destroy_qp(qp);
 		return NULL;
 	}
@@ -64,10 +67,11 @@ static int connect_qp(struct ibv_qp *qp, uint32_t dest,
 		m.ah_attr.grh.sgid_index = (uint8_t)gid_index;
 		m.ah_attr.grh.hop_limit = 64;
 	}
-	if (ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				      IBV_QP_MAX_DEST_RD_ATOMIC |
-				      IBV_QP_MIN_RNR_TIMER))
+	if (ibv_modify_qp(qp, &m,
+			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				  IBV_QP_MAX_DEST_RD_ATOMIC |
+				  IBV_QP_MIN_RNR_TIMER))
 		return -1;
 	memset(&m, 0, sizeof(m));
 	m.qp_state = IBV_QPS_RTS;
@@ -75,10 +79,10 @@ static int connect_qp(struct ibv_qp *qp, uint32_t dest,
 	m.retry_cnt = 7;
 	m.rnr_retry = 7;
 	m.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_TIMEOUT |
-					     IBV_QP_RETRY_CNT |
-					     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-					     IBV_QP_MAX_QP_RD_ATOMIC);
+	return ibv_modify_qp(qp, &m,
+			     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+				     IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
 int loopback_write(struct ibv_pd *pd, struct ibv_mr *src, struct ibv_mr *dst,
@@ -116,12 +120,14 @@ int loopback_write(struct ibv_pd *pd, struct ibv_mr *src, struct ibv_mr *dst,
 		qb = make_qp(pd, cq);
 	}
 	if (!qa || !qb) {
-		snprintf(err, n, "creating the CQ/QPs failed: %s", strerror(errno));
+		snprintf(err, n, "creating the CQ/QPs failed: %s",
+			 strerror(errno));
 		goto out;
 	}
 	if (connect_qp(qa, qb->qp_num, &port, &gid, gi) ||
 	    connect_qp(qb, qa->qp_num, &port, &gid, gi)) {
-		snprintf(err, n, "connecting the QPs failed: %s", strerror(errno));
+		snprintf(err, n, "connecting the QPs failed: %s",
+			 strerror(errno));
 		goto out;
 	}
 	sge.addr = (uintptr_t)src->addr;

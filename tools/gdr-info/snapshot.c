@@ -67,14 +67,16 @@ static int store(const char *out, const char *path)
 
 			r = readlink(prefix, link, sizeof(link) - 1);
 			*base = '\0';
-			if (r < 0 || !realpath(prefix[0] ? prefix : "/", parent))
+			if (r < 0 ||
+			    !realpath(prefix[0] ? prefix : "/", parent))
 				return -1;
 			*base = '/';
 			link[r] = '\0';
 			snprintf(dest, sizeof(dest), "%s%s", out, parent);
 			if (mkdirs(dest))
 				return -1;
-			snprintf(dest, sizeof(dest), "%s%s%s", out, parent, base);
+			snprintf(dest, sizeof(dest), "%s%s%s", out, parent,
+				 base);
 			if (symlink(link, dest) && errno != EEXIST)
 				return -1;
 		}
@@ -137,7 +139,8 @@ static int answers(const char *file, const struct gdr_model *m)
 	json_text(f, m->kernel_release);
 	fprintf(f, ",\n  \"cuda\": {\"error\": ");
 	json_text(f, m->cuda_error);
-	fprintf(f, ", \"driver_version\": %d, \"devices\": [", m->driver_version);
+	fprintf(f, ", \"driver_version\": %d, \"devices\": [",
+		m->driver_version);
 	for (i = 0; i < m->num_gpus; i++) {
 		const struct gdr_model_gpu *g = &m->gpu[i];
 
@@ -145,9 +148,10 @@ static int answers(const char *file, const struct gdr_model *m)
 		json_text(f, g->name);
 		fprintf(f, ", \"pci_bus_id\": ");
 		json_text(f, g->pci_bus_id);
-		fprintf(f, ", \"dmabuf_supported\": %d, "
-			   "\"gpudirect_rdma_supported\": %d, "
-			   "\"gpudirect_rdma_with_vmm\": %d}",
+		fprintf(f,
+			", \"dmabuf_supported\": %d, "
+			"\"gpudirect_rdma_supported\": %d, "
+			"\"gpudirect_rdma_with_vmm\": %d}",
 			g->dmabuf_supported, g->gpudirect_rdma_supported,
 			g->gpudirect_rdma_with_vmm);
 	}
@@ -158,8 +162,9 @@ static int answers(const char *file, const struct gdr_model *m)
 
 		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
 		json_text(f, n->name);
-		fprintf(f, ", \"dmabuf_probe_errno\": %d, \"port_state\": %d, "
-			   "\"link_layer\": %d}",
+		fprintf(f,
+			", \"dmabuf_probe_errno\": %d, \"port_state\": %d, "
+			"\"link_layer\": %d}",
 			n->dmabuf_probe_errno, n->port_state, n->link_layer);
 	}
 	fprintf(f, "\n  ]\n}\n");
@@ -200,7 +205,8 @@ int snapshot_capture(const char *file, struct ibv_context *const *ctxs,
 		snprintf(err, n, "%u of %u files could not be copied", bad,
 			 num_paths);
 	else
-		snprintf(err, n, "%u files and the CUDA/verbs answers", num_paths);
+		snprintf(err, n, "%u files and the CUDA/verbs answers",
+			 num_paths);
 	return 0;
 }
 
@@ -216,8 +222,10 @@ char *snapshot_extract(const char *file, char *err, size_t n)
 	}
 	tar[4] = dir;
 	if (run(tar)) {
-		snprintf(err, n, "cannot unpack %s (is it a gdr-info --capture "
-				 "file?)", file);
+		snprintf(err, n,
+			 "cannot unpack %s (is it a gdr-info --capture "
+			 "file?)",
+			 file);
 		snapshot_remove(dir);
 		free(dir);
 		return NULL;
@@ -255,10 +263,12 @@ int snapshot_replay(const char *dir, struct ibv_context ***ctxs,
 	snprintf(path, sizeof(path), "%s/answers.json", dir);
 	f = fopen(path, "r");
 	if (!f) {
-		snprintf(err, n, "%s: %s (not a snapshot?)", path, strerror(errno));
+		snprintf(err, n, "%s: %s (not a snapshot?)", path,
+			 strerror(errno));
 		return -1;
 	}
-	if (fseek(f, 0, SEEK_END) || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
+	if (fseek(f, 0, SEEK_END) || (len = ftell(f)) < 0 ||
+	    fseek(f, 0, SEEK_SET)) {
 		fclose(f);
 		snprintf(err, n, "%s: cannot read", path);
 		return -1;
@@ -277,7 +287,8 @@ int snapshot_replay(const char *dir, struct ibv_context ***ctxs,
 		return -1;
 	if (strcmp(json_str(root, "format", ""), "libgpudirect-snapshot") ||
 	    json_num(root, "version", 0) != 1) {
-		snprintf(err, n, "%s: not a libgpudirect-snapshot version 1", path);
+		snprintf(err, n, "%s: not a libgpudirect-snapshot version 1",
+			 path);
 		json_free(root);
 		return -1;
 	}
@@ -308,7 +319,8 @@ int snapshot_replay(const char *dir, struct ibv_context ***ctxs,
 		struct gdr_model_nic *nic = &m.nic[m.num_nics++];
 
 		text(nic->name, sizeof(nic->name), e, "name", "unknown");
-		nic->dmabuf_probe_errno = (int)json_num(e, "dmabuf_probe_errno", EIO);
+		nic->dmabuf_probe_errno =
+			(int)json_num(e, "dmabuf_probe_errno", EIO);
 		nic->port_state = (int)json_num(e, "port_state", 0);
 		nic->link_layer = (int)json_num(e, "link_layer", 0);
 	}
