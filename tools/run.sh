@@ -1,128 +1,170 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # One entry point for people and CI.
-#   tools/run.sh main   install what is missing, build, run the doctor and
-#                       its registration self-test (gdr-info --self-test)
-#   tools/run.sh test   install what is missing, build, run every suite
-#   tools/run.sh build  install what is missing and build
-# BUILD_DIR (default: build) names the build directory.
+#   tools/run.sh main         build, then the doctor and its registration
+#                             self-test (gdr-info --self-test)
+#   tools/run.sh test         build, then every suite, the sanitizers,
+#                             valgrind, fuzzing and the format check;
+#                             under CI=true also the mutation check, the
+#                             Debian packages and the fresh-machine suite
+#   tools/run.sh build        build only
+#   tools/run.sh mutants      the mutation check (tests/mutants/)
+#   tools/run.sh deb          Debian packages into build-deb/
+#   tools/run.sh fresh        the README on fresh Debian 12 roots
+#   tools/run.sh format [fix] clang-format check (or rewrite)
+# BUILD_DIR (default: build) names the build directory; it may be anywhere.
+#
+# Exit status: main gives gdr-info's (0 usable, 1 not usable, 2 the doctor
+# failed); a missing package or a failed build gives 3; test gives 0 when
+# everything passed, else 1.
 set -eu
 cd "$(dirname "$0")/.."
+top=$(pwd)
 build=${BUILD_DIR:-build}
 what=${1:-main}
 
-need_pkgs() {
-	missing=""
-	command -v meson > /dev/null 2>&1 || missing="$missing meson"
-	command -v ninja > /dev/null 2>&1 || missing="$missing ninja-build"
-	command -v pkg-config > /dev/null 2>&1 || missing="$missing pkg-config"
-	command -v cc > /dev/null 2>&1 || missing="$missing gcc libc6-dev"
-	command -v c++ > /dev/null 2>&1 || missing="$missing g++"
-	if [ "${WITH_CHECKERS:-0}" = 1 ]; then
-		command -v valgrind > /dev/null 2>&1 || missing="$missing valgrind"
-		command -v clang > /dev/null 2>&1 || missing="$missing clang"
-		[ -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ] ||
-			ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a > /dev/null 2>&1 ||
-			missing="$missing libclang-rt-dev"
-	fi
-	pkg-config --exists libibverbs 2> /dev/null || missing="$missing libibverbs-dev"
-	pkg-config --exists librdmacm 2> /dev/null || missing="$missing librdmacm-dev"
-	command -v tar > /dev/null 2>&1 || missing="$missing tar"
-	python3 -c 'import jsonschema' 2> /dev/null || missing="$missing python3-jsonschema"
-	echo "$missing"
+say() { echo "run.sh: $*" >&2; }
+
+# --- packages --------------------------------------------------------------
+# What the build needs: without these nothing can be built.
+need_build() {
+	m=""
+	command -v meson > /dev/null 2>&1 || m="$m meson"
+	command -v ninja > /dev/null 2>&1 || m="$m ninja-build"
+	command -v pkg-config > /dev/null 2>&1 || m="$m pkg-config"
+	command -v cc > /dev/null 2>&1 || m="$m gcc libc6-dev"
+	pkg-config --exists libibverbs 2> /dev/null || m="$m libibverbs-dev"
+	echo "$m"
 }
 
-install_deps() {
-	missing=$(need_pkgs)
-	[ -z "$missing" ] && return 0
-	if [ "$(id -u)" != 0 ] || ! command -v apt-get > /dev/null 2>&1; then
-		echo "run.sh: missing:$missing; install them (apt-get install$missing) and run again" >&2
-		exit 2
-	fi
-	echo "run.sh: installing$missing"
-	apt-get update -qq
-	# shellcheck disable=SC2086
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-		--no-install-recommends $missing ibverbs-providers > /dev/null
+# What the build can use: gdr-write-bw needs librdmacm.
+want_build() {
+	m=""
+	pkg-config --exists librdmacm 2> /dev/null || m="$m librdmacm-dev"
+	echo "$m"
 }
 
-check_cuda_headers() {
-	root=${CUDA_PATH:-/usr/local/cuda}
-	if [ ! -f "$root/include/cuda.h" ]; then
-		echo "run.sh: no cuda.h under $root/include: install the CUDA toolkit headers" \
-			"(Debian: nvidia-cuda-dev from non-free, or NVIDIA's cuda-cudart-dev)" \
-			"and set CUDA_PATH to the toolkit root" >&2
-		exit 2
+# What the test suites need.
+need_test() {
+	m=""
+	command -v c++ > /dev/null 2>&1 || m="$m g++"
+	command -v python3 > /dev/null 2>&1 || m="$m python3"
+	python3 -c 'import jsonschema' 2> /dev/null || m="$m python3-jsonschema"
+	command -v valgrind > /dev/null 2>&1 || m="$m valgrind"
+	command -v clang > /dev/null 2>&1 || m="$m clang"
+	command -v clang-format > /dev/null 2>&1 || m="$m clang-format"
+	ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a \
+		> /dev/null 2>&1 || m="$m libclang-rt-dev"
+	command -v tar > /dev/null 2>&1 || m="$m tar"
+	command -v cmake > /dev/null 2>&1 || m="$m cmake"
+	command -v git > /dev/null 2>&1 || m="$m git"
+	echo "$m"
+}
+
+# Install @2.. with apt-get where that works; say so where it cannot.
+# $1: "required" stops the run when they stay missing; "optional" goes on.
+get_pkgs() {
+	kind=$1
+	shift
+	[ -z "$*" ] && return 0
+	if [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null 2>&1; then
+		say "installing $*"
+		if timeout 120 apt-get update -qq -o Acquire::Retries=0 \
+			-o Acquire::http::Timeout=15 > /dev/null 2>&1 &&
+			DEBIAN_FRONTEND=noninteractive timeout 1200 apt-get install \
+				-y -qq --no-install-recommends "$@" > /dev/null 2>&1; then
+			return 0
+		fi
+		say "apt-get could not install$(printf ' %s' "$@") (no package access?)"
 	fi
+	if [ "$kind" = required ]; then
+		say "missing:$(printf ' %s' "$@"); install them (apt-get install$(printf ' %s' "$@")) and run again"
+		exit 3
+	fi
+	say "going on without$(printf ' %s' "$@")"
+}
+
+deps() {
+	get_pkgs required $(need_build)
+	# After the required ones: pkg-config may have just arrived.
+	get_pkgs optional $(want_build)
+	[ "${1:-}" = test ] && get_pkgs optional $(need_test)
+	return 0
+}
+
+# --- building ----------------------------------------------------------------
+# The configuration run.sh wants; a build directory configured otherwise
+# (or with other tools since) is configured again, never used stale.
+config_stamp() {
+	printf '%s\n' "meson $(meson --version)" "cc $(cc -dumpfullversion 2> /dev/null)" \
+		"CUDA_PATH=${CUDA_PATH:-}" "options: $*" \
+		"valgrind: $(command -v valgrind || echo none)" \
+		"rdmacm: $(pkg-config --modversion librdmacm 2> /dev/null || echo none)" \
+		"ibverbs: $(pkg-config --modversion libibverbs 2> /dev/null || echo none)"
+}
+
+setup() { # dir, meson options...
+	d=$1
+	shift
+	stamp=$(config_stamp "$@")
+	if [ -f "$d/build.ninja" ] && [ "$(cat "$d/.run-sh-config" 2> /dev/null)" = "$stamp" ]; then
+		return 0
+	fi
+	if [ -f "$d/build.ninja" ]; then
+		say "$d was configured differently: configuring it again"
+		rm -rf "$d"
+	fi
+	mkdir -p "$d"
+	if ! meson setup "$d" "$@" > "$d.setup.log" 2>&1; then
+		cat "$d.setup.log" >&2
+		say "meson setup $d failed"
+		exit 3
+	fi
+	rm -f "$d.setup.log"
+	echo "$stamp" > "$d/.run-sh-config"
 }
 
 build() {
-	install_deps
-	check_cuda_headers
-	if [ ! -f "$build/build.ninja" ]; then
-		meson setup "$build" > "$build.setup.log" 2>&1 || {
-			cat "$build.setup.log"
-			exit 2
-		}
-		rm -f "$build.setup.log"
+	setup "$build"
+	if ! ninja -C "$build"; then
+		say "the build failed"
+		exit 3
 	fi
-	ninja -C "$build"
 }
 
-# Count the results of meson test runs from their JSON logs.
+# --- test -------------------------------------------------------------------
+# Count the results of meson test runs from their JSON logs, plus the steps
+# that are not meson tests (FUZZ_RC etc.).
 summary() {
-	python3 - "$@" <<'PY'
-import json, sys
-counts = {}
-lines = []
-for f in sys.argv[1:]:
-    try:
-        lines += open(f).readlines()
-    except OSError:
-        pass
-for line in lines:
-    r = json.loads(line)
-    counts[r["result"]] = counts.get(r["result"], 0) + 1
-    if r["result"] == "SKIP":
-        out = (r.get("stdout") or "").strip().splitlines()
-        print("skipped: %s: %s" % (r["name"],
-              out[-1] if out else "no reason given"))
-import os
-fz = os.environ.get("FUZZ_RC")
-if fz is not None:
-    key = {"0": "OK", "77": "SKIP"}.get(fz, "FAIL")
-    counts[key] = counts.get(key, 0) + 1
-    if key == "SKIP":
-        print("skipped: fuzz: clang is not installed")
-ok = counts.get("OK", 0)
-bad = sum(v for k, v in counts.items() if k not in ("OK", "SKIP"))
-print("%d passed, %d failed, %d skipped" % (ok, bad, counts.get("SKIP", 0)))
-PY
+	python3 "$top/tools/summary.py" "$@"
 }
 
-case "$what" in
-build)
-	build
-	;;
-main)
-	build
-	echo "== gdr-info --self-test (the doctor, then a registration self-test)"
-	exec "$build/tools/gdr-info/gdr-info" --self-test
-	;;
-test)
-	export WITH_CHECKERS=1
-	build
+run_tests() {
 	logs=""
 	rc=0
+	steps="$build/steps.txt"
+	: > "$steps"
+	# A step; its result counts by itself unless it is a meson test run
+	# (whose tests are counted from its log).
 	step() { # name, command...
 		name=$1
 		shift
 		echo "== $name"
-		if "$@"; then echo "== $name: ok"; else echo "== $name: FAILED"; rc=1; fi
+		st=0
+		"$@" || st=$?
+		case $st in
+		0) res=ok ;;
+		77) res=skip ;;
+		*) res=fail; rc=1 ;;
+		esac
+		echo "== $name: $res"
+		case $1 in meson) ;; *) echo "$res $name" >> "$steps" ;; esac
 	}
 	keep() { # build dir, name, [meson log name]
-		cp "$1/meson-logs/${3:-testlog}.json" "$1/testlog-$2.json"
-		logs="$logs $1/testlog-$2.json"
+		if [ -f "$1/meson-logs/${3:-testlog}.json" ]; then
+			cp "$1/meson-logs/${3:-testlog}.json" "$1/testlog-$2.json"
+			logs="$logs $1/testlog-$2.json"
+		fi
 	}
 	step "all suites (unit abi alloc security gpu vm)" \
 		meson test -C "$build" --print-errorlogs --num-processes 2
@@ -133,27 +175,71 @@ test)
 	san() { # dir, sanitizer, meson test args...
 		d=$1 s=$2
 		shift 2
-		[ -f "$d/build.ninja" ] || meson setup "$d" -Db_sanitize="$s" -Db_lundef=false \
-			-Dc_args=-fno-sanitize-recover=all -Dexamples=true > "$d.setup.log" 2>&1 ||
-			{ cat "$d.setup.log"; return 1; }
+		setup "$d" -Db_sanitize="$s" -Db_lundef=false -Dc_args=-fno-sanitize-recover=all
 		ninja -C "$d" > "$d.ninja.log" 2>&1 || { tail -n 30 "$d.ninja.log"; return 1; }
 		meson test -C "$d" --print-errorlogs "$@"
 	}
-	step "ASan+UBSan (unit suite, abi symbols and header)" \
-		san "$build-asan" address,undefined --suite unit
+	step "ASan+UBSan (unit suite)" san "$build-asan" address,undefined --suite unit
 	keep "$build-asan" asan
 	step "ASan+UBSan abi" meson test -C "$build-asan" --print-errorlogs symbols header
 	keep "$build-asan" asan-abi
 	step "TSan (threads, fork)" san "$build-tsan" thread threads fork
 	keep "$build-tsan" tsan
-	fz=0
-	sh tests/fuzz/run-fuzz.sh "${FUZZ_SECONDS:-15}" "$build-fuzz" || fz=$?
-	case $fz in 0) echo "== fuzz: ok" ;; 77) echo "== fuzz: skipped (no clang)" ;; *) echo "== fuzz: FAILED"; rc=1 ;; esac
-	FUZZ_RC=$fz summary $logs
-	exit "$rc"
+	step "fuzz" sh tests/fuzz/run-fuzz.sh "${FUZZ_SECONDS:-15}" "$build-fuzz"
+	step "format (clang-format)" format_check
+	if [ "${CI:-}" = true ]; then
+		step "mutation check" sh tests/mutants/run-mutants.sh "$build-mutants"
+		step "Debian packages" sh packaging/build-deb.sh "$build-deb"
+		step "fresh Debian 12 roots" sh tests/fresh/run-fresh.sh "$build-deb"
+	fi
+	summary --steps "$steps" $logs
+	return "$rc"
+}
+
+format_check() {
+	if ! command -v clang-format > /dev/null 2>&1; then
+		echo "SKIP: clang-format is not installed"
+		return 77
+	fi
+	# shellcheck disable=SC2046
+	git ls-files '*.c' '*.h' | xargs clang-format --dry-run --Werror
+}
+
+case "$what" in
+build)
+	deps
+	build
+	;;
+main)
+	deps
+	build
+	echo "== gdr-info --self-test (the doctor, then a registration self-test)"
+	exec "$build/tools/gdr-info/gdr-info" --self-test
+	;;
+test)
+	deps test
+	build
+	run_tests
+	;;
+mutants)
+	deps test
+	exec sh tests/mutants/run-mutants.sh "$build-mutants"
+	;;
+deb)
+	exec sh packaging/build-deb.sh "$build-deb"
+	;;
+fresh)
+	exec sh tests/fresh/run-fresh.sh "$build-deb"
+	;;
+format)
+	if [ "${2:-}" = fix ]; then
+		git ls-files '*.c' '*.h' | xargs clang-format -i
+	else
+		format_check
+	fi
 	;;
 *)
-	echo "usage: $0 main|test|build" >&2
+	echo "usage: $0 main|test|build|mutants|deb|fresh|format [fix]" >&2
 	exit 2
 	;;
 esac

@@ -18,6 +18,11 @@ mount -t 9p -o trans=virtio,version=9p2000.L share /share
 src=$(cat /share/srcdir)
 mkdir -p "$src"
 mount -t 9p -o trans=virtio,version=9p2000.L,ro src "$src"
+if [ -f /share/builddir ]; then
+	bld=$(cat /share/builddir)
+	mkdir -p "$bld"
+	mount -t 9p -o trans=virtio,version=9p2000.L build "$bld"
+fi
 ip link set lo up
 ip link add rdma0 type dummy
 ip addr add 10.11.0.1/24 dev rdma0

@@ -49,10 +49,15 @@ fi
 # Exit 1 (not usable) is expected from both; the reports must match.
 "$b/tools/gdr-info/gdr-info" --capture /tmp/snap.tar > /tmp/live.txt 2> /tmp/t.log
 "$b/tools/gdr-info/gdr-info" --from /tmp/snap.tar > /tmp/replay.txt 2>> /tmp/t.log
+tar -tf /tmp/snap.tar > /tmp/snap.list 2>> /tmp/t.log
+# The snapshot holds real sysfs files, not only the answers: rxe0's netdev.
 if diff /tmp/live.txt /tmp/replay.txt >> /tmp/t.log 2>&1 && [ -s /tmp/replay.txt ] &&
-	tar -tf /tmp/snap.tar | grep -q answers.json; then
-	ok "gdr-info --capture on rxe0, then --from: the same report ($(tar -tf /tmp/snap.tar | grep -vc '/$') entries)"
+	grep -q answers.json /tmp/snap.list &&
+	grep -q 'sys/.*/infiniband/rxe0/ports/1/gid_attrs/ndevs/0$' /tmp/snap.list &&
+	grep -q 'netdev .* rdma0' /tmp/replay.txt; then
+	ok "gdr-info --capture on rxe0, then --from: the same report ($(grep -vc '/$' /tmp/snap.list) entries, sysfs included)"
 else
+	cat /tmp/snap.list >> /tmp/t.log
 	bad "gdr-info --capture/--from round trip"
 fi
 

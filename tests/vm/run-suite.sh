@@ -11,4 +11,6 @@ bash "$here/vm.sh" check
 rc=$?
 [ "$rc" = 0 ] || exit "$rc"
 case "$build" in /*) ;; *) build=$(pwd)/$build ;; esac
+# A build directory outside the tree is shared into the guest as well.
+export GDR_VM_BUILD="$build"
 exec bash "$here/vm.sh" run sh "$here/$script" "$build"

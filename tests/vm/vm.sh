@@ -8,7 +8,9 @@
 #
 #   vm.sh prepare          build (or find) the cached kernel + rootfs
 #   vm.sh run CMD [ARG..]  run CMD in the guest (cwd: the current directory);
-#                          its output is printed, its exit status returned
+#                          its output is printed, its exit status returned.
+#                          GDR_VM_BUILD=DIR shares a build directory outside
+#                          the tree at the same path too.
 #   vm.sh check            exit 0 if QEMU can run here, 77 (with why) if not
 #
 # The cache lives in $GDR_VM_CACHE (default /var/cache/libgpudirect-vm),
@@ -53,7 +55,9 @@ kernel_pkg() {
 cache_dir() {
 	local kpkg=$1
 	local key
-	key=$(printf '%s\n' "$RECIPE" "$SUITE" "$GUEST_PKGS" "$MODULES" "$kpkg" | sha256sum | cut -c1-16)
+	# The init script is baked into the image: its content is in the key.
+	key=$( (printf '%s\n' "$RECIPE" "$SUITE" "$GUEST_PKGS" "$MODULES" "$kpkg"
+		cat "$here/guest-init.sh") | sha256sum | cut -c1-16)
 	echo "$CACHE/$key"
 }
 
@@ -134,6 +138,17 @@ run() {
 	# shellcheck disable=SC2064
 	trap "rm -rf '$share'" EXIT
 	printf '%s\n' "$top" > "$share/srcdir"
+	extra=""
+	if [ -n "${GDR_VM_BUILD:-}" ]; then
+		bdir=$(cd "$GDR_VM_BUILD" && pwd)
+		case "$bdir/" in
+		"$top"/*) ;; # inside the tree: shared already
+		*)
+			printf '%s\n' "$bdir" > "$share/builddir"
+			extra="-virtfs local,path=$bdir,mount_tag=build,security_model=none"
+			;;
+		esac
+	fi
 	pwd > "$share/cwd"
 	{
 		printf '%q ' "$@"
@@ -147,7 +162,7 @@ run() {
 		-append "console=ttyS0 rdinit=/init.sh panic=-1 quiet loglevel=3" \
 		-virtfs "local,path=$share,mount_tag=share,security_model=none" \
 		-virtfs "local,path=$top,mount_tag=src,security_model=none,readonly=on" \
-		> "$share/console" 2>&1 || rc=$?
+		$extra > "$share/console" 2>&1 || rc=$?
 	[ -f "$share/log" ] && cat "$share/log"
 	if [ "$rc" = 124 ]; then
 		tail -n 20 "$share/console" >&2
