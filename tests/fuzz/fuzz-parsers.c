@@ -5,10 +5,11 @@
  *   kernel   gdr_parse_kernel_release (uname release strings)
  *   nvidia   gdr_parse_nvidia_version (/proc/driver/nvidia/version)
  *   number   gdr_parse_long (sysfs numbers and version files)
- *   env      GPUDIRECT_PATH / GPUDIRECT_DEBUG through the node probe
+ *   env      GPUDIRECT_PATH / _DEBUG / _RELAXED_ORDERING through the probe
  *   bdf      gdr_bdf_normalize (PCI addresses from CUDA and sysfs links)
  *   json     gdr-info's snapshot reader (answers.json of --from/--root)
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,7 +32,7 @@ static char *terminated(const uint8_t *data, size_t size)
 }
 
 #ifdef TARGET_ENV
-static const char *env_path, *env_debug;
+static const char *env_path, *env_debug, *env_ro;
 
 static char *fuzz_getenv(const char *name)
 {
@@ -39,14 +40,17 @@ static char *fuzz_getenv(const char *name)
 		return (char *)env_path;
 	if (!strcmp(name, "GPUDIRECT_DEBUG"))
 		return (char *)env_debug;
+	if (!strcmp(name, "GPUDIRECT_RELAXED_ORDERING"))
+		return (char *)env_ro;
 	return NULL;
 }
 
-static int no_cuda(struct gdr_cuda_ops *ops, char *why, size_t n)
+static int no_cuda(struct gdr_cuda_ops *ops, unsigned int flags, char *why,
+		   size_t n)
 {
 	memset(ops, 0, sizeof(*ops));
 	gdr_fmt(why, n, "no CUDA (fuzzing)");
-	return -1;
+	return ENOENT;
 }
 #endif
 
@@ -83,13 +87,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 #elif defined(TARGET_ENV)
 	{
-		/* "PATH\0DEBUG": two values from one input. */
+		/* "PATH\0DEBUG\0RO": three values from one input. */
 		struct gdr_seam seam;
 		const struct gdr_node *nd;
 		enum gdr_path p;
 
+		size_t at = strlen(s) + 1;
+
 		env_path = s;
-		env_debug = s + strlen(s) == s + size ? "" : s + strlen(s) + 1;
+		env_debug = at < size ? s + at : "";
+		at += at < size ? strlen(s + at) + 1 : 0;
+		env_ro = at < size ? s + at : "";
 		gdr_seam_default(&seam);
 		strcpy(seam.sysfs_root, "/nonexistent-fuzz");
 		strcpy(seam.procfs_root, "/nonexistent-fuzz");
@@ -98,10 +106,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		seam.getenv = fuzz_getenv;
 		gdr_seam_install(&seam);
 		nd = gdr_node_get();
-		if (nd->env_error[0] && nd->env_mask)
+		/* A bad GPUDIRECT_PATH sets no mask. */
+		if (!strncmp(nd->env_error, "GPUDIRECT_PATH=", 15) &&
+		    nd->env_mask)
 			abort();
 		if (!nd->env_error[0] && *env_path &&
 		    gdr_path_parse(env_path, &p))
+			abort();
+		if (nd->strict_ordering && strcmp(env_ro, "0"))
 			abort();
 		gdr_seam_install(NULL);
 	}

@@ -9,7 +9,6 @@ secs=${1:-15}
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 out=${2:-$top/build-fuzz}
-cuda=${CUDA_PATH:-/usr/local/cuda}
 mkdir -p "$out"
 if ! command -v clang > /dev/null; then
 	echo "SKIP: clang is not installed"
@@ -21,8 +20,9 @@ for t in kernel nvidia number env bdf json; do
 	T=$(echo "$t" | tr a-z A-Z)
 	if ! clang -g -O1 -std=gnu11 -D_GNU_SOURCE -DTARGET_$T=1 \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-I"$top/include" -I"$top/lib" -I"$top/examples" -isystem "$cuda/include" \
-		"$here/fuzz-parsers.c" "$top"/lib/*.c "$top/examples/json.c" -o "$out/fuzz-$t" \
+		-Werror=incompatible-pointer-types -Werror=implicit-function-declaration \
+		-I"$top/include" -I"$top/lib" -I"$top/tools/gdr-info" \
+		"$here/fuzz-parsers.c" "$top"/lib/*.c "$top/tools/gdr-info/json.c" -o "$out/fuzz-$t" \
 		-libverbs -ldl -lpthread 2> "$out/fuzz-$t.build.log"; then
 		cat "$out/fuzz-$t.build.log"
 		echo "FAIL fuzz-$t: build"

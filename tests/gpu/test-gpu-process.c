@@ -38,8 +38,12 @@ static int in_child(int (*fn)(void))
 	int status;
 	pid_t pid = fork();
 
-	if (pid == 0)
-		_exit(fn());
+	if (pid == 0) {
+		int rc = fn();
+
+		fflush(NULL);
+		_exit(rc);
+	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid)
 		return -1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -75,8 +79,10 @@ static int no_init(void)
 	/* Is there a GPU at all? Ask in a child, so that this process never
 	 * loads the driver itself. */
 	rc = in_child(have_gpu);
-	if (rc)
+	if (rc) {
+		/* The child said why. */
 		return rc;
+	}
 	check_scope = "host memory, libcuda never loaded";
 	fakes_reset();
 	fakes_install_real_cuda();

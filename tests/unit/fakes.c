@@ -442,8 +442,6 @@ static CUresult f_export(void *handle, CUdeviceptr p, size_t size,
 static int fake_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags,
 			  char *why, size_t n)
 {
-	int err;
-
 	memset(ops, 0, sizeof(*ops));
 	if (fault_inject("dlopen libcuda")) {
 		snprintf(why, n, "libcuda.so.1 could not be loaded (injected)");
@@ -452,18 +450,23 @@ static int fake_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags,
 	COUNT(fake_cu.loads);
 	if (flags & GDR_CUDA_NOLOAD) {
 		COUNT(fake_cu.noload_loads);
-		if (fake_cu.not_loaded || fake_cu.load_fails) {
+		if (__atomic_load_n(&fake_cu.not_loaded, __ATOMIC_RELAXED) ||
+		    fake_cu.load_fails) {
 			snprintf(why, n,
 				 "libcuda.so.1 is not loaded in this "
 				 "process");
 			return ENOENT;
 		}
 	}
-	err = gdr_model_cuda_load(&model_cu, flags, why, n);
-	if (err)
-		return err;
+	/* The model says whether the driver loads (model_cu was filled at
+	 * install time, once, for concurrent loads to share). */
+	if (fake_model.cuda_error[0]) {
+		snprintf(why, n, "%s", fake_model.cuda_error);
+		return ENOENT;
+	}
 	/* Loading it is what an application (or the report) does. */
-	fake_cu.not_loaded = 0;
+	if (__atomic_load_n(&fake_cu.not_loaded, __ATOMIC_RELAXED))
+		__atomic_store_n(&fake_cu.not_loaded, 0, __ATOMIC_RELAXED);
 	ctx_depth = 0;
 	ops->cuInit = f_init;
 	ops->cuDriverGetVersion = f_version;
