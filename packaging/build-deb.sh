@@ -47,7 +47,7 @@ if ! (cd "$src" && dpkg-buildpackage -us -uc -b > "$out/build.log" 2>&1); then
 fi
 ls "$out"/*.deb
 # lintian: errors fail the build; warnings are shown.
-if ! lintian --fail-on error --no-tag-display-limit "$out"/*.changes > "$out/lintian.log" 2>&1; then
+if ! lintian --fail-on error --tag-display-limit 0 "$out"/*.changes > "$out/lintian.log" 2>&1; then
 	cat "$out/lintian.log"
 	echo "build-deb: lintian reports errors"
 	exit 1
