@@ -1,0 +1,145 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The README on fresh machines: a minbase Debian 12 root (debootstrap,
+# cached outside the tree) gets a clone of the committed tree and runs the
+# README's two commands verbatim, as root: main (the doctor must build and
+# say NOT usable, exit 1: no GPU there), then test (all of it must pass),
+# then main again. A second fresh root installs the .deb packages from
+# DEBDIR (tools/run.sh deb), builds a consumer with pkg-config and runs it
+# and gdr-info.
+#   run-fresh.sh [DEBDIR]
+# Needs root and the Debian mirror; skips (77) without root.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+debs=${1:-$top/build-deb}
+case "$debs" in /*) ;; *) debs=$top/$debs ;; esac
+RECIPE=1
+MIRROR=${GDR_VM_MIRROR:-http://deb.debian.org/debian}
+cache=${GDR_FRESH_CACHE:-/var/cache/libgpudirect-fresh}
+work=$(mktemp -d /tmp/gdr-fresh.XXXXXX)
+pass=0
+fail=0
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1"; fail=$((fail + 1)); }
+
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: the fresh-machine suite needs root (debootstrap, chroot)"
+	exit 77
+fi
+trap 'rm -rf "$work"' EXIT
+if ! command -v debootstrap > /dev/null; then
+	apt-get update -qq > /dev/null && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends debootstrap > /dev/null
+fi
+commit=$(git -C "$top" rev-parse HEAD)
+if [ -n "$(git -C "$top" status --porcelain --untracked-files=no)" ]; then
+	echo "note: uncommitted changes are not tested here; the fresh roots get commit $commit"
+fi
+
+# One minbase root, cached as a tar.
+mkdir -p "$cache"
+base=$cache/bookworm-minbase-$RECIPE.tar
+if [ ! -f "$base" ]; then
+	echo "fresh: debootstrap --variant=minbase bookworm (once; cached in $cache)"
+	if ! debootstrap --variant=minbase bookworm "$work/base" "$MIRROR" > "$work/debootstrap.log" 2>&1; then
+		tail -n 20 "$work/debootstrap.log"
+		echo "FAIL: debootstrap"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+	tar -C "$work/base" -cf "$base.tmp" . && mv "$base.tmp" "$base"
+	rm -rf "$work/base"
+fi
+
+# Run a shell command as root in a fresh root, with /proc, /sys, /dev and
+# the network; the guest image cache of the vm suite is shared, as a cache.
+in_root() { # root, command
+	r=$1
+	shift
+	cp /etc/resolv.conf "$r/etc/resolv.conf"
+	mkdir -p /var/cache/libgpudirect-vm "$r/var/cache/libgpudirect-vm"
+	unshare --mount --propagation private sh -c '
+		r=$1; shift
+		mount -t proc proc "$r/proc" &&
+		mount --rbind /sys "$r/sys" &&
+		mount --rbind /dev "$r/dev" &&
+		mount -t tmpfs tmp "$r/tmp" &&
+		mount --bind /var/cache/libgpudirect-vm "$r/var/cache/libgpudirect-vm" &&
+		exec chroot "$r" /usr/bin/env -i HOME=/root TERM=dumb \
+			PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+			LANG=C.UTF-8 sh -c "$*"' sh "$r" "$@"
+}
+
+new_root() { # dir
+	mkdir -p "$1"
+	tar -C "$1" -xf "$base"
+}
+
+# --- the README's two commands --------------------------------------------
+a=$work/a
+new_root "$a"
+git clone -q "$top" "$a/root/libgpudirect" && git -C "$a/root/libgpudirect" checkout -q "$commit"
+echo "fresh: tools/run.sh main in a fresh root (commit $commit)"
+in_root "$a" "cd /root/libgpudirect && tools/run.sh main" > "$work/main.log" 2>&1
+st=$?
+if [ "$st" = 1 ] && grep -q "GPUDirect RDMA: NOT usable" "$work/main.log"; then
+	ok "tools/run.sh main: built, the doctor says NOT usable (exit 1)"
+else
+	tail -n 30 "$work/main.log"
+	bad "tools/run.sh main: exit $st"
+fi
+echo "fresh: tools/run.sh test in the same root"
+in_root "$a" "cd /root/libgpudirect && tools/run.sh test" > "$work/test.log" 2>&1
+st=$?
+last=$(tail -n 1 "$work/test.log")
+if [ "$st" = 0 ] && echo "$last" | grep -qE '^[0-9]+ passed, 0 failed'; then
+	ok "tools/run.sh test: $last"
+else
+	grep -E '^(failed|skipped):|FAILED' "$work/test.log" | tail -n 30
+	tail -n 10 "$work/test.log"
+	bad "tools/run.sh test: exit $st, last line: $last"
+fi
+in_root "$a" "cd /root/libgpudirect && tools/run.sh main" > "$work/main2.log" 2>&1
+st=$?
+if [ "$st" = 1 ] && grep -q "GPUDIRECT RDMA: NOT usable\|GPUDirect RDMA: NOT usable" "$work/main2.log"; then
+	ok "tools/run.sh main after test: exit 1, NOT usable"
+else
+	tail -n 30 "$work/main2.log"
+	bad "tools/run.sh main after test: exit $st"
+fi
+rm -rf "$a"
+
+# --- the packages in another fresh root ----------------------------------
+if ls "$debs"/libgpudirect1_*.deb > /dev/null 2>&1; then
+	b=$work/b
+	new_root "$b"
+	mkdir -p "$b/root/debs"
+	cp "$debs"/libgpudirect1_*.deb "$debs"/libgpudirect-dev_*.deb \
+		"$debs"/gpudirect-tools_*.deb "$b/root/debs/"
+	cp "$top/tests/abi/consumer.c" "$b/root/"
+	in_root "$b" "apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends /root/debs/*.deb \
+		gcc libc6-dev pkg-config > /dev/null" > "$work/pkgs.log" 2>&1 ||
+		{ tail -n 20 "$work/pkgs.log"; bad "installing the packages"; }
+	if in_root "$b" 'cd /root && cc consumer.c -o consumer $(pkg-config --cflags --libs libgpudirect) && ./consumer' \
+		> "$work/consumer.log" 2>&1; then
+		ok "packages: a consumer built with pkg-config runs ($(tail -n 1 "$work/consumer.log"))"
+	else
+		cat "$work/consumer.log"
+		bad "packages: the pkg-config consumer"
+	fi
+	in_root "$b" "gdr-info" > "$work/info.log" 2>&1
+	st=$?
+	if [ "$st" = 1 ] && grep -q "NOT usable" "$work/info.log"; then
+		ok "packages: gdr-info runs (exit 1, NOT usable: no GPU there)"
+	else
+		cat "$work/info.log"
+		bad "packages: gdr-info exit $st"
+	fi
+	rm -rf "$b"
+else
+	bad "no packages in $debs (tools/run.sh deb)"
+fi
+echo "fresh: $pass passed, $fail failed"
+[ "$fail" = 0 ]
