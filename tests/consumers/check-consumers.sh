@@ -73,7 +73,7 @@ add_executable(consumer consumer.c)
 target_link_libraries(consumer PkgConfig::GPUDIRECT)
 CMAKE
 	if [ -n "$pc" ] && PKG_CONFIG_PATH=$tmp/pc \
-		cmake -S "$c" -B "$c/b" > "$tmp/log" 2>&1 &&
+		cmake -G Ninja -S "$c" -B "$c/b" > "$tmp/log" 2>&1 &&
 		cmake --build "$c/b" >> "$tmp/log" 2>&1 &&
 		LD_LIBRARY_PATH=$(dirname "$(find "$tmp/root" -name 'libgpudirect.so.*' | head -n 1)") \
 			"$c/b/consumer" >> "$tmp/log" 2>&1; then

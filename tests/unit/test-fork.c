@@ -36,28 +36,48 @@ static void *report(void *arg)
 	return r;
 }
 
-/* The child of fork(), registering host memory within 10 s. */
+/*
+ * The child of fork(), registering host memory within 10 s. It says how
+ * that went through a pipe: its exit status is not its own under valgrind,
+ * which counts the parent's allocations as the child's leaks.
+ */
+static int result[2];
+
 static int child_registers(void)
 {
-	char buf[4096];
+	char buf[4096], ok;
 	struct ibv_mr *mr;
 
 	alarm(10); /* a deadlock ends in SIGALRM, not a hang */
 	mr = gdr_register(&fake_pd, buf, sizeof(buf));
-	return mr && mr->addr == buf && !gdr_deregister(mr) ? 0 : 1;
+	ok = mr && mr->addr == buf && !gdr_deregister(mr) ? 'y' : 'n';
+	if (write(result[1], &ok, 1) != 1)
+		return 2;
+	return 0;
+}
+
+static pid_t fork_child(void)
+{
+	if (pipe(result))
+		return -1;
+	return fork();
 }
 
 static void wait_ok(pid_t pid, const char *what)
 {
 	int status = -1;
+	char ok = 0;
 
 	CHECK(pid > 0);
+	close(result[1]);
+	CHECK_INT(read(result[0], &ok, 1), 1);
+	close(result[0]);
+	CHECK_INT(ok, 'y');
 	CHECK_INT(waitpid(pid, &status, 0), pid);
 	if (WIFSIGNALED(status))
 		printf("%s: child killed by signal %d (deadlock?)\n", what,
 		       WTERMSIG(status));
 	CHECK(WIFEXITED(status));
-	CHECK_INT(WEXITSTATUS(status), 0);
 }
 
 int main(void)
@@ -79,7 +99,7 @@ int main(void)
 	check_scope = "fork while another thread is inside cuInit";
 	pthread_create(&t, NULL, report, NULL);
 	nanosleep(&ms50, NULL); /* the thread is inside cuInit now */
-	pid = fork();
+	pid = fork_child();
 	if (pid == 0)
 		_exit(child_registers());
 	wait_ok(pid, check_scope);
@@ -96,15 +116,14 @@ int main(void)
 	pthread_join(t, &res);
 	CHECK(res != NULL);
 	CHECK_INT(fake_cu.inits, 1);
-	CHECK(WIFEXITED(fake_cu.init_child_status));
-	CHECK_INT(WEXITSTATUS(fake_cu.init_child_status), 0);
+	CHECK_INT(fake_cu.init_child_status, 0);
 
 	check_scope = "a registration racing with a fork";
 	fakes_reset();
 	fakes_install(&fx, NULL, NULL, NULL);
 	dev = fake_alloc_device(0, 1 << 20);
 	pthread_create(&t, NULL, first_call, NULL);
-	pid = fork();
+	pid = fork_child();
 	if (pid == 0)
 		_exit(child_registers());
 	wait_ok(pid, check_scope);
@@ -114,7 +133,7 @@ int main(void)
 	check_scope = "a child forked after the parent used CUDA";
 	mr = gdr_register(&fake_pd, dev, 4096);
 	CHECK(mr != NULL);
-	pid = fork();
+	pid = fork_child();
 	if (pid == 0) {
 		/* The driver in a child answers NOT_INITIALIZED. */
 		fake_cu.not_initialized = 1;
