@@ -222,6 +222,151 @@ int gdr_path_parse(const char *name, enum gdr_path *path);
  */
 const char *gdr_mem_type_str(enum gdr_mem_type type);
 
+/* --- registration cache ------------------------------------------------- */
+
+/*
+ * A cache of registrations for one protection domain, for transports that
+ * register user buffers on every transfer. Device memory is validated on
+ * every hit by the CUDA buffer id of the memory under the address, so a
+ * buffer freed and allocated again at the same address is never served a
+ * stale MR; nothing in the CUDA driver is patched or intercepted.
+ */
+struct gdr_cache;
+
+/* Bits of gdr_cache_attr.comp_mask: which fields the caller set. */
+enum gdr_cache_attr_mask {
+	GDR_CACHE_ATTR_MAX_ENTRIES = 1u << 0,
+	GDR_CACHE_ATTR_MAX_BYTES = 1u << 1,
+	GDR_CACHE_ATTR_FLAGS = 1u << 2,
+	GDR_CACHE_ATTR_MAX_REG_RATIO = 1u << 3,
+	GDR_CACHE_ATTR_REG = 1u << 4,
+};
+
+/* Bits of gdr_cache_attr.flags. */
+enum gdr_cache_flags {
+	/*
+	 * Register the whole CUDA allocation around a buffer, when it is at
+	 * most max_reg_ratio times the buffer, so that sub-buffers of one
+	 * caching-allocator block (PyTorch, RMM) hit one entry.
+	 */
+	GDR_CACHE_WHOLE_ALLOC = 1u << 0,
+	/*
+	 * Cache host memory too. Host memory has no cheap validity check:
+	 * the caller promises to call gdr_cache_invalidate() before it frees
+	 * or remaps cached host memory. Without this flag host memory passes
+	 * through: registered on get, deregistered on put.
+	 */
+	GDR_CACHE_HOST = 1u << 1,
+};
+
+/**
+ * struct gdr_cache_attr - options of gdr_cache_create().
+ * @comp_mask:     GDR_CACHE_ATTR_* bits naming the fields that are set;
+ *                 unknown bits are refused with EINVAL.
+ * @flags:         GDR_CACHE_* bits.
+ * @max_entries:   idle entries beyond this are released, least recently
+ *                 used first (default: GPUDIRECT_CACHE_MAX_ENTRIES, else
+ *                 4096; 0 means no limit).
+ * @max_bytes:     likewise for the bytes registered (default:
+ *                 GPUDIRECT_CACHE_MAX_BYTES, else no limit).
+ * @max_reg_ratio: for GDR_CACHE_WHOLE_ALLOC, the largest allocation size
+ *                 over buffer size registered whole (default 16).
+ * @reg:           options for each registration, as for gdr_register_ex().
+ */
+struct gdr_cache_attr {
+	uint32_t comp_mask;
+	uint32_t flags;
+	size_t max_entries;
+	size_t max_bytes;
+	unsigned int max_reg_ratio;
+	struct gdr_reg_attr reg;
+};
+
+/**
+ * gdr_cache_create - a registration cache for @pd.
+ * @attr: options, or NULL for the defaults.
+ *
+ * Returns the cache (release it with gdr_cache_destroy()), or NULL with
+ * errno set.
+ */
+struct gdr_cache *gdr_cache_create(struct ibv_pd *pd,
+				   const struct gdr_cache_attr *attr);
+
+/**
+ * gdr_cache_destroy - release every registration and the cache.
+ * Returns 0, or EBUSY (and destroys nothing) while an MR from
+ * gdr_cache_get() has not been put back, EINVAL for NULL.
+ */
+int gdr_cache_destroy(struct gdr_cache *cache);
+
+/**
+ * gdr_cache_get - an MR covering [@ptr, @ptr + @len), from the cache or
+ * registered now. Its lkey and rkey are valid for the whole range; with
+ * GDR_CACHE_WHOLE_ALLOC it may cover more: mr->addr and mr->length give
+ * what it covers (iova == virtual address, as for gdr_register()). Every
+ * get is matched by a gdr_cache_put(); the MR stays valid until then,
+ * even if the cache invalidates it meanwhile.
+ *
+ * Returns the MR, or NULL with errno set (gdr_register(3)'s errnos).
+ */
+struct ibv_mr *gdr_cache_get(struct gdr_cache *cache, void *ptr, size_t len);
+
+/**
+ * gdr_cache_put - give back an MR from gdr_cache_get().
+ * Returns 0, EINVAL when @mr did not come from this cache (or was put
+ * back already), or the errno of a deregistration that failed.
+ */
+int gdr_cache_put(struct gdr_cache *cache, struct ibv_mr *mr);
+
+/**
+ * gdr_cache_invalidate - forget every entry overlapping [@ptr, @ptr +
+ * @len): idle ones are deregistered now, those in use when put back. Call
+ * it before freeing memory the cache may hold (required for host memory
+ * with GDR_CACHE_HOST; for device memory it releases the pinned memory at
+ * once instead of at the next check). Returns 0 or EINVAL.
+ */
+int gdr_cache_invalidate(struct gdr_cache *cache, void *ptr, size_t len);
+
+/**
+ * gdr_cache_purge - check every idle device-memory entry against its
+ * buffer ids now and deregister the stale ones, so that freed GPU memory
+ * the cache still pinned is released. Returns 0 or EINVAL.
+ */
+int gdr_cache_purge(struct gdr_cache *cache);
+
+/**
+ * struct gdr_cache_stats - what a cache did.
+ * @hits:          gets served from the cache (validated)
+ * @misses:        gets that registered
+ * @stale:         entries found stale (buffer id changed, memory freed)
+ * @evictions:     idle entries released for the limits
+ * @invalidations: entries dropped by gdr_cache_invalidate()
+ * @passthrough:   host-memory gets registered without caching
+ * @entries:       live entries
+ * @bytes:         bytes they register
+ * @in_use:        MRs given out and not yet put back
+ */
+struct gdr_cache_stats {
+	uint64_t hits;
+	uint64_t misses;
+	uint64_t stale;
+	uint64_t evictions;
+	uint64_t invalidations;
+	uint64_t passthrough;
+	uint64_t entries;
+	uint64_t bytes;
+	uint64_t in_use;
+};
+
+/**
+ * gdr_cache_query_stats - copy the statistics into @stats, which has
+ * @stats_size bytes (sizeof(*stats) as the caller was compiled); a newer
+ * library never writes past it. Returns 0, or EINVAL for NULL or a size
+ * smaller than the first release of the struct.
+ */
+int gdr_cache_query_stats(struct gdr_cache *cache,
+			  struct gdr_cache_stats *stats, size_t stats_size);
+
 /* --- node report ---------------------------------------------------------- */
 
 struct gdr_report;

@@ -263,7 +263,7 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 	struct reasons full;
 	struct gdr_nic nic;
 	char why[GDR_WHY_LEN];
-	int err = 0, first_hard = 0;
+	int first_hard = 0;
 	struct ibv_mr *mr;
 
 	memset(&subj, 0, sizeof(subj));
@@ -298,8 +298,6 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 		e = gdr_checks_first_failure(b->needs, &subj, why, sizeof(why));
 		if (e) {
 			record(rec, &full, b, GDR_ATTEMPT_SKIPPED, e, why);
-			if (!err)
-				err = e;
 			continue;
 		}
 		mr = b->reg(req, why, sizeof(why));
@@ -310,14 +308,15 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 		}
 		e = errno ? errno : EIO;
 		record(rec, &full, b, GDR_ATTEMPT_FAILED, e, why);
-		err = e;
 		/* Only "not supported" moves on to the next path. */
 		if (!gdr_err_is_unsupported(e)) {
 			first_hard = e;
 			break;
 		}
 	}
-	*err_out = first_hard ? first_hard : err ? err : EOPNOTSUPP;
+	/* No path could take it (whichever "not supported" each said), or
+	 * one failed for real. */
+	*err_out = first_hard ? first_hard : EOPNOTSUPP;
 	gdr_fmt(msg, msg_len, "cannot register [%p, +%zu) (%s", req->ptr,
 		req->len, gdr_mem_type_str(req->pi.type));
 	if (device)
@@ -343,39 +342,28 @@ static void give_info(const struct gdr_reg_info *rec, struct gdr_reg_info *info,
 		       out.num_attempts * sizeof(struct gdr_path_attempt));
 }
 
-static struct ibv_mr *register_ex(struct ibv_pd *pd, void *ptr, size_t len,
-				  const struct gdr_reg_attr *attr,
-				  struct gdr_reg_info *info, size_t info_size)
+/* A registration, start to end: 0 and *@mr, or an errno with @why. */
+static int do_register(struct ibv_pd *pd, void *ptr, size_t len,
+		       const struct gdr_reg_attr *attr, struct gdr_reg_info *rec,
+		       struct ibv_mr **mr, char *why, size_t n)
 {
 	const struct gdr_node *node;
-	struct gdr_reg_info rec;
 	struct gdr_req req;
 	const char *mask_src = "the default";
 	uint32_t mask = paths_known();
-	struct ibv_mr *mr = NULL;
-	char why[GDR_MSG_LEN];
 	int err;
 
-	memset(&rec, 0, sizeof(rec));
-	rec.device = -1;
-	gdr_clear_error();
+	memset(rec, 0, sizeof(*rec));
+	rec->device = -1;
+	*mr = NULL;
 	why[0] = '\0';
-	if (info && info_size < GDR_REG_INFO_MIN_SIZE) {
-		gdr_fmt(why, sizeof(why),
-			"info_size %zu is smaller than the first fields of "
-			"struct gdr_reg_info (%zu); pass sizeof(*info)",
-			info_size, (size_t)GDR_REG_INFO_MIN_SIZE);
-		errno = EINVAL;
-		return gdr_fail(EINVAL, "%s", why);
-	}
-	err = check_args(pd, ptr, len, attr, why, sizeof(why));
+	err = check_args(pd, ptr, len, attr, why, n);
 	if (err)
-		goto out;
+		return err;
 	node = gdr_node_get();
 	if (node->env_error[0]) {
-		gdr_fmt(why, sizeof(why), "%s", node->env_error);
-		err = EINVAL;
-		goto out;
+		gdr_fmt(why, n, "%s", node->env_error);
+		return EINVAL;
 	}
 	if (attr && (attr->comp_mask & GDR_REG_ATTR_PATH_MASK)) {
 		mask = attr->path_mask;
@@ -392,11 +380,11 @@ static struct ibv_mr *register_ex(struct ibv_pd *pd, void *ptr, size_t len,
 	req.node = node;
 	req.flags = attr && (attr->comp_mask & GDR_REG_ATTR_FLAGS) ? attr->flags
 								   : 0;
-	err = gdr_classify(ptr, len, &req.pi, why, sizeof(why));
-	rec.mem_type = req.pi.type;
-	rec.device = req.pi.device;
+	err = gdr_classify(ptr, len, &req.pi, why, n);
+	rec->mem_type = req.pi.type;
+	rec->device = req.pi.device;
 	if (err)
-		goto out;
+		return err;
 	if (is_device(&req.pi))
 		req.cu = &gdr_cuda_table()->cu;
 	if (attr && (attr->comp_mask & GDR_REG_ATTR_ACCESS)) {
@@ -413,18 +401,44 @@ static struct ibv_mr *register_ex(struct ibv_pd *pd, void *ptr, size_t len,
 		  req.pi.device >= 0 ? " on GPU " : " ", req.pi.device,
 		  req.access, mask, mask_src);
 	if ((req.flags & GDR_REG_SYNC_MEMOPS) && is_device(&req.pi)) {
-		err = sync_memops(&req, why, sizeof(why));
+		err = sync_memops(&req, why, n);
 		if (err)
-			goto out;
+			return err;
 	}
-	mr = decide(&req, mask, mask_src, &rec, why, sizeof(why), &err);
-out:
+	*mr = decide(&req, mask, mask_src, rec, why, n, &err);
+	return *mr ? 0 : err;
+}
+
+int gdr_register_internal(struct ibv_pd *pd, void *ptr, size_t len,
+			  const struct gdr_reg_attr *attr, struct ibv_mr **mr,
+			  char *why, size_t n)
+{
+	struct gdr_reg_info rec;
+
+	return gdr_errno_public(do_register(pd, ptr, len, attr, &rec, mr, why, n));
+}
+
+static struct ibv_mr *register_ex(struct ibv_pd *pd, void *ptr, size_t len,
+				  const struct gdr_reg_attr *attr,
+				  struct gdr_reg_info *info, size_t info_size)
+{
+	struct gdr_reg_info rec;
+	struct ibv_mr *mr;
+	char why[GDR_MSG_LEN];
+	int err;
+
+	gdr_clear_error();
+	if (info && info_size < GDR_REG_INFO_MIN_SIZE)
+		return gdr_fail(EINVAL,
+				"info_size %zu is smaller than the first "
+				"fields of struct gdr_reg_info (%zu); pass "
+				"sizeof(*info)",
+				info_size, (size_t)GDR_REG_INFO_MIN_SIZE);
+	err = do_register(pd, ptr, len, attr, &rec, &mr, why, sizeof(why));
 	if (info)
 		give_info(&rec, info, info_size);
-	if (mr) {
-		gdr_clear_error();
+	if (!err)
 		return mr;
-	}
 	return gdr_fail(err, "%s", why);
 }
 

@@ -532,6 +532,30 @@ void gdr_report_print_text(const struct gdr_report *r, FILE *out);
 void gdr_report_print_json(const struct gdr_report *r, FILE *out);
 const char *gdr_verdict_str(enum gdr_verdict v);
 
+/* --- interval tree (itree.c) --------------------------------------------- */
+struct gdr_itree_node {
+	uintptr_t start, end; /* [start, end) */
+	uintptr_t max_end;    /* the largest end in this subtree */
+	struct gdr_itree_node *left, *right;
+	int height;
+};
+void gdr_itree_insert(struct gdr_itree_node **root, struct gdr_itree_node *n);
+void gdr_itree_remove(struct gdr_itree_node **root, struct gdr_itree_node *n);
+/* A node with start <= a and end >= b, or NULL. */
+struct gdr_itree_node *gdr_itree_cover(struct gdr_itree_node *root, uintptr_t a,
+				       uintptr_t b);
+/* Up to @max nodes overlapping [a, b) into @out; how many. */
+unsigned int gdr_itree_overlaps(struct gdr_itree_node *root, uintptr_t a,
+				uintptr_t b, struct gdr_itree_node **out,
+				unsigned int max);
+
+/* --- registration for the cache (gpudirect.c) ----------------------------- */
+/* gdr_register_ex() without touching gdr_last_error(): 0 and the MR in
+ * *@mr, or an errno with the message in @why. */
+int gdr_register_internal(struct ibv_pd *pd, void *ptr, size_t len,
+			  const struct gdr_reg_attr *attr, struct ibv_mr **mr,
+			  char *why, size_t n);
+
 /* --- the modelled node (model.c) ----------------------------------------- */
 struct gdr_model;
 /*

@@ -295,10 +295,25 @@ const struct gdr_cuda *gdr_cuda_get(bool init)
 	return &st->pub;
 }
 
-static void fill_dev(const struct gdr_cuda_ops *cu, struct gdr_dev *d,
+/* An attribute: its value, 0 where the driver does not know it (an older
+ * driver); false when the driver failed otherwise (not cached then). */
+static bool attribute(const struct gdr_cuda_ops *cu, int *v,
+		      CUdevice_attribute a, CUdevice dev)
+{
+	CUresult r = cu->cuDeviceGetAttribute(v, a, dev);
+
+	if (r == CUDA_SUCCESS)
+		return true;
+	*v = 0;
+	return r == CUDA_ERROR_INVALID_VALUE;
+}
+
+/* Fill @d; false when an answer may have been a passing failure. */
+static bool fill_dev(const struct gdr_cuda_ops *cu, struct gdr_dev *d,
 		     int ordinal)
 {
 	char name[64];
+	bool sure = true;
 	CUresult r;
 
 	d->ordinal = ordinal;
@@ -309,22 +324,17 @@ static void fill_dev(const struct gdr_cuda_ops *cu, struct gdr_dev *d,
 		gdr_fmt(d->why, sizeof(d->why),
 			"cuDeviceGet(%d) failed with %s", ordinal,
 			gdr_cu_errname(cu, r, name, sizeof(name)));
-		return;
+		return false;
 	}
-	/* An attribute the driver does not know reads as 0 (unsupported). */
-	if (cu->cuDeviceGetAttribute(&d->dmabuf_attr,
-				     CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED,
-				     d->dev) != CUDA_SUCCESS)
-		d->dmabuf_attr = 0;
-	if (cu->cuDeviceGetAttribute(
-		    &d->gdr_attr, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED,
-		    d->dev) != CUDA_SUCCESS)
-		d->gdr_attr = 0;
-	if (cu->cuDeviceGetAttribute(
-		    &d->gdr_vmm_attr,
-		    CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED,
-		    d->dev) != CUDA_SUCCESS)
-		d->gdr_vmm_attr = 0;
+	sure &= attribute(cu, &d->dmabuf_attr,
+			  CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, d->dev);
+	sure &= attribute(cu, &d->gdr_attr,
+			  CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED,
+			  d->dev);
+	sure &= attribute(
+		cu, &d->gdr_vmm_attr,
+		CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED,
+		d->dev);
 	if (cu->cuDeviceGetName(d->name, sizeof(d->name), d->dev) !=
 	    CUDA_SUCCESS)
 		strcpy(d->name, "unknown");
@@ -333,10 +343,12 @@ static void fill_dev(const struct gdr_cuda_ops *cu, struct gdr_dev *d,
 		strcpy(d->busid, "unknown");
 	d->name[sizeof(d->name) - 1] = '\0';
 	d->busid[sizeof(d->busid) - 1] = '\0';
+	return sure;
 }
 
 const struct gdr_dev *gdr_dev_get(int ordinal)
 {
+	static __thread struct gdr_dev passing;
 	struct cuda_state *st = load(&cuda);
 	struct gdr_dev *d;
 
@@ -352,7 +364,15 @@ const struct gdr_dev *gdr_dev_get(int ordinal)
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
-	fill_dev(&st->pub.cu, d, ordinal);
+	if (!fill_dev(&st->pub.cu, d, ordinal)) {
+		/* A failure may pass: answer with it, cache nothing. */
+		passing = *d;
+		free(d);
+		gdr_debug("gpu%d: %s (not cached)", ordinal,
+			  passing.why[0] ? passing.why
+					 : "an attribute query failed");
+		return &passing;
+	}
 	d = publish(&st->devs[ordinal], d);
 	gdr_debug("gpu%d: %s %s dma_buf_supported=%d gdr_supported=%d "
 		  "gdr_vmm=%d%s%s",

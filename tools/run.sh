@@ -183,7 +183,7 @@ run_tests() {
 	keep "$build-asan" asan
 	step "ASan+UBSan abi" meson test -C "$build-asan" --print-errorlogs symbols header
 	keep "$build-asan" asan-abi
-	step "TSan (threads, fork)" san "$build-tsan" thread threads fork
+	step "TSan (threads, fork, cache-threads)" san "$build-tsan" thread threads fork cache-threads
 	keep "$build-tsan" tsan
 	step "fuzz" sh tests/fuzz/run-fuzz.sh "${FUZZ_SECONDS:-15}" "$build-fuzz"
 	step "format (clang-format)" format_check

@@ -165,6 +165,14 @@ void fake_realloc(void *p)
 		a->buffer_id = __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
 }
 
+void fake_free(void *p)
+{
+	struct fake_alloc *a = find((uintptr_t)p);
+
+	if (a)
+		a->size = 0;
+}
+
 /* The device a fake context belongs to; -1 for a foreign one. */
 static int dev_of(CUcontext c)
 {
@@ -434,11 +442,20 @@ static CUresult f_export(void *handle, CUdeviceptr p, size_t size,
 		return CUDA_ERROR_INVALID_CONTEXT;
 	if (fake_cu.export_result)
 		return fake_cu.export_result;
-	/* As seen on the H200: only page-aligned spans of one allocation. */
+	/* As seen on the H200: only page-aligned spans of one allocation,
+	 * or of a VMM range fully mapped by several. */
 	if (type != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD || (p & 4095) ||
 	    (size & 4095) || !a || a->type != CU_MEMORYTYPE_DEVICE ||
-	    a->managed ||
-	    (uintptr_t)p + size > a->start + ((a->size + 4095) & ~4095ull))
+	    a->managed)
+		return CUDA_ERROR_INVALID_VALUE;
+	while (a->vmm && (uintptr_t)p + size > a->start + a->size) {
+		const struct fake_alloc *next = find(a->start + a->size);
+
+		if (!next || !next->vmm)
+			return CUDA_ERROR_INVALID_VALUE;
+		a = next;
+	}
+	if ((uintptr_t)p + size > a->start + ((a->size + 4095) & ~4095ull))
 		return CUDA_ERROR_INVALID_VALUE;
 	fd = memfd_create("fake-dmabuf", MFD_CLOEXEC);
 	if (fd < 0)

@@ -101,6 +101,8 @@ struct fake_alloc *fake_add_alloc(uintptr_t start, size_t size, int device,
 				  unsigned int type);
 /* Give the allocation holding @p a new buffer id (freed and reallocated). */
 void fake_realloc(void *p);
+/* Forget the allocation holding @p (freed: the driver no longer knows it). */
+void fake_free(void *p);
 
 /* A fixture root with sys/ and proc/ below it. */
 struct fixture {

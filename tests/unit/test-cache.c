@@ -1,0 +1,547 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The registration cache over the fakes: hits and misses, whole
+ * allocations, buffer-id validation (freed, reallocated, VMM chunks),
+ * eviction and limits, invalidation and purge, host memory, concurrency of
+ * misses, and every outside call failing in turn.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "fakes.h"
+
+#define MiB (1024ull * 1024)
+
+static struct fixture fx;
+
+static struct gdr_cache *fresh(uint32_t flags, size_t max_entries,
+			       size_t max_bytes)
+{
+	struct gdr_cache_attr attr = { 0 };
+
+	fakes_reset();
+	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
+	fakes_install(&fx, NULL, NULL, NULL);
+	attr.comp_mask = GDR_CACHE_ATTR_FLAGS;
+	attr.flags = flags;
+	if (max_entries != (size_t)-1) {
+		attr.comp_mask |= GDR_CACHE_ATTR_MAX_ENTRIES;
+		attr.max_entries = max_entries;
+	}
+	if (max_bytes) {
+		attr.comp_mask |= GDR_CACHE_ATTR_MAX_BYTES;
+		attr.max_bytes = max_bytes;
+	}
+	return gdr_cache_create(&fake_pd, &attr);
+}
+
+static struct gdr_cache_stats stats(struct gdr_cache *c)
+{
+	struct gdr_cache_stats st;
+
+	memset(&st, 0xff, sizeof(st));
+	CHECK_INT(gdr_cache_query_stats(c, &st, sizeof(st)), 0);
+	return st;
+}
+
+/* get, check it covers, put; the MR (for comparisons only). */
+static struct ibv_mr *cycle(struct gdr_cache *c, void *p, size_t len)
+{
+	struct ibv_mr *mr = gdr_cache_get(c, p, len);
+
+	CHECK(mr != NULL);
+	if (!mr) {
+		printf("get: %s\n", gdr_last_error());
+		return NULL;
+	}
+	CHECK((uintptr_t)mr->addr <= (uintptr_t)p &&
+	      (uintptr_t)p + len <= (uintptr_t)mr->addr + mr->length);
+	CHECK_INT(gdr_cache_put(c, mr), 0);
+	return mr;
+}
+
+static void done(struct gdr_cache *c)
+{
+	CHECK_INT(gdr_cache_destroy(c), 0);
+	CHECK_INT(fake_ibv.live_mrs, 0);
+}
+
+static void hits_and_misses(void)
+{
+	struct gdr_cache_stats st;
+	struct gdr_cache *c;
+	struct ibv_mr *a, *b;
+	char *p;
+
+	check_scope = "a miss, then hits";
+	c = fresh(0, (size_t)-1, 0);
+	p = fake_alloc_device(0, 4 * MiB);
+	a = cycle(c, p, 4096);
+	b = cycle(c, p, 4096);
+	CHECK(a == b);
+	CHECK_INT(fake_ibv.dmabuf_calls, 1);
+	st = stats(c);
+	CHECK_INT(st.misses, 1);
+	CHECK_INT(st.hits, 1);
+	CHECK_INT(st.entries, 1);
+	CHECK_INT(st.bytes, 4096);
+	CHECK_INT(st.in_use, 0);
+
+	check_scope = "a sub-range of an entry hits, a wider range misses";
+	cycle(c, p + 100, 1000);
+	CHECK_INT(fake_ibv.dmabuf_calls, 1);
+	cycle(c, p, 8192);
+	CHECK_INT(fake_ibv.dmabuf_calls, 2);
+	CHECK_INT(stats(c).entries, 2);
+	done(c);
+}
+
+static void whole_allocation(void)
+{
+	struct gdr_cache *c;
+	struct ibv_mr *a, *b;
+	char *p, *big;
+
+	check_scope = "whole allocation: sub-buffers of one block hit";
+	c = fresh(GDR_CACHE_WHOLE_ALLOC, (size_t)-1, 0);
+	p = fake_alloc_device(0, 4 * MiB);
+	a = cycle(c, p + 100, 1 * MiB);
+	CHECK(a && a->addr == (void *)p);
+	CHECK_INT(a ? a->length : 0, 4 * MiB);
+	b = cycle(c, p + 3 * MiB, 65536);
+	CHECK(a == b);
+	CHECK_INT(fake_ibv.dmabuf_calls, 1);
+	CHECK_INT(stats(c).hits, 1);
+
+	check_scope = "whole allocation bounded by the ratio";
+	big = fake_alloc_device(0, 64 * MiB);
+	a = cycle(c, big, 1 * MiB); /* 64 > 16 x 1: the buffer alone */
+	CHECK(a && a->addr == (void *)big);
+	CHECK_INT(a ? a->length : 0, 1 * MiB);
+	a = cycle(c, big + 8 * MiB, 8 * MiB); /* 64 <= 16 x 8: whole */
+	CHECK_INT(a ? a->length : 0, 64 * MiB);
+	done(c);
+}
+
+static void freed_and_reallocated(void)
+{
+	struct gdr_cache_stats st;
+	struct gdr_cache *c;
+	struct ibv_mr *a, *b, *held;
+	char *p;
+
+	check_scope = "freed and allocated again at the same address";
+	c = fresh(0, (size_t)-1, 0);
+	p = fake_alloc_device(0, 1 * MiB);
+	a = cycle(c, p, 65536);
+	fake_realloc(p); /* a new buffer id under the same address */
+	b = gdr_cache_get(c, p, 65536);
+	CHECK(b != NULL);
+	st = stats(c);
+	CHECK_INT(st.stale, 1);
+	CHECK_INT(st.misses, 2);
+	CHECK_INT(st.hits, 0);
+	CHECK_INT(fake_ibv.dmabuf_calls, 2);
+	CHECK_INT(fake_ibv.live_mrs, 1); /* the stale one is gone */
+	if (b)
+		gdr_cache_put(c, b);
+	(void)a;
+
+	check_scope = "freed: the driver no longer knows the address";
+	fake_free(p);
+	fake_alloc_device(0, 1 * MiB); /* elsewhere */
+	b = gdr_cache_get(c, p, 65536);
+	/* Not device memory any more: refused or host, never the old MR. */
+	CHECK_INT(stats(c).stale, 2);
+	if (b)
+		gdr_cache_put(c, b);
+	CHECK_INT(stats(c).entries, 0);
+
+	check_scope = "stale while in use: the holder keeps a valid MR";
+	p = fake_alloc_device(0, 1 * MiB);
+	held = gdr_cache_get(c, p, 4096);
+	CHECK(held != NULL);
+	fake_realloc(p);
+	b = gdr_cache_get(c, p, 4096);
+	CHECK(b != NULL && b != held);
+	CHECK_INT(fake_ibv.live_mrs, 2);
+	CHECK_INT(stats(c).in_use, 2);
+	CHECK_INT(gdr_cache_put(c, held), 0);
+	CHECK_INT(fake_ibv.live_mrs, 1);
+	CHECK_INT(gdr_cache_put(c, b), 0);
+	CHECK_INT(stats(c).entries, 1);
+	done(c);
+}
+
+static void vmm_chunks(void)
+{
+	struct gdr_cache *c;
+	struct fake_alloc *k1, *k2;
+	char *p;
+
+	check_scope = "a VMM range of two chunks: each validated by its own id";
+	c = fresh(0, (size_t)-1, 0);
+	p = fake_alloc_device(0, 2 * MiB);
+	k1 = &fake_cu.allocs[fake_cu.num_allocs - 1];
+	k1->vmm = 1;
+	k2 = fake_add_alloc((uintptr_t)p + 2 * MiB, 2 * MiB, 0,
+			    CU_MEMORYTYPE_DEVICE);
+	k2->vmm = 1;
+	cycle(c, p, 4 * MiB);
+	cycle(c, p + 4096, 4096);    /* chunk 1 */
+	cycle(c, p + 3 * MiB, 4096); /* chunk 2 */
+	CHECK_INT(fake_ibv.dmabuf_calls, 1);
+	CHECK_INT(stats(c).hits, 2);
+	fake_realloc(p + 3 * MiB); /* chunk 2 remapped */
+	cycle(c, p + 4096, 4096);
+	CHECK_INT(stats(c).stale, 0); /* chunk 1 still what it was */
+	cycle(c, p + 3 * MiB, 4096);
+	CHECK_INT(stats(c).stale, 1);
+	CHECK_INT(fake_ibv.dmabuf_calls, 2);
+	done(c);
+}
+
+static void limits(void)
+{
+	struct gdr_cache_stats st;
+	struct gdr_cache *c;
+	struct ibv_mr *held[3];
+	char *p[4];
+	int i;
+
+	check_scope = "eviction: least recently put back first";
+	c = fresh(0, 2, 0);
+	for (i = 0; i < 4; i++)
+		p[i] = fake_alloc_device(0, 1 * MiB);
+	cycle(c, p[0], 4096);
+	cycle(c, p[1], 4096);
+	cycle(c, p[0], 4096); /* p[0] is now the more recent */
+	cycle(c, p[2], 4096); /* evicts p[1] */
+	st = stats(c);
+	CHECK_INT(st.entries, 2);
+	CHECK_INT(st.evictions, 1);
+	CHECK_INT(fake_ibv.live_mrs, 2);
+	cycle(c, p[0], 4096);
+	CHECK_INT(stats(c).hits, 2);
+	cycle(c, p[1], 4096); /* a miss again */
+	CHECK_INT(stats(c).misses, 4);
+
+	check_scope = "entries in use are never evicted";
+	for (i = 0; i < 3; i++)
+		held[i] = gdr_cache_get(c, p[i + 1], 8192);
+	st = stats(c);
+	CHECK_INT(st.in_use, 3);
+	CHECK(st.entries >= 3); /* over the limit while held */
+	for (i = 0; i < 3; i++)
+		CHECK(held[i] && gdr_cache_put(c, held[i]) == 0);
+	cycle(c, p[0], 16384); /* now the limit applies again */
+	CHECK_INT(stats(c).entries, 2);
+	done(c);
+
+	check_scope = "the byte limit";
+	c = fresh(0, 0, 3 * 65536);
+	for (i = 0; i < 4; i++)
+		p[i] = fake_alloc_device(0, 1 * MiB);
+	for (i = 0; i < 4; i++)
+		cycle(c, p[i], 65536);
+	st = stats(c);
+	CHECK_INT(st.bytes, 3 * 65536);
+	CHECK_INT(st.evictions, 1);
+	done(c);
+}
+
+static void invalidate_purge(void)
+{
+	struct gdr_cache_stats st;
+	struct gdr_cache *c;
+	struct ibv_mr *held;
+	char *p;
+
+	check_scope = "invalidate across several entries";
+	c = fresh(0, (size_t)-1, 0);
+	p = fake_alloc_device(0, 4 * MiB);
+	cycle(c, p, 4096);
+	cycle(c, p + 1 * MiB, 4096);
+	cycle(c, p + 2 * MiB, 8192);
+	cycle(c, p + 3 * MiB, 4096);
+	held = gdr_cache_get(c, p + 2 * MiB, 4096);
+	CHECK_INT(gdr_cache_invalidate(c, p + 4096, 2 * MiB), 0);
+	st = stats(c);
+	CHECK_INT(st.invalidations, 2);
+	CHECK_INT(st.entries, 2);
+	/* The held one stays registered until it is put back. */
+	CHECK_INT(fake_ibv.live_mrs, 3);
+	CHECK_INT(gdr_cache_put(c, held), 0);
+	CHECK_INT(fake_ibv.live_mrs, 2);
+	cycle(c, p + 1 * MiB, 4096);
+	CHECK_INT(stats(c).misses, 5);
+
+	check_scope = "purge drops the entries of freed memory";
+	fake_realloc(p); /* freed and reused */
+	CHECK_INT(gdr_cache_purge(c), 0);
+	st = stats(c);
+	CHECK_INT(st.entries, 0);
+	CHECK_INT(st.stale, 3);
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	done(c);
+}
+
+static void host_memory(void)
+{
+	struct gdr_cache_stats st;
+	struct gdr_cache *c;
+	static char buf[3 * 65536];
+	struct ibv_mr *a, *b;
+
+	check_scope = "host memory passes through by default";
+	c = fresh(0, (size_t)-1, 0);
+	a = gdr_cache_get(c, buf, 4096);
+	CHECK(a != NULL);
+	CHECK_INT(fake_ibv.live_mrs, 1);
+	CHECK_INT(gdr_cache_put(c, a), 0);
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	cycle(c, buf, 4096);
+	st = stats(c);
+	CHECK_INT(st.passthrough, 2);
+	CHECK_INT(st.hits, 0);
+	CHECK_INT(st.entries, 0);
+	CHECK_INT(fake_ibv.reg_calls, 2);
+	done(c);
+
+	check_scope = "host memory cached when the caller opts in";
+	c = fresh(GDR_CACHE_HOST, (size_t)-1, 0);
+	a = cycle(c, buf, 65536);
+	b = cycle(c, buf + 100, 100);
+	CHECK(a == b);
+	CHECK_INT(fake_ibv.reg_calls, 1);
+	CHECK_INT(stats(c).hits, 1);
+	CHECK_INT(gdr_cache_invalidate(c, buf, 1), 0);
+	cycle(c, buf, 4096);
+	CHECK_INT(fake_ibv.reg_calls, 2);
+	done(c);
+}
+
+static void errors(void)
+{
+	struct gdr_cache_attr attr = { 0 };
+	struct gdr_cache *c;
+	struct ibv_mr *a, other;
+	unsigned char guard[sizeof(struct gdr_cache_stats) + 16];
+	char *p;
+
+	check_scope = "bad arguments";
+	fakes_reset();
+	fakes_install(&fx, NULL, NULL, NULL);
+	errno = 0;
+	CHECK(gdr_cache_create(NULL, NULL) == NULL);
+	CHECK_INT(errno, EINVAL);
+	attr.comp_mask = 1u << 20;
+	CHECK(gdr_cache_create(&fake_pd, &attr) == NULL);
+	CHECK_HAS(gdr_last_error(), "comp_mask has unknown bits");
+	attr.comp_mask = GDR_CACHE_ATTR_FLAGS;
+	attr.flags = 1u << 9;
+	CHECK(gdr_cache_create(&fake_pd, &attr) == NULL);
+	CHECK_INT(errno, EINVAL);
+
+	c = fresh(0, (size_t)-1, 0);
+	p = fake_alloc_device(0, 1 * MiB);
+	CHECK(gdr_cache_get(c, NULL, 10) == NULL);
+	CHECK_INT(errno, EINVAL);
+	CHECK(gdr_cache_get(c, p, 0) == NULL);
+	CHECK_INT(gdr_cache_put(c, &other), EINVAL);
+	CHECK_HAS(gdr_last_error(), "not one the cache gave out");
+	a = gdr_cache_get(c, p, 4096);
+	CHECK_INT(gdr_cache_destroy(c), EBUSY);
+	CHECK_HAS(gdr_last_error(), "not put back");
+	CHECK_INT(gdr_cache_put(c, a), 0);
+	CHECK_INT(gdr_cache_put(c, a), EINVAL); /* twice */
+	CHECK_INT(gdr_cache_invalidate(c, p, 0), EINVAL);
+	memset(guard, 0xa5, sizeof(guard));
+	CHECK_INT(gdr_cache_query_stats(c, (struct gdr_cache_stats *)guard,
+					sizeof(guard)),
+		  0);
+	CHECK_INT(guard[sizeof(struct gdr_cache_stats)], 0xa5);
+	CHECK_INT(gdr_cache_query_stats(c, (struct gdr_cache_stats *)guard, 8),
+		  EINVAL);
+	done(c);
+	CHECK_INT(gdr_cache_destroy(NULL), EINVAL);
+
+	check_scope = "a deregistration that fails at destroy";
+	c = fresh(0, (size_t)-1, 0);
+	p = fake_alloc_device(0, 1 * MiB);
+	cycle(c, p, 4096);
+	fake_ibv.dereg_errno = EBUSY;
+	CHECK_INT(gdr_cache_destroy(c), EBUSY);
+	CHECK_HAS(gdr_last_error(), "call gdr_cache_destroy() again");
+	CHECK_INT(fake_ibv.live_mrs, 1);
+	fake_ibv.dereg_errno = 0;
+	done(c);
+
+	check_scope = "limits from the environment";
+	fakes_reset();
+	fakes_setenv("GPUDIRECT_CACHE_MAX_ENTRIES", "1");
+	fakes_install(&fx, NULL, NULL, NULL);
+	c = gdr_cache_create(&fake_pd, NULL);
+	CHECK(c != NULL);
+	p = fake_alloc_device(0, 1 * MiB);
+	cycle(c, p, 4096);
+	cycle(c, p + 8192, 4096);
+	CHECK_INT(stats(c).entries, 1);
+	CHECK_INT(stats(c).evictions, 1);
+	done(c);
+	fakes_reset();
+	fakes_setenv("GPUDIRECT_CACHE_MAX_BYTES", "lots");
+	fakes_install(&fx, NULL, NULL, NULL);
+	CHECK(gdr_cache_create(&fake_pd, NULL) == NULL);
+	CHECK_INT(errno, EINVAL);
+	CHECK_HAS(gdr_last_error(),
+		  "GPUDIRECT_CACHE_MAX_BYTES=lots is not a number");
+
+	check_scope = "registration options pass through";
+	fakes_reset();
+	fixture_write(fx.sys, "module/nvidia_peermem/version", "580\n");
+	fakes_install(&fx, NULL, NULL, NULL);
+	attr.comp_mask = GDR_CACHE_ATTR_REG;
+	attr.reg.comp_mask = GDR_REG_ATTR_PATH_MASK;
+	attr.reg.path_mask = GDR_PATH_BIT(GDR_PATH_PEERMEM);
+	c = gdr_cache_create(&fake_pd, &attr);
+	p = fake_alloc_device(0, 1 * MiB);
+	cycle(c, p, 4096);
+	CHECK_INT(fake_ibv.dmabuf_calls, 0);
+	CHECK_INT(fake_ibv.reg_calls, 1);
+	done(c);
+	fixture_remove(&fx);
+	fixture_make(&fx);
+}
+
+/* Many threads miss on one range at once: one registration. */
+static struct gdr_cache *race_cache;
+static char *race_ptr;
+static pthread_barrier_t race_start;
+static struct ibv_mr *race_mr[8];
+
+static void *racer(void *arg)
+{
+	long i = (long)arg;
+
+	pthread_barrier_wait(&race_start);
+	race_mr[i] = gdr_cache_get(race_cache, race_ptr, 65536);
+	return NULL;
+}
+
+static void concurrent_misses(void)
+{
+	pthread_t t[8];
+	long i;
+
+	check_scope = "concurrent misses on one range: one registration";
+	race_cache = fresh(0, (size_t)-1, 0);
+	race_ptr = fake_alloc_device(0, 1 * MiB);
+	fake_cu.init_delay_ms = 0;
+	pthread_barrier_init(&race_start, NULL, 8);
+	for (i = 0; i < 8; i++)
+		pthread_create(&t[i], NULL, racer, (void *)i);
+	for (i = 0; i < 8; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&race_start);
+	for (i = 0; i < 8; i++) {
+		CHECK(race_mr[i] != NULL && race_mr[i] == race_mr[0]);
+		if (race_mr[i])
+			gdr_cache_put(race_cache, race_mr[i]);
+	}
+	CHECK_INT(fake_ibv.dmabuf_calls, 1);
+	CHECK_INT(stats(race_cache).misses, 1);
+	CHECK_INT(stats(race_cache).hits, 7);
+	done(race_cache);
+}
+
+/* Every outside call fails in turn: the cache stays consistent. */
+static int sequence(struct gdr_cache *c, char *dev)
+{
+	static char host[8192];
+	struct ibv_mr *a, *b;
+	int bad = 0;
+
+	a = gdr_cache_get(c, dev, 4096);
+	b = gdr_cache_get(c, dev, 4096);
+	if (a && gdr_cache_put(c, a))
+		bad++;
+	if (b && gdr_cache_put(c, b))
+		bad++;
+	fake_realloc(dev);
+	a = gdr_cache_get(c, dev + 4096, 4096);
+	if (a && gdr_cache_put(c, a))
+		bad++;
+	a = gdr_cache_get(c, host, sizeof(host));
+	if (a && gdr_cache_put(c, a))
+		bad++;
+	gdr_cache_purge(c);
+	gdr_cache_invalidate(c, dev, 1 * MiB);
+	return bad;
+}
+
+static void faults(void)
+{
+	struct gdr_cache *c;
+	struct gdr_cache_stats st;
+	long n, total = 0;
+	int fds;
+	char *dev;
+
+	for (n = 1;; n++) {
+		char scope[96];
+
+		c = fresh(0, (size_t)-1, 0);
+		dev = fake_alloc_device(0, 1 * MiB);
+		fds = count_fds();
+		fault_calls = 0;
+		fault_where = NULL;
+		fault_at = n;
+		sequence(c, dev);
+		fault_at = 0;
+		if (!fault_where) {
+			done(c);
+			total = n - 1;
+			break;
+		}
+		snprintf(scope, sizeof(scope), "cache, call %ld (%s) fails", n,
+			 fault_where);
+		check_scope = scope;
+		st = stats(c);
+		CHECK_INT(st.in_use, 0);
+		/* Everything registered is held: entries, and MRs whose
+		 * deregistration failed (kept for a retry). */
+		CHECK(fake_ibv.live_mrs >= (int)st.entries);
+		/* Still usable. */
+		dev = fake_alloc_device(0, 1 * MiB);
+		cycle(c, dev, 4096);
+		CHECK_INT(gdr_cache_destroy(c), 0);
+		CHECK_INT(fake_ibv.live_mrs, 0);
+		CHECK_INT(count_fds(), fds);
+	}
+	printf("cache fault injection: %ld calls, each failed once\n", total);
+	check_scope = "cache fault injection";
+	CHECK(total >= 10);
+}
+
+int main(void)
+{
+	if (fixture_make(&fx))
+		return 1;
+	hits_and_misses();
+	whole_allocation();
+	freed_and_reallocated();
+	vmm_chunks();
+	limits();
+	invalidate_purge();
+	host_memory();
+	errors();
+	concurrent_misses();
+	faults();
+	fixture_remove(&fx);
+	gdr_seam_install(NULL);
+	return check_summary("cache");
+}
