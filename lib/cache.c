@@ -404,8 +404,7 @@ GDR_EXPORT struct gdr_cache *gdr_cache_create(struct ibv_pd *pd,
 
 	gdr_clear_error();
 	if (!pd)
-		return gdr_fail(EINVAL, "pd is NULL; pass a protection domain "
-					"from ibv_alloc_pd()");
+		return gdr_fail(EINVAL, "%s", gdr_msg_pd_null);
 	if (attr && (attr->comp_mask & ~(uint32_t)CACHE_ATTR_KNOWN))
 		return gdr_fail(EINVAL,
 				"gdr_cache_attr.comp_mask has unknown bits "

@@ -147,3 +147,6 @@ const char *gdr_errno_words(int err, char *buf, size_t n)
 		gdr_fmt(buf, n, "%s (%s)", gdr_errno_name(err), strerror(err));
 	return buf;
 }
+
+const char gdr_msg_pd_null[] =
+	"pd is NULL; pass a protection domain from ibv_alloc_pd()";

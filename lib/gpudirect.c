@@ -144,9 +144,7 @@ static int check_args(struct ibv_pd *pd, void *ptr, size_t len,
 		return EINVAL;
 	}
 	if (!pd) {
-		gdr_fmt(why, n,
-			"pd is NULL; pass a protection domain from "
-			"ibv_alloc_pd()");
+		gdr_fmt(why, n, "%s", gdr_msg_pd_null);
 		return EINVAL;
 	}
 	if (!ptr) {
@@ -344,8 +342,9 @@ static void give_info(const struct gdr_reg_info *rec, struct gdr_reg_info *info,
 
 /* A registration, start to end: 0 and *@mr, or an errno with @why. */
 static int do_register(struct ibv_pd *pd, void *ptr, size_t len,
-		       const struct gdr_reg_attr *attr, struct gdr_reg_info *rec,
-		       struct ibv_mr **mr, char *why, size_t n)
+		       const struct gdr_reg_attr *attr,
+		       struct gdr_reg_info *rec, struct ibv_mr **mr, char *why,
+		       size_t n)
 {
 	const struct gdr_node *node;
 	struct gdr_req req;
@@ -415,7 +414,8 @@ int gdr_register_internal(struct ibv_pd *pd, void *ptr, size_t len,
 {
 	struct gdr_reg_info rec;
 
-	return gdr_errno_public(do_register(pd, ptr, len, attr, &rec, mr, why, n));
+	return gdr_errno_public(
+		do_register(pd, ptr, len, attr, &rec, mr, why, n));
 }
 
 static struct ibv_mr *register_ex(struct ibv_pd *pd, void *ptr, size_t len,

@@ -243,6 +243,8 @@ int gdr_cu_errno(CUresult r);
 const char *gdr_errno_name(int err);
 /* "EOPNOTSUPP (Operation not supported)"; says what a 524 was. */
 const char *gdr_errno_words(int err, char *buf, size_t n);
+/* Sentences more than one public call says. */
+extern const char gdr_msg_pd_null[];
 /* True when @err means "this path is not supported here". */
 bool gdr_err_is_unsupported(int err);
 /* The errno a caller may see for @err: the kernel-internal 524 becomes
