@@ -29,7 +29,7 @@ struct opts {
 	const char *port;
 	size_t size;
 	unsigned int iters, depth;
-	int all, gbits, cuda_dev;
+	int all, gbits, cuda_dev, cache;
 	uint32_t path_mask;
 	const char *path_name;
 };
@@ -49,6 +49,13 @@ struct conn {
 	struct ibv_cq *cq;
 	struct devmem buf;
 	struct ibv_mr *mr;
+	/*
+	 * With --cache the client registers its source buffer through a
+	 * registration cache on every write instead of once (mr stays NULL):
+	 * inflight[i] is the MR that write i holds until it completes.
+	 */
+	struct gdr_cache *cache;
+	struct ibv_mr **inflight;
 	char *ctl; /* small host buffer for control messages */
 	struct ibv_mr *ctl_mr;
 	struct remote peer;
@@ -90,6 +97,56 @@ static struct rdma_cm_event *expect(struct conn *c, enum rdma_cm_event_type t)
 	return ev;
 }
 
+/*
+ * The client's registration cache. Host buffers are cached too
+ * (GDR_CACHE_HOST): this program owns the buffer and invalidates it
+ * before freeing it, which is the promise that mode asks for.
+ */
+static void setup_cache(struct conn *c, const struct opts *o,
+			const struct gdr_reg_attr *reg, const char *name)
+{
+	struct gdr_cache_attr ca = { 0 };
+
+	ca.comp_mask = GDR_CACHE_ATTR_FLAGS | GDR_CACHE_ATTR_REG;
+	ca.flags = GDR_CACHE_HOST;
+	ca.reg = *reg;
+	c->cache = gdr_cache_create(c->pd, &ca);
+	if (!c->cache)
+		die("gdr_cache_create", gdr_last_error());
+	c->inflight = calloc(o->iters, sizeof(*c->inflight));
+	if (!c->inflight)
+		die("calloc", strerror(errno));
+	printf(" Registration    : through a cache, one gdr_cache_get() per "
+	       "write, %s memory on %s\n",
+	       o->mem, name);
+}
+
+/* The lkey for a write from the first @size bytes of the buffer. */
+static uint32_t src_lkey(struct conn *c, size_t size, struct ibv_mr **held)
+{
+	struct ibv_mr *mr;
+
+	if (!c->cache)
+		return c->mr->lkey;
+	mr = gdr_cache_get(c->cache, c->buf.ptr, size ? size : 1);
+	if (!mr)
+		die("gdr_cache_get", gdr_last_error());
+	*held = mr;
+	return mr->lkey;
+}
+
+static void src_put(struct conn *c, struct ibv_mr **held)
+{
+	int err;
+
+	if (!*held)
+		return;
+	err = gdr_cache_put(c->cache, *held);
+	if (err)
+		die("gdr_cache_put", gdr_last_error());
+	*held = NULL;
+}
+
 /* PD, buffer, registration through libgpudirect, CQ and QP on @id. */
 static void setup(struct conn *c, const struct opts *o, struct rdma_cm_id *id)
 {
@@ -111,6 +168,10 @@ static void setup(struct conn *c, const struct opts *o, struct rdma_cm_id *id)
 		attr.comp_mask = GDR_REG_ATTR_PATH_MASK;
 		attr.path_mask = o->path_mask;
 	}
+	if (o->cache && o->server) {
+		setup_cache(c, o, &attr, name);
+		goto verbs;
+	}
 	c->mr = gdr_register_ex(c->pd, c->buf.ptr, c->max, &attr, &info,
 				sizeof(info));
 	if (!c->mr)
@@ -131,6 +192,7 @@ static void setup(struct conn *c, const struct opts *o, struct rdma_cm_id *id)
 				       : "skipped",
 			       info.attempts[i].reason);
 
+verbs:
 	c->ctl = calloc(1, 64);
 	if (!c->ctl)
 		die("calloc", strerror(errno));
@@ -274,8 +336,7 @@ static double units(const struct opts *o, double bytes_per_s)
 static void run_size(struct conn *c, const struct opts *o, size_t size,
 		     double *posted_at, double *done_at)
 {
-	struct ibv_sge sge = { (uintptr_t)c->buf.ptr, (uint32_t)size,
-			       c->mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)c->buf.ptr, (uint32_t)size, 0 };
 	struct ibv_send_wr wr, *bad;
 	struct ibv_wc wc[16];
 	unsigned int posted = 0, done = 0, i;
@@ -294,6 +355,9 @@ static void run_size(struct conn *c, const struct opts *o, size_t size,
 	while (done < o->iters) {
 		while (posted < o->iters && posted - done < o->depth) {
 			posted_at[posted] = now();
+			sge.lkey = src_lkey(c, size,
+					    c->inflight ? &c->inflight[posted]
+							: NULL);
 			if (ibv_post_send(c->id->qp, &wr, &bad))
 				die("ibv_post_send", strerror(errno));
 			posted++;
@@ -305,6 +369,9 @@ static void run_size(struct conn *c, const struct opts *o, size_t size,
 			if (wc[i].status != IBV_WC_SUCCESS)
 				die("RDMA write",
 				    ibv_wc_status_str(wc[i].status));
+			/* An RC send queue completes in order. */
+			if (c->inflight)
+				src_put(c, &c->inflight[done]);
 			done_at[done++] = now();
 		}
 	}
@@ -338,11 +405,13 @@ static void run_size(struct conn *c, const struct opts *o, size_t size,
 /* Tell the server which size just landed and wait for its verdict. */
 static int verify(struct conn *c, size_t size)
 {
-	struct ibv_sge sge = { (uintptr_t)c->buf.ptr, (uint32_t)size,
-			       c->mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)c->buf.ptr, (uint32_t)size, 0 };
 	struct ibv_send_wr wr, *bad;
+	struct ibv_mr *held = NULL;
 	struct ibv_wc wc;
 	uint32_t ok = 0;
+
+	sge.lkey = src_lkey(c, size, &held);
 
 	memset(&wr, 0, sizeof(wr));
 	wr.sg_list = &sge;
@@ -356,9 +425,13 @@ static int verify(struct conn *c, size_t size)
 		die("ibv_post_send", strerror(errno));
 	for (;;) {
 		wait_wc(c, &wc);
+		if (wc.opcode == IBV_WC_RDMA_WRITE && held)
+			src_put(c, &held);
 		if (wc.opcode == IBV_WC_RECV)
 			break;
 	}
+	/* The reply can only follow the write, whose completion came first. */
+	src_put(c, &held);
 	memcpy(&ok, c->ctl, 4);
 	post_recv(c);
 	return ok == 1;
@@ -424,6 +497,17 @@ static int client(const struct opts *o, struct conn *c)
 	}
 	printf("---------------------------------------------------------------------------------------\n");
 	printf(" Data check      : %s\n", failures ? "FAILED" : "passed");
+	if (c->cache) {
+		struct gdr_cache_stats st;
+
+		if (gdr_cache_query_stats(c->cache, &st, sizeof(st)))
+			die("gdr_cache_query_stats", gdr_last_error());
+		printf(" Cache           : %llu hits, %llu misses, %llu "
+		       "entries\n",
+		       (unsigned long long)st.hits,
+		       (unsigned long long)st.misses,
+		       (unsigned long long)st.entries);
+	}
 	/* Size 0 tells the server to stop. */
 	{
 		struct ibv_send_wr wr, *bad;
@@ -455,6 +539,11 @@ static void teardown(struct conn *c)
 	}
 	if (c->mr && gdr_deregister(c->mr))
 		fprintf(stderr, "gdr-write-bw: %s\n", gdr_last_error());
+	/* The promise GDR_CACHE_HOST asks for: invalidate before freeing. */
+	if (c->cache && (gdr_cache_invalidate(c->cache, c->buf.ptr, c->max) ||
+			 gdr_cache_destroy(c->cache)))
+		fprintf(stderr, "gdr-write-bw: %s\n", gdr_last_error());
+	free(c->inflight);
 	if (c->ctl_mr)
 		ibv_dereg_mr(c->ctl_mr);
 	free(c->ctl);
@@ -484,7 +573,8 @@ static void usage(const char *prog)
 	       "      --mem=host|cuda[:N]  where the buffers live (host)\n"
 	       "      --use_cuda=N       the same as --mem=cuda:N\n"
 	       "      --path=auto|dmabuf|peermem|host  registration path (auto)\n"
-	       "      --use_cuda_dmabuf  the same as --path=dmabuf\n",
+	       "      --use_cuda_dmabuf  the same as --path=dmabuf\n"
+	       "      --cache            client: register through a gdr_cache on every write\n",
 	       prog);
 }
 
@@ -503,6 +593,7 @@ int main(int argc, char **argv)
 		{ "use_cuda", required_argument, NULL, 'U' },
 		{ "path", required_argument, NULL, 'P' },
 		{ "use_cuda_dmabuf", no_argument, NULL, 'D' },
+		{ "cache", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -528,6 +619,7 @@ int main(int argc, char **argv)
 		case 't': o.depth = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'F': break;
 		case 'G': o.gbits = 1; break;
+		case 'C': o.cache = 1; break;
 		case 'M': o.mem = optarg; break;
 		case 'U':
 			snprintf(cuda_spec, sizeof(cuda_spec), "cuda:%s",

@@ -7,6 +7,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <string.h>
 
 #include "internal.h"
@@ -90,17 +91,60 @@ static void *dl_sym(void *lib, const char *name)
 	return dlsym(lib, name);
 }
 
+/*
+ * dlopen(RTLD_NOLOAD) of a soname that is not loaded still searches the
+ * library path (ld.so.cache and a few openat calls). Registering host
+ * memory asks on every call, so remember the loader's counters of objects
+ * added and removed at the last "not loaded": while they stay the same,
+ * nothing new can be libcuda.
+ */
+struct dl_counts {
+	unsigned long long adds, subs;
+};
+
+static int first_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct dl_counts *c = data;
+
+	if (size < offsetof(struct dl_phdr_info, dlpi_subs) +
+			   sizeof(info->dlpi_subs))
+		return -1; /* no counters: always ask */
+	c->adds = info->dlpi_adds;
+	c->subs = info->dlpi_subs;
+	return 1;
+}
+
+static unsigned long long absent_adds, absent_subs; /* atomic */
+
+static bool known_absent(struct dl_counts *now)
+{
+	if (dl_iterate_phdr(first_object, now) != 1) {
+		now->adds = now->subs = 0;
+		return false;
+	}
+	return __atomic_load_n(&absent_adds, __ATOMIC_ACQUIRE) == now->adds &&
+	       __atomic_load_n(&absent_subs, __ATOMIC_ACQUIRE) == now->subs;
+}
+
 int gdr_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags, char *why,
 		  size_t n)
 {
+	struct dl_counts now = { 0, 0 };
 	const char *err;
-	void *lib;
+	void *lib = NULL;
 	int e;
 
 	memset(ops, 0, sizeof(*ops));
-	lib = dlopen("libcuda.so.1",
-		     RTLD_NOW | RTLD_LOCAL |
-			     (flags & GDR_CUDA_NOLOAD ? RTLD_NOLOAD : 0));
+	/* Counters read before asking: a load racing with us changes them. */
+	if (!(flags & GDR_CUDA_NOLOAD) || !known_absent(&now))
+		lib = dlopen("libcuda.so.1",
+			     RTLD_NOW | RTLD_LOCAL |
+				     (flags & GDR_CUDA_NOLOAD ? RTLD_NOLOAD
+							      : 0));
+	if (!lib && (flags & GDR_CUDA_NOLOAD) && now.adds) {
+		__atomic_store_n(&absent_adds, now.adds, __ATOMIC_RELEASE);
+		__atomic_store_n(&absent_subs, now.subs, __ATOMIC_RELEASE);
+	}
 	if (!lib) {
 		err = dlerror();
 		if (flags & GDR_CUDA_NOLOAD)

@@ -140,8 +140,8 @@ void gdr_itree_remove(struct gdr_itree_node **root, struct gdr_itree_node *n)
 	n->left = n->right = NULL;
 }
 
-struct gdr_itree_node *gdr_itree_cover(struct gdr_itree_node *t, uintptr_t a,
-				       uintptr_t b)
+static struct gdr_itree_node *cover(struct gdr_itree_node *t, uintptr_t a,
+				    uintptr_t b)
 {
 	struct gdr_itree_node *found;
 
@@ -149,7 +149,7 @@ struct gdr_itree_node *gdr_itree_cover(struct gdr_itree_node *t, uintptr_t a,
 	while (t && t->max_end >= b) {
 		if (t->start <= a && t->end >= b)
 			return t;
-		found = gdr_itree_cover(t->left, a, b);
+		found = cover(t->left, a, b);
 		if (found)
 			return found;
 		if (t->start > a)
@@ -157,6 +157,29 @@ struct gdr_itree_node *gdr_itree_cover(struct gdr_itree_node *t, uintptr_t a,
 		t = t->right;
 	}
 	return NULL;
+}
+
+/*
+ * The node that starts last at or before @a covers [@a, @b) whenever the
+ * ranges do not nest, which is the usual case: one path from the root.
+ * Otherwise search the subtrees whose ends reach @b.
+ */
+struct gdr_itree_node *gdr_itree_cover(struct gdr_itree_node *t, uintptr_t a,
+				       uintptr_t b)
+{
+	struct gdr_itree_node *root = t, *pred = NULL;
+
+	while (t) {
+		if (t->start <= a) {
+			pred = t;
+			t = t->right;
+		} else {
+			t = t->left;
+		}
+	}
+	if (pred && pred->end >= b)
+		return pred;
+	return cover(root, a, b);
 }
 
 unsigned int gdr_itree_overlaps(struct gdr_itree_node *t, uintptr_t a,

@@ -7,7 +7,10 @@
  *    recording ibv_reg_dmabuf_mr, close), interleaved in one run;
  *  - the first call's probe cost with cuInit already done;
  *  - file opens and reads made by steady-state calls (every open/read in
- *    the process is counted by interposition, libcuda's included).
+ *    the process is counted by interposition, libcuda's included);
+ *  - the registration cache: a validated hit against a miss on the same
+ *    buffer, a hit against one cuPointerGetAttribute(BUFFER_ID), and a hit
+ *    with 1, 1k and 100k live entries.
  * Exits 77 without a GPU; 1 if steady-state calls touch files.
  */
 /* Define open and open64 separately: no header redirection. */
@@ -128,6 +131,177 @@ static void raw_call(void)
 	}
 }
 
+#define CROUNDS 31
+#define CPER 200
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp);
+	return v[n / 2];
+}
+
+static void must(int ok, const char *what)
+{
+	if (!ok) {
+		fprintf(stderr, "bench: %s: %s\n", what, gdr_last_error());
+		exit(1);
+	}
+}
+
+/*
+ * A hit (gdr_cache_get of a cached range, validated by its buffer id)
+ * against a miss on the same buffer, and against the floor of a validated
+ * hit: one cuPointerGetAttribute(BUFFER_ID). The three alternate within
+ * each round, the order flipping every round. Returns 1 if the goals hold.
+ */
+static int bench_hit_miss(void)
+{
+	static double hit_t[CROUNDS], put_t[CROUNDS], miss_t[CROUNDS],
+		attr_t[CROUNDS], hm_t[CROUNDS], ha_t[CROUNDS];
+	static struct ibv_mr *mrs[CPER];
+	struct gdr_cache *c = gdr_cache_create(&fake_pd, NULL);
+	unsigned long long id;
+	double t0, miss_hit, hit_attr;
+	int i, k, pass;
+
+	must(c != NULL, "gdr_cache_create");
+	for (i = 0; i < 20; i++) { /* warm */
+		must(gdr_cache_invalidate(c, buf, len) == 0, "invalidate");
+		mrs[0] = gdr_cache_get(c, buf, len);
+		must(mrs[0] && !gdr_cache_put(c, mrs[0]), "get/put");
+	}
+	for (i = 0; i < CROUNDS; i++) {
+		for (pass = 0; pass < 3; pass++) {
+			switch ((pass + i) % 3) {
+			case 0: /* misses: each get registers */
+				miss_t[i] = 0;
+				for (k = 0; k < CPER / 10; k++) {
+					must(!gdr_cache_invalidate(c, buf, len),
+					     "invalidate");
+					t0 = now_ns();
+					mrs[0] = gdr_cache_get(c, buf, len);
+					miss_t[i] += now_ns() - t0;
+					must(mrs[0] &&
+						     !gdr_cache_put(c, mrs[0]),
+					     "miss");
+				}
+				miss_t[i] /= CPER / 10;
+				break;
+			case 1: /* hits: CPER gets of the cached range */
+				t0 = now_ns();
+				for (k = 0; k < CPER; k++)
+					mrs[k] = gdr_cache_get(c, buf, len);
+				hit_t[i] = (now_ns() - t0) / CPER;
+				t0 = now_ns();
+				for (k = 0; k < CPER; k++)
+					must(mrs[k] &&
+						     !gdr_cache_put(c, mrs[k]),
+					     "hit");
+				put_t[i] = (now_ns() - t0) / CPER;
+				break;
+			case 2:
+				t0 = now_ns();
+				for (k = 0; k < CPER; k++)
+					ct.cuPointerGetAttribute(
+						&id,
+						CU_POINTER_ATTRIBUTE_BUFFER_ID,
+						(CUdeviceptr)buf);
+				attr_t[i] = (now_ns() - t0) / CPER;
+				break;
+			}
+		}
+		hm_t[i] = miss_t[i] / hit_t[i];
+		ha_t[i] = hit_t[i] / attr_t[i];
+	}
+	must(gdr_cache_destroy(c) == 0, "gdr_cache_destroy");
+	qsort(hm_t, CROUNDS, sizeof(double), cmp);
+	qsort(ha_t, CROUNDS, sizeof(double), cmp);
+	miss_hit = hm_t[CROUNDS / 2];
+	hit_attr = ha_t[CROUNDS / 2];
+	printf("bench: cache, 64 MiB cuMemAlloc buffer, %d rounds, order "
+	       "rotating: hit %.1f ns (put %.1f ns), miss %.2f us, one "
+	       "cuPointerGetAttribute(BUFFER_ID) %.1f ns (medians)\n",
+	       CROUNDS, median(hit_t, CROUNDS), median(put_t, CROUNDS),
+	       median(miss_t, CROUNDS) / 1e3, median(attr_t, CROUNDS));
+	printf("bench: cache miss/hit, median of %d paired rounds = %.0f "
+	       "(quartiles %.0f..%.0f; goal >= 200: %s)\n",
+	       CROUNDS, miss_hit, hm_t[CROUNDS / 4], hm_t[3 * CROUNDS / 4],
+	       miss_hit >= 200 ? "met" : "NOT met");
+	printf("bench: cache hit/BUFFER_ID query, median of %d paired rounds = "
+	       "%.2f (quartiles %.2f..%.2f; goal <= 1.5: %s)\n",
+	       CROUNDS, hit_attr, ha_t[CROUNDS / 4], ha_t[3 * CROUNDS / 4],
+	       hit_attr <= 1.5 ? "met" : "NOT met");
+	return miss_hit >= 200 && hit_attr <= 1.5;
+}
+
+/*
+ * A validated hit with @n live entries: @n disjoint 4 KiB ranges of one
+ * allocation, each registered (an export each); then gets spread over all
+ * of them in a scrambled order. Returns the median ns per get.
+ */
+static double bench_entries(CUdeviceptr d, size_t n)
+{
+	struct gdr_cache_attr attr = { .comp_mask = GDR_CACHE_ATTR_MAX_ENTRIES,
+				       .max_entries = 0 };
+	static double t[CROUNDS];
+	static struct ibv_mr *mrs[CPER];
+	struct gdr_cache_stats st;
+	struct gdr_cache *c = gdr_cache_create(&fake_pd, &attr);
+	size_t i, at = 0;
+	int r, k;
+
+	must(c != NULL, "gdr_cache_create");
+	for (i = 0; i < n; i++) {
+		struct ibv_mr *mr =
+			gdr_cache_get(c, (char *)d + i * 4096, 4096);
+
+		must(mr && !gdr_cache_put(c, mr), "filling the cache");
+	}
+	must(!gdr_cache_query_stats(c, &st, sizeof(st)) && st.entries == n,
+	     "entry count");
+	for (r = 0; r < CROUNDS; r++) {
+		double t0 = now_ns();
+
+		for (k = 0; k < CPER; k++) {
+			at = (at + 7919) % n; /* a prime stride: scattered */
+			mrs[k] = gdr_cache_get(c, (char *)d + at * 4096 + 64,
+					       1024);
+		}
+		t[r] = (now_ns() - t0) / CPER;
+		for (k = 0; k < CPER; k++)
+			must(mrs[k] && !gdr_cache_put(c, mrs[k]), "hit");
+	}
+	must(!gdr_cache_query_stats(c, &st, sizeof(st)) && st.misses == n &&
+		     st.hits == (uint64_t)CROUNDS * CPER,
+	     "all hits");
+	must(gdr_cache_destroy(c) == 0, "gdr_cache_destroy");
+	return median(t, CROUNDS);
+}
+
+static int bench_cache(void)
+{
+	static const size_t counts[] = { 1, 1000, 100000 };
+	double ns[3];
+	CUdeviceptr d;
+	int i, ok;
+
+	ok = bench_hit_miss();
+	/* 100k MRs would hold 100k dma-buf fds: these do not. */
+	fake_ibv.no_hold = 1;
+	if (ct.cuMemAlloc(&d, 100000 * 4096) != CUDA_SUCCESS) {
+		printf("bench: cuMemAlloc of 400 MB failed\n");
+		return 0;
+	}
+	for (i = 0; i < 3; i++)
+		ns[i] = bench_entries(d, counts[i]);
+	fake_ibv.no_hold = 0;
+	ct.cuMemFree(d);
+	printf("bench: cache hit with 1 / 1k / 100k live entries: %.1f / %.1f "
+	       "/ %.1f ns per get (goal <= 250 ns at 100k: %s)\n",
+	       ns[0], ns[1], ns[2], ns[2] <= 250 ? "met" : "NOT met");
+	return ok && ns[2] <= 250;
+}
+
 #define ROUNDS 101
 #define PER 40
 
@@ -236,6 +410,7 @@ int main(void)
 	printf("bench: steady state, 1000 calls: %ld file opens, %ld reads "
 	       "(goal 0: %s)\n",
 	       o, r, o == 0 && r == 0 ? "met" : "NOT met");
+	bench_cache();
 	ct.cuMemFree(d);
 	return o == 0 && r == 0 ? 0 : 1;
 }

@@ -45,6 +45,10 @@ for t in no-init fork-child primary; do
 	say "-- gpu-$t"
 	"$build/tests/gpu/test-gpu-process" "$t" 2>&1 | tail -n 12 | tee -a "$log"
 done
+for t in churn purge; do
+	say "-- gpu-cache-$t"
+	"$build/tests/gpu/test-gpu-cache" "$t" 2>&1 | tail -n 12 | tee -a "$log"
+done
 
 say "== benchmarks"
 meson test -C "$build" --benchmark --suite gpu --verbose > "$build/bench.out" 2>&1 ||

@@ -536,8 +536,13 @@ static struct ibv_mr *new_mr(struct ibv_pd *pd, void *addr, size_t len,
 		errno = ENOMEM;
 		return NULL;
 	}
-	f->dmabuf_fd =
-		dmabuf_fd >= 0 ? fcntl(dmabuf_fd, F_DUPFD_CLOEXEC, 0) : -1;
+	f->dmabuf_fd = dmabuf_fd >= 0 && !fake_ibv.no_hold
+			       ? fcntl(dmabuf_fd, F_DUPFD_CLOEXEC, 0)
+			       : -1;
+	if (dmabuf_fd >= 0 && !fake_ibv.no_hold && f->dmabuf_fd < 0) {
+		free(f);
+		return NULL; /* errno from fcntl, as a real MR would fail */
+	}
 	f->mr.context = pd->context;
 	f->mr.pd = pd;
 	f->mr.addr = addr;

@@ -76,6 +76,7 @@ struct fake_verbs {
 	int last_fd, last_access;
 	int last_fd_open;	 /* the fd was open during the call */
 	int lean;		 /* skip the fdinfo look-up (benchmarks) */
+	int no_hold; /* MRs keep no dup of the dma-buf fd (100k-entry bench) */
 	char last_exp_name[64];	 /* fdinfo exp_name of the fd passed */
 	size_t last_dmabuf_size; /* fdinfo size of the fd passed */
 };

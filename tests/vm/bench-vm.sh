@@ -56,6 +56,31 @@ while [ $s -le 8388608 ]; do
 	s=$((s * 2))
 done
 
+R=${BENCH_CACHE_ROUNDS:-7}
+echo "bench: gdr-write-bw --cache (a gdr_cache_get/put per write) against the"
+echo "bench: pre-registered buffer, $R rounds alternating which runs first"
+for spec in "65536 1000" "1048576 100"; do
+	set -- $spec
+	: > /tmp/ratios
+	r=0
+	while [ $r -lt $R ]; do
+		if [ $((r % 2)) = 0 ]; then order="pre cache"; else order="cache pre"; fi
+		for m in $order; do
+			if [ $m = cache ]; then ours -s $1 -n $2 --cache; else ours -s $1 -n $2; fi
+			avg_of $1 /tmp/gc.log > /tmp/bw.$m
+		done
+		echo "$(cat /tmp/bw.cache) $(cat /tmp/bw.pre)" >> /tmp/ratios
+		r=$((r + 1))
+	done
+	awk '{ print $1 / $2, $1, $2 }' /tmp/ratios | sort -g | awk -v s=$1 -v n=$2 '
+		{ r[NR] = $1; c[NR] = $2; p[NR] = $3 }
+		END {
+			q1 = r[int((NR + 3) / 4)]; med = r[int((NR + 1) / 2)]; q3 = r[int((3 * NR + 3) / 4)]
+			printf "bench: cache %-8s x %-5s median ratio cache/pre %.3f (quartiles %.3f .. %.3f) over %d rounds\n", s, n, med, q1, q3, NR
+			for (i = 1; i <= NR; i++) printf "bench:   round: cache %s MB/s, pre-registered %s MB/s\n", c[i], p[i]
+		}'
+done
+
 echo "bench: system calls per steady-state register+deregister (strace -f)"
 for mode in ibv gdr; do
 	strace -f -o /tmp/st.$mode "$b/tests/vm/vm-syscalls" $mode 100 || echo "vm-syscalls $mode failed"

@@ -10,7 +10,7 @@ has() { grep -qF -- "$1" /tmp/t.log; }
 
 echo "guest: $(uname -r), devices: $(ls /sys/class/infiniband | tr '\n' ' ')"
 
-for t in host probe badinput threads; do
+for t in host probe badinput threads cache; do
 	if timeout 300 "$b/tests/vm/test-vm" "$t" > /tmp/t.log 2>&1; then
 		ok "test-vm $t: $(tail -n 1 /tmp/t.log)"
 		grep -v '^[a-z]*: [0-9]* passed' /tmp/t.log | sed 's/^/     /'
@@ -75,6 +75,30 @@ wbw() {
 if wbw -s 65536 -n 500; then ok "gdr-write-bw 64 KiB x 500, data checked"; else bad "gdr-write-bw 64 KiB"; fi
 if wbw -a -n 20 -p 18516; then ok "gdr-write-bw -a sweep, data checked at every size"; else bad "gdr-write-bw -a"; fi
 grep -E '^ [0-9]' /tmp/t.log | head -n 23 | sed 's/^/     /'
+# --cache: every write takes its MR from the cache; one registration in all.
+if wbw -s 65536 -n 500 -p 18518 --cache && has "Cache           : 500 hits, 1 misses, 1 entries"; then
+	ok "gdr-write-bw --cache 64 KiB x 500: data checked, 500 hits, 1 miss"
+else
+	bad "gdr-write-bw --cache"
+fi
+
+# Steady state: gdr_register makes the same system calls as ibv_reg_mr.
+if command -v strace > /dev/null; then
+	for mode in ibv gdr; do
+		strace -f -o /tmp/st.$mode "$b/tests/vm/vm-syscalls" $mode 100 > /dev/null 2>&1
+		awk '/close\(-1\)/ { m++; next } m == 1 { n++ } END { print n + 0 }' /tmp/st.$mode > /tmp/n.$mode
+	done
+	awk '/close\(-1\)/ { m++; next } m == 1' /tmp/st.gdr > /tmp/t.log
+	if [ "$(cat /tmp/n.gdr)" = "$(cat /tmp/n.ibv)" ] && [ "$(cat /tmp/n.ibv)" -gt 0 ]; then
+		ok "100 gdr_register+deregister: $(cat /tmp/n.gdr) system calls, as many as ibv_reg_mr's"
+	else
+		echo "     gdr $(cat /tmp/n.gdr), ibv $(cat /tmp/n.ibv) system calls" >> /tmp/t.log
+		bad "gdr_register makes system calls of its own"
+	fi
+else
+	echo "strace is missing from the guest image (vm.sh GUEST_PKGS)" > /tmp/t.log
+	bad "system call count"
+fi
 
 timeout 60 "$b/examples/gdr-write-bw" --mem cuda -p 18517 > /tmp/t.log 2>&1
 if [ $? != 0 ] && has "no CUDA driver on this machine"; then

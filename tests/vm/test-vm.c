@@ -7,6 +7,10 @@
  *            and a forced DMA-BUF registration failing with it
  *   badinput bad arguments on a real PD: documented errnos, no fd or MR left
  *   threads  4 threads x 1000 register/deregister on the real device
+ *   cache    GDR_CACHE_HOST on the real device: RDMA writes through cached
+ *            MRs, a hit returns the same MR, invalidate registers anew,
+ *            destroy leaves no MR; without the flag host memory passes
+ *            through
  * Exits 77 when there is no RDMA device.
  */
 #include <errno.h>
@@ -220,6 +224,116 @@ static void badinput(void)
 	       count_fds(), fds, count_mrs(), mrs);
 }
 
+/* One loopback write of @len bytes from @a to @b through @ma/@mb. */
+static size_t write_and_compare(struct ibv_mr *ma, struct ibv_mr *mb,
+				unsigned char *a, unsigned char *b, size_t len,
+				unsigned char seed)
+{
+	char err[256] = "";
+	size_t i, wrong = 0;
+
+	for (i = 0; i < len; i++) {
+		a[i] = (unsigned char)(i * 13 + seed);
+		b[i] = 0;
+	}
+	CHECK_INT(loopback_write(pd, ma, mb, len, err, sizeof(err)), 0);
+	if (err[0])
+		printf("loopback write: %s\n", err);
+	for (i = 0; i < len; i++)
+		wrong += a[i] != b[i];
+	return wrong;
+}
+
+static void cache(void)
+{
+	struct gdr_cache_attr attr = { .comp_mask = GDR_CACHE_ATTR_FLAGS,
+				       .flags = GDR_CACHE_HOST };
+	const size_t len = 1 << 20;
+	struct ibv_mr *ma, *mb, *again, *fresh;
+	struct gdr_cache_stats st;
+	struct gdr_cache *c;
+	unsigned char *a, *b;
+	int mrs = count_mrs(), fds = count_fds(), i;
+	size_t wrong = 0;
+
+	check_scope = "registration cache on a real PD";
+	a = aligned_alloc(4096, len);
+	b = aligned_alloc(4096, len);
+	c = gdr_cache_create(pd, &attr);
+	CHECK(a && b && c);
+	if (!a || !b || !c) {
+		printf("setup failed: %s\n", gdr_last_error());
+		return;
+	}
+	/* Ten writes, each through MRs taken from the cache and put back. */
+	for (i = 0; i < 10; i++) {
+		ma = gdr_cache_get(c, a, len);
+		mb = gdr_cache_get(c, b, len);
+		CHECK(ma && mb);
+		if (!ma || !mb) {
+			printf("gdr_cache_get: %s\n", gdr_last_error());
+			return;
+		}
+		wrong += write_and_compare(ma, mb, a, b, len, (unsigned char)i);
+		CHECK_INT(gdr_cache_put(c, ma), 0);
+		CHECK_INT(gdr_cache_put(c, mb), 0);
+	}
+	CHECK_INT(wrong, 0);
+	CHECK_INT(gdr_cache_query_stats(c, &st, sizeof(st)), 0);
+	CHECK_INT(st.misses, 2);
+	CHECK_INT(st.hits, 18);
+	CHECK_INT(st.entries, 2);
+	CHECK_INT(count_mrs(), mrs + 2);
+	printf("10 RDMA writes through cached MRs: %zu bytes differ, %llu "
+	       "hits, %llu misses, %d MRs in the kernel\n",
+	       wrong, (unsigned long long)st.hits,
+	       (unsigned long long)st.misses, count_mrs() - mrs);
+
+	/* A sub-range hits the same registration. */
+	ma = gdr_cache_get(c, a + 4096, 4096);
+	again = gdr_cache_get(c, a, len);
+	CHECK(ma && ma == again);
+	CHECK_INT(gdr_cache_put(c, ma), 0);
+	CHECK_INT(gdr_cache_put(c, again), 0);
+
+	/* The caller's promise kept: invalidate, then the next get registers. */
+	CHECK_INT(gdr_cache_invalidate(c, a, len), 0);
+	CHECK_INT(count_mrs(), mrs + 1);
+	fresh = gdr_cache_get(c, a, len);
+	mb = gdr_cache_get(c, b, len);
+	CHECK(fresh && mb);
+	if (fresh && mb) {
+		CHECK_INT(write_and_compare(fresh, mb, a, b, len, 99), 0);
+		CHECK_INT(gdr_cache_put(c, fresh), 0);
+		CHECK_INT(gdr_cache_put(c, mb), 0);
+	}
+	CHECK_INT(gdr_cache_query_stats(c, &st, sizeof(st)), 0);
+	CHECK_INT(st.invalidations, 1);
+	CHECK_INT(st.misses, 3);
+
+	CHECK_INT(gdr_cache_destroy(c), 0);
+	CHECK_INT(count_mrs(), mrs);
+
+	/* Without GDR_CACHE_HOST: registered on get, gone on put. */
+	c = gdr_cache_create(pd, NULL);
+	CHECK(c != NULL);
+	if (c) {
+		ma = gdr_cache_get(c, a, len);
+		CHECK(ma != NULL);
+		CHECK_INT(count_mrs(), mrs + 1);
+		if (ma)
+			CHECK_INT(gdr_cache_put(c, ma), 0);
+		CHECK_INT(count_mrs(), mrs);
+		CHECK_INT(gdr_cache_query_stats(c, &st, sizeof(st)), 0);
+		CHECK_INT(st.passthrough, 1);
+		CHECK_INT(st.entries, 0);
+		CHECK_INT(gdr_cache_destroy(c), 0);
+	}
+	CHECK_INT(count_fds(), fds);
+	free(a);
+	free(b);
+}
+
 static void *worker(void *arg)
 {
 	const size_t len = 16384;
@@ -279,6 +393,8 @@ int main(int argc, char **argv)
 		badinput();
 	if (!strcmp(what, "threads") || !strcmp(what, "all"))
 		threads();
+	if (!strcmp(what, "cache") || !strcmp(what, "all"))
+		cache();
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	return check_summary(what);
