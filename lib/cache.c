@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The registration cache. Entries live in an interval tree keyed by the
- * range they register; each device-memory entry remembers the CUDA buffer
+ * The registration cache. Entries live in a range index (ranges.c) keyed
+ * by the range they register; each device-memory entry remembers the CUDA buffer
  * id of every physical allocation it covers (one for cuMemAlloc memory,
  * one per chunk of a VMM range) and a hit re-reads the id under the
  * requested range, so memory freed and allocated again is never served an
  * old MR. Nothing in CUDA is intercepted.
  *
- * Locks: a read-write lock for the tree and the MR table (lookups share
- * it), a mutex for the idle (LRU) list, and a mutex with a condition for
+ * Locks: a read-write lock for the index and the MR table (lookups share
+ * it), a mutex for the LRU list, and a mutex with a condition for
  * waiting on a registration another thread has in flight. No CUDA or
  * verbs call is made while holding any of them: validation, registration
  * and deregistration happen between.
@@ -38,18 +38,35 @@ struct chunk {
 	unsigned long long buffer_id;
 };
 
+/*
+ * What a hit reads (references, kind, MR, the first chunk's buffer id) and
+ * what a put reads (the hash chain) share the first cache line; entries
+ * are allocated on a line boundary.
+ */
 struct entry {
-	struct gdr_itree_node node; /* first: the tree's node is the entry */
+	int refs; /* atomic */
 	enum entry_kind kind;
-	struct ibv_mr *mr;
-	int refs;  /* atomic */
-	bool dead; /* out of the tree: deregister at the last put */
-	bool idle; /* on the idle list */
-	struct entry *lru_prev, *lru_next;
-	struct entry *hash_next;
 	unsigned int num_chunks;
+	bool dead; /* out of the index: deregister at the last put */
+	bool idle; /* on the LRU list */
+	struct ibv_mr *mr;
+	struct entry *hash_next;
 	struct chunk chunks[MAX_CHUNKS];
+	struct entry *lru_prev, *lru_next;
+	uintptr_t start, end; /* the range registered */
 };
+
+#define LINE 64
+
+static struct entry *entry_new(void)
+{
+	size_t size = (sizeof(struct entry) + LINE - 1) / LINE * LINE;
+	struct entry *e = aligned_alloc(LINE, size);
+
+	if (e)
+		memset(e, 0, sizeof(*e));
+	return e;
+}
 
 struct gdr_cache {
 	struct ibv_pd *pd;
@@ -59,14 +76,19 @@ struct gdr_cache {
 	struct gdr_reg_attr reg;
 	bool have_reg;
 
-	pthread_rwlock_t lock; /* tree, MR table, counts */
-	struct gdr_itree_node *tree;
+	pthread_rwlock_t lock; /* index, MR table, counts */
+	struct gdr_ranges index;
 	struct entry **table; /* MR -> entry */
 	size_t table_size, table_used;
 	size_t entries, bytes; /* cached (not pass-through, not pending) */
 
+	/*
+	 * Cached entries by the time they were last put back, oldest first.
+	 * An entry stays on it while in use (a hit touches no list); the
+	 * eviction passes over those with references.
+	 */
 	pthread_mutex_t lru_lock;
-	struct entry *lru_head, *lru_tail; /* idle, oldest first */
+	struct entry *lru_head, *lru_tail;
 
 	pthread_mutex_t zombie_lock; /* MRs whose deregistration failed */
 	struct entry *zombies;
@@ -77,7 +99,6 @@ struct gdr_cache {
 
 	/* statistics, atomic */
 	uint64_t hits, misses, stale, evictions, invalidations, passthrough;
-	uint64_t in_use;
 };
 
 #define ADD(x, v) __atomic_add_fetch(&(x), (v), __ATOMIC_RELAXED)
@@ -154,7 +175,22 @@ static void table_remove(struct gdr_cache *c, struct entry *e)
 	}
 }
 
-/* --- the idle list ----------------------------------------------------------- */
+/* MRs given out and not put back: the references of every entry in the
+ * table (a walk, so that a hit counts nothing shared). Under the lock. */
+static uint64_t in_use(const struct gdr_cache *c)
+{
+	const struct entry *e;
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < c->table_size; i++)
+		for (e = c->table[i]; e; e = e->hash_next)
+			n += (uint64_t)__atomic_load_n(&e->refs,
+						       __ATOMIC_RELAXED);
+	return n;
+}
+
+/* --- the LRU list ------------------------------------------------------------ */
 
 static void lru_unlink(struct gdr_cache *c, struct entry *e)
 {
@@ -188,11 +224,11 @@ static void lru_append(struct gdr_cache *c, struct entry *e)
 
 static size_t entry_bytes(const struct entry *e)
 {
-	return e->node.end - e->node.start;
+	return e->end - e->start;
 }
 
 /*
- * Take @e out of the tree (under the write lock). An idle one goes to
+ * Take @e out of the index (under the write lock). An idle one goes to
  * *@release for deregistration after the locks; one in use is
  * deregistered at its last put.
  */
@@ -204,7 +240,7 @@ static void drop(struct gdr_cache *c, struct entry *e, struct entry **release)
 		e->dead = true;
 		return;
 	}
-	gdr_itree_remove(&c->tree, &e->node);
+	gdr_ranges_remove(&c->index, e->start, e);
 	e->dead = true;
 	c->entries--;
 	c->bytes -= entry_bytes(e);
@@ -266,11 +302,11 @@ static int release_all(struct gdr_cache *c, struct entry *list)
 static unsigned int drop_overlaps(struct gdr_cache *c, uintptr_t a, uintptr_t b,
 				  struct entry **release)
 {
-	struct gdr_itree_node *hit[MAX_OVERLAPS];
+	void *hit[MAX_OVERLAPS];
 	unsigned int n, i, total = 0, round;
 
 	do {
-		n = gdr_itree_overlaps(c->tree, a, b, hit, MAX_OVERLAPS);
+		n = gdr_ranges_overlaps(&c->index, a, b, hit, MAX_OVERLAPS);
 		round = 0;
 		for (i = 0; i < n; i++) {
 			struct entry *e = (struct entry *)hit[i];
@@ -285,19 +321,27 @@ static unsigned int drop_overlaps(struct gdr_cache *c, uintptr_t a, uintptr_t b,
 	return total;
 }
 
-/* Under the write lock: idle entries past the limits, oldest first. */
+/*
+ * Under the write lock (so no reference is taken or given back meanwhile):
+ * idle entries past the limits, least recently put back first.
+ */
 static void evict(struct gdr_cache *c, struct entry **release)
 {
-	struct entry *e;
+	struct entry *e, *next;
 
-	while ((c->max_entries && c->entries > c->max_entries) ||
-	       (c->max_bytes && c->bytes > c->max_bytes)) {
-		pthread_mutex_lock(&c->lru_lock);
-		e = c->lru_head;
-		pthread_mutex_unlock(&c->lru_lock);
-		if (!e)
-			break; /* everything is in use: over the limit for now */
+	pthread_mutex_lock(&c->lru_lock);
+	e = c->lru_head;
+	pthread_mutex_unlock(&c->lru_lock);
+	while (((c->max_entries && c->entries > c->max_entries) ||
+		(c->max_bytes && c->bytes > c->max_bytes)) &&
+	       e) {
+		next = e->lru_next;
+		if (__atomic_load_n(&e->refs, __ATOMIC_ACQUIRE)) {
+			e = next; /* in use: never evicted */
+			continue;
+		}
 		drop(c, e, release);
+		e = next;
 		ADD(c->evictions, 1);
 	}
 }
@@ -465,6 +509,7 @@ GDR_EXPORT struct gdr_cache *gdr_cache_create(struct ibv_pd *pd,
 GDR_EXPORT int gdr_cache_destroy(struct gdr_cache *c)
 {
 	struct entry *release = NULL, *e;
+	uint64_t busy;
 	size_t i;
 	int err;
 
@@ -474,12 +519,13 @@ GDR_EXPORT int gdr_cache_destroy(struct gdr_cache *c)
 		return EINVAL;
 	}
 	pthread_rwlock_wrlock(&c->lock);
-	if (GET(c->in_use)) {
+	busy = in_use(c);
+	if (busy) {
 		pthread_rwlock_unlock(&c->lock);
 		gdr_fail(EBUSY,
 			 "%llu MRs from gdr_cache_get() are not put back; put "
 			 "them back first",
-			 (unsigned long long)GET(c->in_use));
+			 (unsigned long long)busy);
 		return EBUSY;
 	}
 	for (i = 0; i < c->table_size; i++) {
@@ -490,7 +536,7 @@ GDR_EXPORT int gdr_cache_destroy(struct gdr_cache *c)
 		}
 	}
 	c->table_used = 0;
-	c->tree = NULL;
+	gdr_ranges_clear(&c->index);
 	c->lru_head = c->lru_tail = NULL;
 	c->entries = c->bytes = 0;
 	pthread_rwlock_unlock(&c->lock);
@@ -520,16 +566,11 @@ static struct entry *lookup(struct gdr_cache *c, uintptr_t a, uintptr_t b)
 	struct entry *e;
 
 	pthread_rwlock_rdlock(&c->lock);
-	e = (struct entry *)gdr_itree_cover(c->tree, a, b);
-	if (e && e->kind != E_PENDING) {
-		if (__atomic_fetch_add(&e->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-			pthread_mutex_lock(&c->lru_lock);
-			lru_unlink(c, e);
-			pthread_mutex_unlock(&c->lru_lock);
-		}
-	} else {
+	e = gdr_ranges_cover(&c->index, a, b);
+	if (e && e->kind != E_PENDING)
+		__atomic_add_fetch(&e->refs, 1, __ATOMIC_ACQ_REL);
+	else
 		e = NULL;
-	}
 	pthread_rwlock_unlock(&c->lock);
 	return e;
 }
@@ -550,28 +591,33 @@ static int unref(struct gdr_cache *c, struct entry *e)
 		return 0;
 	}
 	if (e->kind != E_PASSTHROUGH && !e->dead) {
+		/* Used last now: to the tail. */
 		pthread_mutex_lock(&c->lru_lock);
-		/* A lookup may have taken it again meanwhile. */
-		if (__atomic_load_n(&e->refs, __ATOMIC_ACQUIRE) == 0 &&
-		    !e->idle)
+		if (c->lru_tail != e) {
+			lru_unlink(c, e);
 			lru_append(c, e);
+		}
 		pthread_mutex_unlock(&c->lru_lock);
 		pthread_rwlock_unlock(&c->lock);
 		return 0;
 	}
 	pthread_rwlock_unlock(&c->lock);
-	/* Out of the tree with no reference: nobody else can reach it. */
+	/* Out of the index with no reference: nobody else can reach it. */
+	pthread_rwlock_wrlock(&c->lock);
+	table_remove(c, e); /* first: a new MR may reuse the address */
+	pthread_rwlock_unlock(&c->lock);
 	err = s->verbs.dereg_mr(e->mr);
 	if (err) {
-		gdr_debug("cache: ibv_dereg_mr failed: %s",
+		/* Still registered: kept, and tried again by the next
+		 * release (at the latest by gdr_cache_destroy()). */
+		gdr_debug("cache: ibv_dereg_mr failed: %s; kept for a retry",
 			  gdr_errno_name(err));
-		/* The MR stays registered and findable: a later put retries. */
-		__atomic_add_fetch(&e->refs, 1, __ATOMIC_ACQ_REL);
+		pthread_mutex_lock(&c->zombie_lock);
+		e->hash_next = c->zombies;
+		c->zombies = e;
+		pthread_mutex_unlock(&c->zombie_lock);
 		return err;
 	}
-	pthread_rwlock_wrlock(&c->lock);
-	table_remove(c, e);
-	pthread_rwlock_unlock(&c->lock);
 	free(e);
 	return 0;
 }
@@ -604,7 +650,7 @@ static struct ibv_mr *miss(struct gdr_cache *c, void *ptr, size_t len,
 	*err = gdr_classify(ptr, len, &pi, why, n);
 	if (*err)
 		return NULL;
-	e = calloc(1, sizeof(*e));
+	e = entry_new();
 	if (!e) {
 		*err = ENOMEM;
 		gdr_fmt(why, n, "out of memory for a cache entry");
@@ -641,14 +687,14 @@ static struct ibv_mr *miss(struct gdr_cache *c, void *ptr, size_t len,
 		*out = e;
 		return mr;
 	}
-	e->node.start = a;
-	e->node.end = b;
+	e->start = a;
+	e->end = b;
 
 	/* One registration per range: wait for one in flight, else claim it. */
 	for (;;) {
 		pthread_rwlock_wrlock(&c->lock);
-		found = (struct entry *)gdr_itree_cover(c->tree, (uintptr_t)ptr,
-							(uintptr_t)ptr + len);
+		found = gdr_ranges_cover(&c->index, (uintptr_t)ptr,
+					 (uintptr_t)ptr + len);
 		if (!found || found->kind != E_PENDING)
 			break;
 		pthread_mutex_lock(&c->wait_lock);
@@ -662,12 +708,7 @@ static struct ibv_mr *miss(struct gdr_cache *c, void *ptr, size_t len,
 	}
 	if (found) {
 		/* Registered meanwhile: that one, validated by the caller. */
-		if (__atomic_fetch_add(&found->refs, 1, __ATOMIC_ACQ_REL) ==
-		    0) {
-			pthread_mutex_lock(&c->lru_lock);
-			lru_unlink(c, found);
-			pthread_mutex_unlock(&c->lru_lock);
-		}
+		__atomic_add_fetch(&found->refs, 1, __ATOMIC_ACQ_REL);
 		pthread_rwlock_unlock(&c->lock);
 		free(e);
 		*out = found;
@@ -676,14 +717,20 @@ static struct ibv_mr *miss(struct gdr_cache *c, void *ptr, size_t len,
 	}
 	pend = e;
 	pend->kind = E_PENDING;
-	gdr_itree_insert(&c->tree, &pend->node);
+	if (gdr_ranges_insert(&c->index, a, b, pend)) {
+		pthread_rwlock_unlock(&c->lock);
+		free(e);
+		*err = ENOMEM;
+		gdr_fmt(why, n, "out of memory for a cache entry");
+		return NULL;
+	}
 	pthread_rwlock_unlock(&c->lock);
 
 	*err = gdr_register_internal(c->pd, (void *)a, b - a,
 				     c->have_reg ? &c->reg : NULL, &mr, why, n);
 
 	pthread_rwlock_wrlock(&c->lock);
-	gdr_itree_remove(&c->tree, &pend->node);
+	gdr_ranges_remove(&c->index, a, pend);
 	if (!*err) {
 		e->kind = (pi.type == GDR_MEM_CUDA_DEVICE ||
 			   pi.type == GDR_MEM_CUDA_POOL)
@@ -693,8 +740,15 @@ static struct ibv_mr *miss(struct gdr_cache *c, void *ptr, size_t len,
 		*err = table_add(c, e);
 		/* Invalidated while in flight: the caller gets the MR, which
 		 * is deregistered when put back; nothing is cached. */
+		if (!*err && !e->dead &&
+		    gdr_ranges_insert(&c->index, a, b, e)) {
+			table_remove(c, e);
+			*err = ENOMEM;
+		}
 		if (!*err && !e->dead) {
-			gdr_itree_insert(&c->tree, &e->node);
+			pthread_mutex_lock(&c->lru_lock);
+			lru_append(c, e);
+			pthread_mutex_unlock(&c->lru_lock);
 			c->entries++;
 			c->bytes += entry_bytes(e);
 			evict(c, &release);
@@ -738,10 +792,8 @@ GDR_EXPORT struct ibv_mr *gdr_cache_get(struct gdr_cache *c, void *ptr,
 		e = lookup(c, a, a + len);
 		if (!e) {
 			mr = miss(c, ptr, len, &e, why, sizeof(why), &err);
-			if (mr) {
-				ADD(c->in_use, 1);
+			if (mr)
 				return mr;
-			}
 			if (err != EAGAIN)
 				return gdr_fail(err, "%s", why);
 		}
@@ -750,7 +802,6 @@ GDR_EXPORT struct ibv_mr *gdr_cache_get(struct gdr_cache *c, void *ptr,
 		if (e->kind != E_DEVICE ||
 		    (lib && still_valid(&lib->cu, e, a, a + len))) {
 			ADD(c->hits, 1);
-			ADD(c->in_use, 1);
 			return e->mr;
 		}
 		/* Freed (and maybe allocated again): drop everything it
@@ -759,7 +810,7 @@ GDR_EXPORT struct ibv_mr *gdr_cache_get(struct gdr_cache *c, void *ptr,
 		release = NULL;
 		pthread_rwlock_wrlock(&c->lock);
 		if (!e->dead)
-			drop_overlaps(c, e->node.start, e->node.end, &release);
+			drop_overlaps(c, e->start, e->end, &release);
 		pthread_rwlock_unlock(&c->lock);
 		release_all(c, release);
 		unref(c, e);
@@ -794,7 +845,6 @@ GDR_EXPORT int gdr_cache_put(struct gdr_cache *c, struct ibv_mr *mr)
 			 "(or it was put back already)");
 		return EINVAL;
 	}
-	__atomic_sub_fetch(&c->in_use, 1, __ATOMIC_RELAXED);
 	err = unref(c, e);
 	if (err)
 		gdr_fail(err,
@@ -845,12 +895,11 @@ GDR_EXPORT int gdr_cache_purge(struct gdr_cache *c)
 	cap = c->entries;
 	idle = cap ? calloc(cap, sizeof(*idle)) : NULL;
 	for (e = c->lru_head; e && idle && n < cap; e = e->lru_next)
-		if (e->kind == E_DEVICE)
+		if (e->kind == E_DEVICE &&
+		    __atomic_load_n(&e->refs, __ATOMIC_ACQUIRE) == 0)
 			idle[n++] = e;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i++)
 		__atomic_add_fetch(&idle[i]->refs, 1, __ATOMIC_ACQ_REL);
-		lru_unlink(c, idle[i]);
-	}
 	pthread_mutex_unlock(&c->lru_lock);
 	pthread_rwlock_unlock(&c->lock);
 	if (cap && !idle) {
@@ -859,7 +908,7 @@ GDR_EXPORT int gdr_cache_purge(struct gdr_cache *c)
 	}
 	for (i = 0; i < n; i++) {
 		e = idle[i];
-		if (still_valid(&lib->cu, e, e->node.start, e->node.end))
+		if (still_valid(&lib->cu, e, e->start, e->end))
 			continue;
 		ADD(c->stale, 1);
 		pthread_rwlock_wrlock(&c->lock);
@@ -894,8 +943,8 @@ GDR_EXPORT int gdr_cache_query_stats(struct gdr_cache *c,
 	st.evictions = GET(c->evictions);
 	st.invalidations = GET(c->invalidations);
 	st.passthrough = GET(c->passthrough);
-	st.in_use = GET(c->in_use);
 	pthread_rwlock_rdlock(&c->lock);
+	st.in_use = in_use(c);
 	st.entries = c->entries;
 	st.bytes = c->bytes;
 	pthread_rwlock_unlock(&c->lock);

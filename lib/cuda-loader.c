@@ -106,8 +106,8 @@ static int first_object(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct dl_counts *c = data;
 
-	if (size < offsetof(struct dl_phdr_info, dlpi_subs) +
-			   sizeof(info->dlpi_subs))
+	if (size <
+	    offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
 		return -1; /* no counters: always ask */
 	c->adds = info->dlpi_adds;
 	c->subs = info->dlpi_subs;

@@ -534,22 +534,33 @@ void gdr_report_print_text(const struct gdr_report *r, FILE *out);
 void gdr_report_print_json(const struct gdr_report *r, FILE *out);
 const char *gdr_verdict_str(enum gdr_verdict v);
 
-/* --- interval tree (itree.c) --------------------------------------------- */
-struct gdr_itree_node {
+/* --- range index (ranges.c) ---------------------------------------------- */
+#define RANGES_BLOCK 32 /* ranges per block */
+struct gdr_range {
 	uintptr_t start, end; /* [start, end) */
-	uintptr_t max_end;    /* the largest end in this subtree */
-	struct gdr_itree_node *left, *right;
-	int height;
+	void *item;
 };
-void gdr_itree_insert(struct gdr_itree_node **root, struct gdr_itree_node *n);
-void gdr_itree_remove(struct gdr_itree_node **root, struct gdr_itree_node *n);
-/* A node with start <= a and end >= b, or NULL. */
-struct gdr_itree_node *gdr_itree_cover(struct gdr_itree_node *root, uintptr_t a,
-				       uintptr_t b);
-/* Up to @max nodes overlapping [a, b) into @out; how many. */
-unsigned int gdr_itree_overlaps(struct gdr_itree_node *root, uintptr_t a,
-				uintptr_t b, struct gdr_itree_node **out,
-				unsigned int max);
+struct gdr_ranges_block;
+struct gdr_ranges {
+	size_t num_blocks, cap, count;
+	size_t max_len; /* the longest range held since the index was empty */
+	/* per block, in start order: first and last start, largest end */
+	uintptr_t *first, *last, *max_end;
+	struct gdr_ranges_block **blocks;
+};
+/* Add [start, end) -> @item. 0, or ENOMEM with the index unchanged. */
+int gdr_ranges_insert(struct gdr_ranges *x, uintptr_t start, uintptr_t end,
+		      void *item);
+/* Remove the range of @item that starts at @start. 0 or ENOENT. */
+int gdr_ranges_remove(struct gdr_ranges *x, uintptr_t start, void *item);
+/* An item whose range has start <= a and end >= b (the one starting
+ * nearest before @a first), or NULL. */
+void *gdr_ranges_cover(const struct gdr_ranges *x, uintptr_t a, uintptr_t b);
+/* Up to @max items overlapping [a, b) into @out, in start order; how many. */
+unsigned int gdr_ranges_overlaps(const struct gdr_ranges *x, uintptr_t a,
+				 uintptr_t b, void **out, unsigned int max);
+/* Free everything; the index is empty again. */
+void gdr_ranges_clear(struct gdr_ranges *x);
 
 /* --- registration for the cache (gpudirect.c) ----------------------------- */
 /* gdr_register_ex() without touching gdr_last_error(): 0 and the MR in

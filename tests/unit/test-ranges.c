@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cache's range index against a brute-force list: random inserts and
+ * removes of overlapping ranges (equal starts included, enough to split
+ * and empty many blocks), each cover and overlap query checked against
+ * the list, then an ordered fill of 100k ranges.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "internal.h"
+
+#define N 3000
+
+struct item {
+	uintptr_t start, end;
+	int live;
+};
+
+static struct item items[N];
+static uint64_t state = 12345;
+
+static uint64_t rnd(void)
+{
+	state ^= state << 13;
+	state ^= state >> 7;
+	state ^= state << 17;
+	return state;
+}
+
+/* Does the index's answer agree with the list? */
+static int cover_ok(const struct gdr_ranges *x, uintptr_t a, uintptr_t b)
+{
+	struct item *got = gdr_ranges_cover(x, a, b);
+	int i, any = 0;
+
+	for (i = 0; i < N; i++)
+		if (items[i].live && items[i].start <= a && items[i].end >= b)
+			any = 1;
+	if (!got)
+		return !any;
+	return got->live && got->start <= a && got->end >= b;
+}
+
+static int overlaps_ok(const struct gdr_ranges *x, uintptr_t a, uintptr_t b)
+{
+	static void *out[N];
+	unsigned int n = gdr_ranges_overlaps(x, a, b, out, N), k;
+	int i, want = 0;
+
+	for (i = 0; i < N; i++)
+		if (items[i].live && items[i].start < b && items[i].end > a)
+			want++;
+	if ((int)n != want)
+		return 0;
+	for (k = 0; k < n; k++) {
+		struct item *it = out[k];
+
+		if (!it->live || it->start >= b || it->end <= a)
+			return 0;
+		if (k && ((struct item *)out[k - 1])->start > it->start)
+			return 0; /* start order */
+	}
+	return 1;
+}
+
+int main(void)
+{
+	struct gdr_ranges x;
+	int i, step, live = 0, bad_cover = 0, bad_overlap = 0, bad = 0;
+	uintptr_t a;
+
+	check_scope = "random ranges against a list";
+	memset(&x, 0, sizeof(x));
+	for (step = 0; step < 40000; step++) {
+		struct item *it = &items[rnd() % N];
+
+		if (!it->live) {
+			/* Starts on a coarse grid: many equal starts. */
+			it->start = 4096 * (1 + rnd() % 500);
+			it->end = it->start + 1 +
+				  rnd() % (rnd() % 8 ? 20000 : 2000000);
+			if (gdr_ranges_insert(&x, it->start, it->end, it))
+				bad++;
+			it->live = 1;
+			live++;
+		} else if (rnd() % 3 == 0) {
+			if (gdr_ranges_remove(&x, it->start, it))
+				bad++;
+			it->live = 0;
+			live--;
+		}
+		a = 4096 * (rnd() % 520) + rnd() % 4096;
+		if (!cover_ok(&x, a, a + 1 + rnd() % 30000))
+			bad_cover++;
+		if (step % 8 == 0 &&
+		    !overlaps_ok(&x, a, a + 1 + rnd() % 100000))
+			bad_overlap++;
+		if (x.count != (size_t)live)
+			bad++;
+	}
+	CHECK_INT(bad, 0);
+	CHECK_INT(bad_cover, 0);
+	CHECK_INT(bad_overlap, 0);
+	printf("40000 random steps, %d ranges live at the end in %zu blocks: "
+	       "%d wrong covers, %d wrong overlap sets\n",
+	       live, x.num_blocks, bad_cover, bad_overlap);
+	/* Removing what is not there changes nothing. */
+	CHECK_INT(gdr_ranges_remove(&x, 1, &x), ENOENT);
+	for (i = 0; i < N; i++)
+		if (items[i].live)
+			CHECK_INT(gdr_ranges_remove(&x, items[i].start,
+						    &items[i]),
+				  0);
+	CHECK_INT(x.count, 0);
+	CHECK_INT(x.num_blocks, 0);
+	CHECK(gdr_ranges_cover(&x, 4096, 4097) == NULL);
+	gdr_ranges_clear(&x);
+
+	check_scope = "100k ranges filled in order";
+	for (i = 0; i < 100000; i++)
+		if (gdr_ranges_insert(&x, (uintptr_t)i * 4096 + 4096,
+				      (uintptr_t)i * 4096 + 8192, &items[0]))
+			bad++;
+	CHECK_INT(bad, 0);
+	/* Appends leave full blocks: ceil(100000 / RANGES_BLOCK). */
+	CHECK_INT(x.num_blocks, (100000 + RANGES_BLOCK - 1) / RANGES_BLOCK);
+	CHECK(gdr_ranges_cover(&x, 4096 * 777 + 10, 4096 * 777 + 20) ==
+	      &items[0]);
+	CHECK(gdr_ranges_cover(&x, 4096 * 777 + 10, 4096 * 778 + 20) == NULL);
+	gdr_ranges_clear(&x);
+	return check_summary("ranges");
+}
