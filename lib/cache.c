@@ -254,6 +254,18 @@ static void drop(struct gdr_cache *c, struct entry *e, struct entry **release)
 	}
 }
 
+/* An MR whose deregistration failed: still registered, so kept and tried
+ * again by the next release (at the latest by gdr_cache_destroy()). */
+static void keep_for_retry(struct gdr_cache *c, struct entry *e, int err)
+{
+	gdr_debug("cache: ibv_dereg_mr failed: %s; kept for a retry",
+		  gdr_errno_name(err));
+	pthread_mutex_lock(&c->zombie_lock);
+	e->hash_next = c->zombies;
+	c->zombies = e;
+	pthread_mutex_unlock(&c->zombie_lock);
+}
+
 /*
  * Deregister what drop() collected, with no lock held. An MR whose
  * deregistration fails is kept and tried again later (and by destroy):
@@ -262,7 +274,7 @@ static void drop(struct gdr_cache *c, struct entry *e, struct entry **release)
 static int release_all(struct gdr_cache *c, struct entry *list)
 {
 	const struct gdr_seam *s = gdr_seam();
-	struct entry *next, *failed = NULL;
+	struct entry *next;
 	int err, first = 0;
 
 	pthread_mutex_lock(&c->zombie_lock);
@@ -280,21 +292,10 @@ static int release_all(struct gdr_cache *c, struct entry *list)
 			free(list);
 			continue;
 		}
-		gdr_debug("cache: ibv_dereg_mr failed: %s; kept for a retry",
-			  gdr_errno_name(err));
 		if (!first)
 			first = err;
-		list->hash_next = failed;
-		failed = list;
+		keep_for_retry(c, list, err);
 	}
-	pthread_mutex_lock(&c->zombie_lock);
-	while (failed) {
-		next = failed->hash_next;
-		failed->hash_next = c->zombies;
-		c->zombies = failed;
-		failed = next;
-	}
-	pthread_mutex_unlock(&c->zombie_lock);
 	return first;
 }
 
@@ -608,14 +609,7 @@ static int unref(struct gdr_cache *c, struct entry *e)
 	pthread_rwlock_unlock(&c->lock);
 	err = s->verbs.dereg_mr(e->mr);
 	if (err) {
-		/* Still registered: kept, and tried again by the next
-		 * release (at the latest by gdr_cache_destroy()). */
-		gdr_debug("cache: ibv_dereg_mr failed: %s; kept for a retry",
-			  gdr_errno_name(err));
-		pthread_mutex_lock(&c->zombie_lock);
-		e->hash_next = c->zombies;
-		c->zombies = e;
-		pthread_mutex_unlock(&c->zombie_lock);
+		keep_for_retry(c, e, err);
 		return err;
 	}
 	free(e);
