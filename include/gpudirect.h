@@ -27,8 +27,8 @@ extern "C" {
 
 /*
  * The registration paths. Device memory tries them in the library's order
- * of preference (DMA-BUF, then nvidia-peermem); GDR_PATH_HOST is the only
- * path for host memory. Later releases add paths with new values: nothing
+ * of preference (Data Direct, DMA-BUF, then nvidia-peermem); GDR_PATH_HOST
+ * is the only path for host memory. Later releases add paths with new values: nothing
  * in this header is sized by the number of paths.
  */
 enum gdr_path {
@@ -40,13 +40,20 @@ enum gdr_path {
 	GDR_PATH_PEERMEM = 2,
 	/* ibv_reg_mr on host memory */
 	GDR_PATH_HOST = 3,
+	/*
+	 * Since 0.2: a dma-buf exported with the PCIe mapping
+	 * (CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE) registered with
+	 * mlx5dv_reg_dmabuf_mr(MLX5DV_REG_DMABUF_ACCESS_DATA_DIRECT), for
+	 * NICs with a Data Direct function (ConnectX-8 class)
+	 */
+	GDR_PATH_DATA_DIRECT = 4,
 };
 
 /* A bit per path, for gdr_reg_attr.path_mask. */
 #define GDR_PATH_BIT(p) (1u << (p))
 #define GDR_PATH_MASK_ALL                                                      \
 	(GDR_PATH_BIT(GDR_PATH_DMABUF) | GDR_PATH_BIT(GDR_PATH_PEERMEM) |      \
-	 GDR_PATH_BIT(GDR_PATH_HOST))
+	 GDR_PATH_BIT(GDR_PATH_HOST) | GDR_PATH_BIT(GDR_PATH_DATA_DIRECT))
 
 /* What kind of memory a pointer refers to, as the CUDA driver reports it. */
 enum gdr_mem_type {
@@ -121,6 +128,13 @@ enum gdr_reg_flags {
 	 * CU_CTX_SYNC_MEMOPS on the current context (driver 12.1 or newer).
 	 */
 	GDR_REG_SYNC_MEMOPS = 1u << 1,
+	/*
+	 * Since 0.2: export device memory with the PCIe mapping on the
+	 * DMA-BUF path too (as GPUDIRECT_PCIE_MAPPING=on does for the whole
+	 * process). Where the GPU or the driver (older than 12.8) cannot, the
+	 * DMA-BUF path is not taken, and the reason says so.
+	 */
+	GDR_REG_PCIE_MAPPING = 1u << 2,
 };
 
 /**

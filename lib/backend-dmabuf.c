@@ -3,7 +3,9 @@
  * The DMA-BUF backend: export the page-aligned span around the buffer as a
  * dma-buf with cuMemGetHandleForAddressRange and register it with
  * ibv_reg_dmabuf_mr, offset and iova chosen so that the MR covers exactly
- * [ptr, ptr + len) at virtual address ptr.
+ * [ptr, ptr + len) at virtual address ptr. The export (shared with the
+ * Data Direct backend) may ask for the PCIe mapping; this backend does for
+ * a C2C-attached GPU whose NIC is on PCIe, or where the caller asked.
  */
 #include <errno.h>
 #include <string.h>
@@ -101,7 +103,8 @@ static void drop_ctx(const struct gdr_req *req, const struct export_ctx *x)
  * that fails twice is the error reported.
  */
 static CUresult export_range(const struct gdr_cuda_ops *cu, CUcontext ctx,
-			     const struct gdr_dmabuf_range *r, int *fd,
+			     const struct gdr_dmabuf_range *r,
+			     unsigned long long flags, int *fd,
 			     const char **step)
 {
 	CUcontext cur = NULL, popped;
@@ -123,7 +126,7 @@ static CUresult export_range(const struct gdr_cuda_ops *cu, CUcontext ctx,
 	*step = "cuMemGetHandleForAddressRange";
 	res = cu->cuMemGetHandleForAddressRange(
 		fd, (CUdeviceptr)r->base, r->size,
-		CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+		CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, flags);
 	if (res != CUDA_SUCCESS)
 		*fd = -1;
 	if (!pushed)
@@ -142,61 +145,62 @@ static CUresult export_range(const struct gdr_cuda_ops *cu, CUcontext ctx,
 	return res;
 }
 
-static struct ibv_mr *dmabuf_reg(const struct gdr_req *req, char *why, size_t n)
+int gdr_dmabuf_export(const struct gdr_req *req, bool pcie,
+		      struct gdr_dmabuf_range *r, int *fd, CUresult *res,
+		      char *why, size_t n)
 {
-	const struct gdr_seam *s = gdr_seam();
 	const struct gdr_cuda_ops *cu = req->cu;
-	struct gdr_dmabuf_range r;
 	struct export_ctx x;
 	const char *step;
-	struct ibv_mr *mr;
-	char name[64], words[96];
-	CUresult res;
-	int fd, err;
+	char name[64];
+	int err;
 
+	*fd = -1;
+	*res = CUDA_SUCCESS;
 	if (gdr_dmabuf_range((uintptr_t)req->ptr, req->len,
-			     req->node->page_size, &r)) {
+			     req->node->page_size, r)) {
 		gdr_fmt(why, n, "[%p, +%zu) overflows the address space",
 			req->ptr, req->len);
-		errno = EINVAL;
-		return NULL;
+		return EINVAL;
 	}
 	err = pick_ctx(req, &x, why, n);
-	if (err) {
-		errno = err;
-		return NULL;
-	}
-	res = export_range(cu, x.ctx, &r, &fd, &step);
+	if (err)
+		return err;
+	*res = export_range(cu, x.ctx, r, pcie ? GDR_CU_RANGE_FLAG_PCIE : 0, fd,
+			    &step);
 	drop_ctx(req, &x);
-	if (res != CUDA_SUCCESS) {
-		gdr_fmt(why, n, "%s(0x%lx, %zu) failed with %s%s", step,
-			(unsigned long)r.base, r.size,
-			gdr_cu_errname(cu, res, name, sizeof(name)),
-			res == CUDA_ERROR_INVALID_VALUE &&
-					!strcmp(step,
-						"cuMemGetHandleForAddressRange")
-				? ": the page-aligned span is not one "
-				  "cuMemAlloc allocation or a fully mapped "
-				  "VMM range; register memory from "
-				  "cuMemAlloc/cudaMalloc, or VMM memory "
-				  "created with gpuDirectRDMACapable"
-				: "");
-		errno = gdr_cu_errno(res);
-		return NULL;
-	}
-	errno = 0;
-	mr = s->verbs.reg_dmabuf_mr(req->pd, r.offset, req->len,
-				    (uintptr_t)req->ptr, fd, req->access);
-	err = errno ? errno : EIO;
+	if (*res == CUDA_SUCCESS)
+		return 0;
+	gdr_fmt(why, n, "%s(0x%lx, %zu%s) failed with %s%s", step,
+		(unsigned long)r->base, r->size, pcie ? ", PCIe mapping" : "",
+		gdr_cu_errname(cu, *res, name, sizeof(name)),
+		*res == CUDA_ERROR_INVALID_VALUE &&
+				!strcmp(step, "cuMemGetHandleForAddressRange")
+			? ": the page-aligned span is not one "
+			  "cuMemAlloc allocation or a fully mapped "
+			  "VMM range; register memory from "
+			  "cuMemAlloc/cudaMalloc, or VMM memory "
+			  "created with gpuDirectRDMACapable"
+			: "");
+	return gdr_cu_errno(*res);
+}
+
+struct ibv_mr *gdr_dmabuf_finish(const struct gdr_req *req,
+				 const struct gdr_dmabuf_range *r, int fd,
+				 struct ibv_mr *mr, const char *call,
+				 const char *extra, char *why, size_t n)
+{
+	int err = errno ? errno : EIO;
+	char words[96];
+
 	/* The MR holds its own reference to the dma-buf. */
 	if (close(fd))
 		gdr_debug("close(dma-buf fd %d) failed: %s", fd,
 			  strerror(errno));
 	if (!mr) {
 		gdr_fmt(why, n,
-			"ibv_reg_dmabuf_mr(offset %llu, %zu bytes) on %s failed "
-			"with %s",
-			(unsigned long long)r.offset, req->len,
+			"%s(offset %llu, %zu bytes%s) on %s failed with %s",
+			call, (unsigned long long)r->offset, req->len, extra,
 			gdr_pd_name(req->pd),
 			gdr_errno_words(err, words, sizeof(words)));
 		errno = err;
@@ -204,6 +208,108 @@ static struct ibv_mr *dmabuf_reg(const struct gdr_req *req, char *why, size_t n)
 	}
 	/* libibverbs leaves the dma-buf offset in addr; callers expect ptr. */
 	mr->addr = req->ptr;
+	return mr;
+}
+
+/*
+ * Whether to ask for the PCIe mapping, and why (in @note). -1 when the
+ * caller insists on it and this GPU or driver cannot (the reason in @why).
+ */
+static int want_pcie(const struct gdr_req *req, char *note, size_t nn,
+		     char *why, size_t n)
+{
+	bool forced = (req->flags & GDR_REG_PCIE_MAPPING) ||
+		      req->node->pcie_policy == GDR_PCIE_ON;
+	const char *by = req->flags & GDR_REG_PCIE_MAPPING
+				 ? "GDR_REG_PCIE_MAPPING"
+				 : "GPUDIRECT_PCIE_MAPPING=on";
+	const struct gdr_dev *d = gdr_dev_get(req->pi.device);
+	const struct gdr_cuda *c = gdr_cuda_get(false);
+
+	if (!forced) {
+		if (req->node->pcie_policy == GDR_PCIE_OFF || !d ||
+		    d->c2c != GDR_YES || !req->nic_pci)
+			return 0;
+		if (gdr_pcie_map_get(req->pi.device) ==
+		    GDR_PCIE_MAP_UNSUPPORTED) {
+			gdr_fmt(note, nn,
+				"without the PCIe mapping: GPU %d is "
+				"C2C-attached but answered NOT_SUPPORTED to it "
+				"before",
+				req->pi.device);
+			return 0;
+		}
+		gdr_fmt(note, nn,
+			"PCIe mapping: GPU %d is C2C-attached and %s is on "
+			"PCIe",
+			req->pi.device, gdr_pd_name(req->pd));
+		return 1;
+	}
+	if (!gdr_cuda_has_pcie_mapping(c)) {
+		struct gdr_subject subj = { .node = req->node, .cuda = c };
+		struct gdr_eval e;
+
+		gdr_check_eval(&gdr_check_cuda_pcie, &subj, &e, false);
+		gdr_fmt(why, n, "%s asks for the PCIe mapping, and ", by);
+		gdr_check_cuda_pcie.describe(&subj, &e, why + strlen(why),
+					     n - strlen(why));
+		gdr_append(why, n, "; %s",
+			   gdr_check_remedy(&gdr_check_cuda_pcie, &e));
+		return -1;
+	}
+	if (gdr_pcie_map_get(req->pi.device) == GDR_PCIE_MAP_UNSUPPORTED) {
+		gdr_fmt(why, n,
+			"%s asks for the PCIe mapping, and GPU %d answered "
+			"NOT_SUPPORTED to it (remembered)",
+			by, req->pi.device);
+		return -1;
+	}
+	gdr_fmt(note, nn, "PCIe mapping: asked by %s", by);
+	return 1;
+}
+
+static struct ibv_mr *dmabuf_reg(const struct gdr_req *req, char *why, size_t n)
+{
+	const struct gdr_seam *s = gdr_seam();
+	struct gdr_dmabuf_range r;
+	struct ibv_mr *mr;
+	char note[GDR_WHY_LEN] = "";
+	CUresult res;
+	int fd, err, pcie;
+
+	pcie = want_pcie(req, note, sizeof(note), why, n);
+	if (pcie < 0) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	err = gdr_dmabuf_export(req, pcie, &r, &fd, &res, why, n);
+	if (pcie && res == CUDA_ERROR_NOT_SUPPORTED) {
+		/* No PCIe mapping on this GPU: never "no DMA-BUF". */
+		gdr_pcie_map_set(req->pi.device, GDR_PCIE_MAP_UNSUPPORTED);
+		if (req->flags & GDR_REG_PCIE_MAPPING ||
+		    req->node->pcie_policy == GDR_PCIE_ON) {
+			errno = EOPNOTSUPP;
+			return NULL;
+		}
+		gdr_fmt(note, sizeof(note),
+			"without the PCIe mapping: GPU %d answered "
+			"NOT_SUPPORTED to it (remembered)",
+			req->pi.device);
+		err = gdr_dmabuf_export(req, false, &r, &fd, &res, why, n);
+	} else if (pcie && !err) {
+		gdr_pcie_map_set(req->pi.device, GDR_PCIE_MAP_OK);
+	}
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	errno = 0;
+	mr = s->verbs.reg_dmabuf_mr(req->pd, r.offset, req->len,
+				    (uintptr_t)req->ptr, fd, req->access);
+	mr = gdr_dmabuf_finish(req, &r, fd, mr, "ibv_reg_dmabuf_mr", "", why,
+			       n);
+	if (mr)
+		gdr_fmt(why, n, "%s", note); /* the policy, for the record */
 	return mr;
 }
 

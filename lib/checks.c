@@ -16,6 +16,13 @@
 #define KERNEL_DMABUF_MAJOR 5 /* Linux 5.12: dma-buf memory regions */
 #define KERNEL_DMABUF_MINOR 12
 #define CUDA_DMABUF_API 11070 /* CUDA 11.7: cuMemGetHandleForAddressRange */
+#define CUDA_PCIE_MAPPING_API 12080 /* CUDA 12.8: the PCIe-mapped dma-buf */
+
+bool gdr_cuda_has_pcie_mapping(const struct gdr_cuda *c)
+{
+	return c && c->state == GDR_CUDA_READY &&
+	       c->driver_version >= CUDA_PCIE_MAPPING_API;
+}
 
 static void value(struct gdr_eval *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -245,6 +252,78 @@ const struct gdr_check gdr_check_verbs_dmabuf = {
 	.remedy = "upgrade rdma-core to v34 or newer for ibv_reg_dmabuf_mr",
 };
 
+static void eval_mlx5dv(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	const struct gdr_mlx5 *m = gdr_mlx5_get();
+
+	(void)s;
+	if (m->present) {
+		value(e, "present (libmlx5.so.1 MLX5_1.25)");
+		return;
+	}
+	value(e, "absent (%s)", m->why);
+	/* Only Data Direct NICs need them: a fact, not a fault. */
+	verdict(e, GDR_VERDICT_INFO, GDR_FAIL);
+}
+
+static void describe_mlx5dv(const struct gdr_subject *s,
+			    const struct gdr_eval *e, char *buf, size_t n)
+{
+	gdr_fmt(buf, n, "the mlx5 direct verbs for Data Direct are %s",
+		e->value);
+}
+
+const struct gdr_check gdr_check_mlx5dv = {
+	.key = "mlx5dv_data_direct",
+	.scope = GDR_SCOPE_NODE,
+	.eval = eval_mlx5dv,
+	.describe = describe_mlx5dv,
+	.remedy = "only for NICs with a Data Direct function (ConnectX-8 "
+		  "class): install rdma-core v54 or newer",
+};
+
+static void eval_cuda_pcie(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	const struct gdr_cuda *c = s->cuda;
+
+	if (s->node->pcie_policy == GDR_PCIE_OFF) {
+		value(e, "off (GPUDIRECT_PCIE_MAPPING=off)");
+		verdict(e, GDR_VERDICT_INFO, GDR_FAIL);
+		e->remedy = "unset GPUDIRECT_PCIE_MAPPING to allow the PCIe "
+			    "mapping (Data Direct, C2C GPUs)";
+		return;
+	}
+	if (!c || c->state != GDR_CUDA_READY) {
+		value(e, "unknown (the CUDA driver is unavailable)");
+		verdict(e, GDR_VERDICT_UNKNOWN, GDR_FAIL);
+		return;
+	}
+	if (c->driver_version >= CUDA_PCIE_MAPPING_API) {
+		value(e, "available (driver API %d.%d)",
+		      c->driver_version / 1000, c->driver_version % 1000 / 10);
+		return;
+	}
+	value(e, "unavailable (driver API %d.%d, older than %d.%d)",
+	      c->driver_version / 1000, c->driver_version % 1000 / 10,
+	      CUDA_PCIE_MAPPING_API / 1000, CUDA_PCIE_MAPPING_API % 1000 / 10);
+	verdict(e, GDR_VERDICT_INFO, GDR_FAIL);
+}
+
+static void describe_cuda_pcie(const struct gdr_subject *s,
+			       const struct gdr_eval *e, char *buf, size_t n)
+{
+	gdr_fmt(buf, n, "the PCIe-mapped dma-buf export is %s", e->value);
+}
+
+const struct gdr_check gdr_check_cuda_pcie = {
+	.key = "cuda_pcie_mapping",
+	.scope = GDR_SCOPE_NODE,
+	.eval = eval_cuda_pcie,
+	.describe = describe_cuda_pcie,
+	.remedy = "the PCIe mapping (Data Direct, C2C GPUs) needs CUDA driver "
+		  "12.8 (R570) or newer: upgrade the NVIDIA driver",
+};
+
 static const char gds_remedy[] = "only for GPUDirect Storage: modprobe "
 				 "nvidia-fs (GPU Operator: gds.enabled=true)";
 
@@ -456,6 +535,79 @@ static void eval_gpu_vmm(const struct gdr_subject *s, struct gdr_eval *e)
 	verdict(e, GDR_VERDICT_INFO, GDR_PASS);
 }
 
+static void eval_gpu_c2c(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	const struct gdr_dev *d = s->dev;
+
+	if (d->c2c == GDR_YES)
+		value(e, "yes (NVLink-C2C to the CPU)");
+	else if (d->c2c == GDR_NO)
+		value(e, "no");
+	else
+		value(e, "unknown (%s)", d->c2c_why);
+	verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+}
+
+static const struct gdr_check check_gpu_c2c = {
+	.key = "c2c",
+	.scope = GDR_SCOPE_GPU,
+	.eval = eval_gpu_c2c,
+	.describe = describe_value,
+	.remedy = "",
+};
+
+const struct gdr_check gdr_check_gpu_pcie;
+
+static void eval_gpu_pcie(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	int ordinal = s->dev ? s->dev->ordinal : -1;
+
+	if (s->node->pcie_policy == GDR_PCIE_OFF) {
+		value(e, "off (GPUDIRECT_PCIE_MAPPING=off)");
+		verdict(e, GDR_VERDICT_INFO, GDR_FAIL);
+		return;
+	}
+	if (!gdr_cuda_has_pcie_mapping(s->cuda)) {
+		value(e, "unavailable (the driver is older than %d.%d)",
+		      CUDA_PCIE_MAPPING_API / 1000,
+		      CUDA_PCIE_MAPPING_API % 1000 / 10);
+		verdict(e, GDR_VERDICT_INFO, GDR_FAIL);
+		return;
+	}
+	switch (gdr_pcie_map_get(ordinal)) {
+	case GDR_PCIE_MAP_OK: value(e, "supported"); break;
+	case GDR_PCIE_MAP_UNSUPPORTED:
+		value(e, "not supported (the PCIe-mapped export answered "
+			 "CUDA_ERROR_NOT_SUPPORTED)");
+		verdict(e, GDR_VERDICT_INFO, GDR_FAIL);
+		e->remedy = gdr_check_gpu_pcie.remedy;
+		break;
+	case GDR_PCIE_MAP_UNTRIED: /* fall through */
+	default:
+		/* The first registration that needs it finds out. */
+		value(e, "not tried");
+		verdict(e, GDR_VERDICT_UNKNOWN, GDR_PASS);
+		e->remedy = "";
+		break;
+	}
+}
+
+static void describe_gpu_pcie(const struct gdr_subject *s,
+			      const struct gdr_eval *e, char *buf, size_t n)
+{
+	gdr_fmt(buf, n, "the PCIe-mapped dma-buf of GPU %d is %s",
+		s->dev ? s->dev->ordinal : -1, e->value);
+}
+
+const struct gdr_check gdr_check_gpu_pcie = {
+	.key = "pcie_mapping",
+	.scope = GDR_SCOPE_GPU,
+	.eval = eval_gpu_pcie,
+	.describe = describe_gpu_pcie,
+	.remedy = "no Data Direct for this GPU; DMA-BUF registers its memory "
+		  "without the PCIe mapping",
+};
+
 static const struct gdr_check check_gpu_vmm = {
 	.key = "gpudirect_rdma_with_vmm",
 	.scope = GDR_SCOPE_GPU,
@@ -466,6 +618,9 @@ static const struct gdr_check check_gpu_vmm = {
 
 /* --- RDMA device ------------------------------------------------------- */
 
+static const char pd_failed[] = "ibv_alloc_pd failed; check the device's "
+				"driver";
+
 static void eval_nic_dmabuf(const struct gdr_subject *s, struct gdr_eval *e)
 {
 	const struct gdr_nic *nic = s->nic;
@@ -473,7 +628,7 @@ static void eval_nic_dmabuf(const struct gdr_subject *s, struct gdr_eval *e)
 	if (!nic) {
 		value(e, "unknown");
 		verdict(e, GDR_VERDICT_UNKNOWN, GDR_UNDECIDED);
-		e->remedy = "ibv_alloc_pd failed; check the device's driver";
+		e->remedy = pd_failed;
 		return;
 	}
 	value(e, "%s (ibv_reg_dmabuf_mr probe answered %s)",
@@ -508,6 +663,58 @@ const struct gdr_check gdr_check_nic_dmabuf = {
 	.describe = describe_nic_dmabuf,
 	.remedy = "use an RDMA device whose kernel driver registers DMA-BUF "
 		  "memory (mlx5, efa, irdma, bnxt_re), or nvidia-peermem",
+};
+
+static void eval_nic_data_direct(const struct gdr_subject *s,
+				 struct gdr_eval *e)
+{
+	const struct gdr_nic *nic = s->nic;
+
+	if (!nic) {
+		value(e, "unknown");
+		verdict(e, GDR_VERDICT_UNKNOWN, GDR_FAIL);
+		e->remedy = pd_failed;
+		return;
+	}
+	if (nic->data_direct == GDR_YES) {
+		value(e, "yes (%s)", nic->dd_path);
+		return;
+	}
+	if (nic->data_direct == GDR_NO)
+		value(e, "no (%s)",
+		      nic->mlx5 ? "the device answered ENODEV: no Data Direct "
+				  "function"
+				: "not an mlx5 device");
+	else
+		value(e, "unknown (%s)",
+		      nic->dd_err == ENOSYS
+			      ? "the mlx5 direct verbs for Data Direct are "
+				"missing"
+			      : gdr_errno_name(nic->dd_err));
+	/* Most NICs have none: a fact, unless the call itself failed. */
+	verdict(e,
+		nic->data_direct == GDR_NO || nic->dd_err == ENOSYS
+			? GDR_VERDICT_INFO
+			: GDR_VERDICT_UNKNOWN,
+		GDR_FAIL);
+}
+
+static void describe_nic_data_direct(const struct gdr_subject *s,
+				     const struct gdr_eval *e, char *buf,
+				     size_t n)
+{
+	gdr_fmt(buf, n, "RDMA device %s has no usable Data Direct function: %s",
+		s->nic ? s->nic->key.name : "?", e->value);
+}
+
+const struct gdr_check gdr_check_nic_data_direct = {
+	.key = "data_direct",
+	.scope = GDR_SCOPE_NIC,
+	.eval = eval_nic_data_direct,
+	.describe = describe_nic_data_direct,
+	.remedy = "Data Direct needs a ConnectX-8 class NIC with its Data "
+		  "Direct function, Linux 6.12 or newer and rdma-core v54 or "
+		  "newer",
 };
 
 static void eval_nic_pci(const struct gdr_subject *s, struct gdr_eval *e)
@@ -651,7 +858,6 @@ static void eval_topology(const struct gdr_subject *s, struct gdr_eval *e)
 		e->remedy = "GPU and NIC meet at the CPU's host bridge: expect "
 			    "less bandwidth than under one PCIe switch";
 	} else if (!strcmp(dist, "unknown")) {
-	} else if (!strcmp(dist, "unknown")) {
 		verdict(e, GDR_VERDICT_UNKNOWN, GDR_PASS);
 		e->remedy =
 			"the PCI path of the GPU or the NIC is not in sysfs";
@@ -707,23 +913,37 @@ static const struct gdr_check check_acs = {
 /* --- walking them ---------------------------------------------------------- */
 
 const struct gdr_check *const gdr_node_checks[] = {
-	&gdr_check_kernel,   &gdr_check_nvidia_driver, &gdr_check_cuda_api,
-	&gdr_check_peermem,  &gdr_check_verbs_dmabuf,  &check_gds,
-	&check_cuda_devices, &check_rdma_devices,      NULL,
+	&gdr_check_kernel,
+	&gdr_check_nvidia_driver,
+	&gdr_check_cuda_api,
+	&gdr_check_peermem,
+	&gdr_check_verbs_dmabuf,
+	&gdr_check_mlx5dv,
+	&gdr_check_cuda_pcie,
+	&check_gds,
+	&check_cuda_devices,
+	&check_rdma_devices,
+	NULL,
 };
 
 const struct gdr_check *const gdr_gpu_checks[] = {
 	&check_gpu_name,       &check_gpu_busid,
 	&check_gpu_numa,       &check_gpu_iommu,
 	&gdr_check_gpu_dmabuf, &check_gpu_rdma,
-	&check_gpu_vmm,	       NULL,
+	&check_gpu_vmm,	       &check_gpu_c2c,
+	&gdr_check_gpu_pcie,   NULL,
 };
 
 const struct gdr_check *const gdr_nic_checks[] = {
-	&gdr_check_nic_dmabuf, &check_nic_pci,
-	&check_nic_numa,       &check_nic_iommu,
-	&check_nic_link,       &check_nic_netdev,
-	&check_nic_port,       NULL,
+	&gdr_check_nic_dmabuf,
+	&gdr_check_nic_data_direct,
+	&check_nic_pci,
+	&check_nic_numa,
+	&check_nic_iommu,
+	&check_nic_link,
+	&check_nic_netdev,
+	&check_nic_port,
+	NULL,
 };
 
 /* The path each GPU would take (path_gpuN) comes from the backend table,
@@ -760,6 +980,7 @@ const char *gdr_check_remedy(const struct gdr_check *c,
 int gdr_checks_first_failure(const struct gdr_check *const *needs,
 			     const struct gdr_subject *s, char *why, size_t n)
 {
+	const char *remedy;
 	struct gdr_eval e;
 
 	for (; *needs; needs++) {
@@ -769,8 +990,24 @@ int gdr_checks_first_failure(const struct gdr_check *const *needs,
 			continue;
 		gdr_check_eval(*needs, s, &e, false);
 		(*needs)->describe(s, &e, why, n);
-		gdr_append(why, n, "; %s", gdr_check_remedy(*needs, &e));
+		/* A fact in the report is a reason here: its remedy too. */
+		remedy = gdr_check_remedy(*needs, &e);
+		if (!*remedy)
+			remedy = (*needs)->remedy;
+		if (*remedy)
+			gdr_append(why, n, "; %s", remedy);
 		return EOPNOTSUPP;
 	}
 	return 0;
+}
+
+bool gdr_backend_applies(const struct gdr_backend *b,
+			 const struct gdr_subject *s)
+{
+	struct gdr_eval e;
+
+	if (!b->applies)
+		return true;
+	gdr_check_eval(b->applies, s, &e, true);
+	return e.pass != GDR_FAIL;
 }

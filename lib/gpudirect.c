@@ -10,6 +10,7 @@
 #include "internal.h"
 
 const struct gdr_backend *const gdr_backends[] = {
+	&gdr_backend_data_direct,
 	&gdr_backend_dmabuf,
 	&gdr_backend_peermem,
 	&gdr_backend_host,
@@ -18,7 +19,8 @@ const struct gdr_backend *const gdr_backends[] = {
 
 #define ATTR_KNOWN                                                             \
 	(GDR_REG_ATTR_ACCESS | GDR_REG_ATTR_PATH_MASK | GDR_REG_ATTR_FLAGS)
-#define FLAGS_KNOWN (GDR_REG_STRICT_ORDERING | GDR_REG_SYNC_MEMOPS)
+#define FLAGS_KNOWN                                                            \
+	(GDR_REG_STRICT_ORDERING | GDR_REG_SYNC_MEMOPS | GDR_REG_PCIE_MAPPING)
 #define DEFAULT_ACCESS                                                         \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                    \
 	 IBV_ACCESS_REMOTE_READ)
@@ -28,6 +30,7 @@ static const char *const path_names[] = {
 	[GDR_PATH_DMABUF] = "dmabuf",
 	[GDR_PATH_PEERMEM] = "peermem",
 	[GDR_PATH_HOST] = "host",
+	[GDR_PATH_DATA_DIRECT] = "data-direct",
 };
 #define NUM_PATHS (sizeof(path_names) / sizeof(path_names[0]))
 
@@ -92,6 +95,7 @@ static const char *result_str(enum gdr_attempt_result r)
 /* The reasons in full, for the message; the record keeps what fits. */
 struct reasons {
 	char text[GDR_REG_INFO_MAX_ATTEMPTS][GDR_WHY_LEN];
+	bool moot[GDR_REG_INFO_MAX_ATTEMPTS]; /* the path does not apply */
 };
 
 static void record(struct gdr_reg_info *rec, struct reasons *full,
@@ -130,7 +134,8 @@ static int check_args(struct ibv_pd *pd, void *ptr, size_t len,
 	    (attr->flags & ~(uint32_t)FLAGS_KNOWN)) {
 		gdr_fmt(why, n,
 			"gdr_reg_attr.flags has unknown bits 0x%x; use "
-			"GDR_REG_STRICT_ORDERING and GDR_REG_SYNC_MEMOPS only",
+			"GDR_REG_STRICT_ORDERING, GDR_REG_SYNC_MEMOPS and "
+			"GDR_REG_PCIE_MAPPING only",
 			attr->flags & ~(uint32_t)FLAGS_KNOWN);
 		return EINVAL;
 	}
@@ -239,9 +244,10 @@ static void explain(const struct gdr_reg_info *rec, const struct reasons *full,
 	for (i = 0; i < rec->num_attempts && b[i]; i++) {
 		const struct gdr_path_attempt *a = &rec->attempts[i];
 
-		/* A path for the other kind of memory says nothing, unless
-		 * the caller forced it. */
-		if (b[i]->device_memory != device &&
+		/* A path for the other kind of memory, or one that does not
+		 * concern this NIC at all (the record keeps its reason),
+		 * says nothing, unless the caller forced it. */
+		if ((b[i]->device_memory != device || full->moot[i]) &&
 		    mask != GDR_PATH_BIT(b[i]->path))
 			continue;
 		gdr_append(buf, n, "%s%s %s: %s", first ? "" : "; ",
@@ -258,7 +264,7 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 	const struct gdr_backend *const *bp;
 	bool device = is_device(&req->pi);
 	struct gdr_subject subj;
-	struct reasons full;
+	struct reasons full = { .moot = { false } };
 	struct gdr_nic nic;
 	char why[GDR_WHY_LEN];
 	int first_hard = 0;
@@ -271,6 +277,7 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 		subj.dev = gdr_dev_get(req->pi.device);
 		gdr_nic_get(req->pd, &nic);
 		subj.nic = &nic;
+		req->nic_pci = nic.pci;
 	}
 	for (bp = gdr_backends; *bp; bp++) {
 		const struct gdr_backend *b = *bp;
@@ -295,12 +302,16 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 		}
 		e = gdr_checks_first_failure(b->needs, &subj, why, sizeof(why));
 		if (e) {
+			full.moot[rec->num_attempts] =
+				!gdr_backend_applies(b, &subj);
 			record(rec, &full, b, GDR_ATTEMPT_SKIPPED, e, why);
 			continue;
 		}
 		mr = b->reg(req, why, sizeof(why));
 		if (mr) {
-			record(rec, &full, b, GDR_ATTEMPT_USED, 0, "");
+			/* A backend may say how it registered (the PCIe
+			 * mapping's policy). */
+			record(rec, &full, b, GDR_ATTEMPT_USED, 0, why);
 			rec->path = b->path;
 			return mr;
 		}
@@ -324,13 +335,26 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 	return NULL;
 }
 
+/* The 0.1 struct gdr_reg_info had room for 4 attempts. */
+#define INFO_SIZE_0_1                                                          \
+	(GDR_REG_INFO_MIN_SIZE + 4 * sizeof(struct gdr_path_attempt))
+
 /* Copy what fits of @rec into the caller's @info of @size bytes. */
 static void give_info(const struct gdr_reg_info *rec, struct gdr_reg_info *info,
-		      size_t size)
+		      size_t size, bool v0_1)
 {
 	struct gdr_reg_info out = *rec;
 	size_t room = (size - GDR_REG_INFO_MIN_SIZE) /
 		      sizeof(struct gdr_path_attempt);
+	unsigned int i, k = 0;
+
+	/* A 0.1 caller knows the 0.1 paths only: it sees what 0.1 did. */
+	if (v0_1) {
+		for (i = 0; i < out.num_attempts; i++)
+			if (out.attempts[i].path <= GDR_PATH_HOST)
+				out.attempts[k++] = out.attempts[i];
+		out.num_attempts = k;
+	}
 
 	if (out.num_attempts > room)
 		out.num_attempts = (unsigned int)room;
@@ -420,7 +444,8 @@ int gdr_register_internal(struct ibv_pd *pd, void *ptr, size_t len,
 
 static struct ibv_mr *register_ex(struct ibv_pd *pd, void *ptr, size_t len,
 				  const struct gdr_reg_attr *attr,
-				  struct gdr_reg_info *info, size_t info_size)
+				  struct gdr_reg_info *info, size_t info_size,
+				  bool v0_1)
 {
 	struct gdr_reg_info rec;
 	struct ibv_mr *mr;
@@ -436,7 +461,7 @@ static struct ibv_mr *register_ex(struct ibv_pd *pd, void *ptr, size_t len,
 				info_size, (size_t)GDR_REG_INFO_MIN_SIZE);
 	err = do_register(pd, ptr, len, attr, &rec, &mr, why, sizeof(why));
 	if (info)
-		give_info(&rec, info, info_size);
+		give_info(&rec, info, info_size, v0_1);
 	if (!err)
 		return mr;
 	return gdr_fail(err, "%s", why);
@@ -460,7 +485,7 @@ GDR_EXPORT struct ibv_mr *gdr_register_ex_0_2(struct ibv_pd *pd, void *ptr,
 					      struct gdr_reg_info *info,
 					      size_t info_size)
 {
-	return register_ex(pd, ptr, len, attr, info, info_size);
+	return register_ex(pd, ptr, len, attr, info, info_size, false);
 }
 
 /*
@@ -468,8 +493,6 @@ GDR_EXPORT struct ibv_mr *gdr_register_ex_0_2(struct ibv_pd *pd, void *ptr,
  * when the caller set GDR_REG_INFO_BASIC in its comp_mask. Programs built
  * against 0.1 bind to this symbol version.
  */
-#define INFO_SIZE_0_1                                                          \
-	(GDR_REG_INFO_MIN_SIZE + 4 * sizeof(struct gdr_path_attempt))
 
 GDR_EXPORT struct ibv_mr *gdr_register_ex_0_1(struct ibv_pd *pd, void *ptr,
 					      size_t len,
@@ -484,12 +507,12 @@ GDR_EXPORT struct ibv_mr *gdr_register_ex_0_1(struct ibv_pd *pd, void *ptr,
 {
 	if (info && !(info->comp_mask & GDR_REG_INFO_BASIC))
 		info = NULL;
-	return register_ex(pd, ptr, len, attr, info, INFO_SIZE_0_1);
+	return register_ex(pd, ptr, len, attr, info, INFO_SIZE_0_1, true);
 }
 
 GDR_EXPORT struct ibv_mr *gdr_register(struct ibv_pd *pd, void *ptr, size_t len)
 {
-	return register_ex(pd, ptr, len, NULL, NULL, 0);
+	return register_ex(pd, ptr, len, NULL, NULL, 0, false);
 }
 
 GDR_EXPORT int gdr_deregister(struct ibv_mr *mr)

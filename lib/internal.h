@@ -72,7 +72,10 @@
 	X(cuMemGetHandleForAddressRange, cuMemGetHandleForAddressRange, 11070, \
 	  0,                                                                   \
 	  (void *handle, CUdeviceptr ptr, size_t size,                         \
-	   CUmemRangeHandleType type, unsigned long long flags))
+	   CUmemRangeHandleType type, unsigned long long flags))               \
+	X(cuMemAlloc, cuMemAlloc_v2, 3020, 0,                                  \
+	  (CUdeviceptr * dptr, size_t size))                                   \
+	X(cuMemFree, cuMemFree_v2, 3020, 0, (CUdeviceptr dptr))
 
 struct gdr_cuda_ops {
 #define GDR_CUDA_MEMBER(name, sym, ver, req, params) CUresult(*name) params;
@@ -126,6 +129,32 @@ struct gdr_verbs_ops {
 /* The name of @pd's RDMA device, for messages. */
 const char *gdr_pd_name(struct ibv_pd *pd);
 
+/*
+ * mlx5 direct verbs (libmlx5.so.1), for Data Direct: rdma-core v54
+ * (MLX5_1.25) added the two Data Direct calls. Declared here: no installed
+ * header is needed.
+ */
+#define GDR_MLX5DV_DATA_DIRECT                                                 \
+	(1 << 0) /* MLX5DV_REG_DMABUF_ACCESS_DATA_DIRECT */
+struct gdr_mlx5_ops {
+	bool (*is_supported)(struct ibv_device *dev);
+	/* 0 and the path; ENODEV when the device has no Data Direct
+	 * function */
+	int (*data_direct_path)(struct ibv_context *ctx, char *buf, size_t n);
+	struct ibv_mr *(*reg_dmabuf_mr)(struct ibv_pd *pd, uint64_t offset,
+					size_t len, uint64_t iova, int fd,
+					int access, int mlx5_access);
+};
+/* Load libmlx5.so.1 and resolve the table: 0, or ENOENT/ENOSYS with the
+ * reason in @why. */
+int gdr_mlx5_load(struct gdr_mlx5_ops *ops, char *why, size_t n);
+/* Why the Data Direct calls are missing, in words (verbs.c). */
+extern const char gdr_mlx5_too_old[], gdr_mlx5_absent[];
+
+/* --- NVML (nvml.c) ---------------------------------------------------------- */
+/* The seam's gpu_c2c from libnvidia-ml.so.1. */
+int gdr_nvml_c2c(const char *busid, bool *c2c, char *why, size_t n);
+
 /* The real libibverbs, with the newer entry points resolved at run time. */
 void gdr_verbs_real(struct gdr_verbs_ops *ops);
 
@@ -145,6 +174,14 @@ struct gdr_seam {
 	int (*cuda_load)(struct gdr_cuda_ops *ops, unsigned int flags,
 			 char *why, size_t n);
 	struct gdr_verbs_ops verbs;
+	/* Loads the mlx5 direct verbs (gdr_mlx5_load's contract). */
+	int (*mlx5_load)(struct gdr_mlx5_ops *ops, char *why, size_t n);
+	/*
+	 * Whether the GPU at PCI @busid is attached to the CPU by C2C
+	 * (NVLink-C2C: Grace Hopper, Grace Blackwell), from NVML: 0 with
+	 * *@c2c set, or an errno with the reason in @why.
+	 */
+	int (*gpu_c2c)(const char *busid, bool *c2c, char *why, size_t n);
 	/* Reads the environment; secure_getenv in production. */
 	char *(*getenv)(const char *name);
 	/* open(2) for reading, read(2) and readlink(2). */
@@ -265,6 +302,14 @@ enum gdr_tristate {
 };
 
 /* What the process sees without the CUDA driver: probed once. */
+/* GPUDIRECT_PCIE_MAPPING: when a dma-buf is exported with the PCIe
+ * mapping. */
+enum gdr_pcie_policy {
+	GDR_PCIE_AUTO = 0, /* Data Direct; DMA-BUF for C2C GPUs, NIC on PCIe */
+	GDR_PCIE_ON = 1,   /* every DMA-BUF export */
+	GDR_PCIE_OFF = 2,  /* never (no Data Direct either) */
+};
+
 struct gdr_node {
 	char kernel_release[128];
 	/* /proc/driver/nvidia/version */
@@ -282,9 +327,10 @@ struct gdr_node {
 	bool verbs_dmabuf; /* ibv_reg_dmabuf_mr present */
 	/* environment */
 	bool debug;
-	uint32_t env_mask;    /* GPUDIRECT_PATH; 0: no override */
-	char env_error[160];  /* a bad GPUDIRECT_*, in words */
-	bool strict_ordering; /* GPUDIRECT_RELAXED_ORDERING=0 */
+	uint32_t env_mask;		  /* GPUDIRECT_PATH; 0: no override */
+	char env_error[160];		  /* a bad GPUDIRECT_*, in words */
+	bool strict_ordering;		  /* GPUDIRECT_RELAXED_ORDERING=0 */
+	enum gdr_pcie_policy pcie_policy; /* GPUDIRECT_PCIE_MAPPING */
 	long page_size;
 };
 
@@ -302,7 +348,27 @@ struct gdr_dev {
 	int gdr_attr;	  /* ..._GPU_DIRECT_RDMA_SUPPORTED */
 	int gdr_vmm_attr; /* ..._GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED */
 	char why[160];	  /* why cuDeviceGet failed, "" if it did not */
+	/* attached to the CPU by C2C (asked where the driver has the PCIe
+	 * mapping, 12.8+; GDR_UNKNOWN otherwise, with the reason) */
+	enum gdr_tristate c2c;
+	char c2c_why[128];
 };
+
+/*
+ * Whether a GPU exports dma-bufs with the PCIe mapping, learnt from the
+ * first flagged export (or the report's probe) and remembered per device,
+ * so that a GPU that cannot is never asked again.
+ */
+enum gdr_pcie_map {
+	GDR_PCIE_MAP_UNTRIED = 0,
+	GDR_PCIE_MAP_OK = 1,
+	GDR_PCIE_MAP_UNSUPPORTED = 2, /* answered CUDA_ERROR_NOT_SUPPORTED */
+};
+enum gdr_pcie_map gdr_pcie_map_get(int ordinal);
+void gdr_pcie_map_set(int ordinal, enum gdr_pcie_map state);
+/* Find out for GPU @ordinal now, with an allocation of its own (the report;
+ * CUDA started). Nothing when known, off, or the driver lacks it. */
+void gdr_pcie_map_probe(int ordinal);
 
 enum gdr_cuda_state {
 	GDR_CUDA_ABSENT = 0, /* libcuda.so.1 not loaded (or not loadable) */
@@ -355,7 +421,24 @@ struct gdr_nic {
 	enum gdr_tristate dmabuf;
 	int err; /* the errno it answered, 0 if an MR came back */
 	bool mr; /* the probe got an MR (and released it) */
+	/* Data Direct: GDR_YES with the function's sysfs path; GDR_NO when
+	 * the device answered ENODEV or is not mlx5; GDR_UNKNOWN with
+	 * dd_err when the mlx5 direct verbs are missing or failed. */
+	enum gdr_tristate data_direct;
+	bool mlx5;
+	bool pci; /* the device has a PCI parent in sysfs */
+	int dd_err;
+	char dd_path[128];
 };
+
+/* The mlx5 direct verbs, loaded once (only where device memory is
+ * registered or the report asks). */
+struct gdr_mlx5 {
+	bool present;
+	char why[160];
+	struct gdr_mlx5_ops ops;
+};
+const struct gdr_mlx5 *gdr_mlx5_get(void);
 
 #define GDR_NIC_CACHE_MAX 64
 /* The DMA-BUF answer of @pd's device, asked once per device identity (at
@@ -452,7 +535,11 @@ extern const struct gdr_check *const gdr_pair_checks[];
 /* Every condition a backend lists. */
 extern const struct gdr_check gdr_check_kernel, gdr_check_nvidia_driver,
 	gdr_check_cuda_api, gdr_check_peermem, gdr_check_verbs_dmabuf,
-	gdr_check_gpu_dmabuf, gdr_check_nic_dmabuf;
+	gdr_check_gpu_dmabuf, gdr_check_nic_dmabuf, gdr_check_mlx5dv,
+	gdr_check_cuda_pcie, gdr_check_nic_data_direct, gdr_check_gpu_pcie;
+
+/* The driver exports PCIe-mapped dma-bufs (its API is new enough). */
+bool gdr_cuda_has_pcie_mapping(const struct gdr_cuda *c);
 
 /* Evaluate @c for @s: verdict ok and pass unless the check says else;
  * @quiet skips writing the value. */
@@ -480,6 +567,7 @@ struct gdr_req {
 	const struct gdr_node *node;
 	const struct gdr_cuda_ops *cu; /* NULL for host memory */
 	struct gdr_ptr_info pi;
+	bool nic_pci; /* the RDMA device has a PCI parent */
 };
 
 struct gdr_backend {
@@ -491,13 +579,22 @@ struct gdr_backend {
 	/* The conditions it needs, NULL-terminated; its eligibility is the
 	 * first that fails. */
 	const struct gdr_check *const *needs;
+	/* Where this condition fails the path does not apply to the pair at
+	 * all (no Data Direct function): the report does not name it as
+	 * unavailable. NULL: it always applies. */
+	const struct gdr_check *applies;
 	/* The MR, or NULL with errno set and the reason in @why. */
 	struct ibv_mr *(*reg)(const struct gdr_req *req, char *why, size_t n);
 };
 
+extern const struct gdr_backend gdr_backend_data_direct;
 extern const struct gdr_backend gdr_backend_dmabuf;
 extern const struct gdr_backend gdr_backend_peermem;
 extern const struct gdr_backend gdr_backend_host;
+
+/* Does path @b concern @s's pair at all (its `applies` condition)? */
+bool gdr_backend_applies(const struct gdr_backend *b,
+			 const struct gdr_subject *s);
 
 /* Every backend, in order of preference; NULL-terminated. */
 extern const struct gdr_backend *const gdr_backends[];
@@ -516,6 +613,22 @@ struct gdr_dmabuf_range {
 /* 0, or EINVAL when ptr + len overflows after alignment. */
 int gdr_dmabuf_range(uintptr_t ptr, size_t len, long page,
 		     struct gdr_dmabuf_range *r);
+/* CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE */
+#define GDR_CU_RANGE_FLAG_PCIE 0x1ULL
+/*
+ * Export the page-aligned span around req's buffer as a dma-buf (with the
+ * PCIe mapping if @pcie) under the right context. 0 with *@fd and *@r, or
+ * an errno with the reason in @why; *@res is the driver's answer.
+ */
+int gdr_dmabuf_export(const struct gdr_req *req, bool pcie,
+		      struct gdr_dmabuf_range *r, int *fd, CUresult *res,
+		      char *why, size_t n);
+/* After a registration call named @call on @fd (errno set by it when @mr
+ * is NULL): close @fd, fix mr->addr, or explain the failure. */
+struct ibv_mr *gdr_dmabuf_finish(const struct gdr_req *req,
+				 const struct gdr_dmabuf_range *r, int fd,
+				 struct ibv_mr *mr, const char *call,
+				 const char *extra, char *why, size_t n);
 
 /* --- the node report (report.c, report-print.c) -------------------------- */
 struct gdr_report_entry {
@@ -580,6 +693,8 @@ void gdr_model_cuda_ops(struct gdr_cuda_ops *ops);
 void gdr_model_verbs_ops(struct gdr_verbs_ops *ops);
 int gdr_model_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags, char *why,
 			size_t n);
+int gdr_model_mlx5_load(struct gdr_mlx5_ops *ops, char *why, size_t n);
+int gdr_model_gpu_c2c(const char *busid, bool *c2c, char *why, size_t n);
 /* Make @m the model those tables answer from (it must outlive them). */
 void gdr_model_use(const struct gdr_model *m);
 

@@ -7,8 +7,10 @@
  * calls answer "not supported" here; the fakes replace those.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "private/gpudirect-private.h"
 #include "internal.h"
@@ -122,6 +124,84 @@ static CUresult m_busid(char *s, int n, CUdevice d)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * The report's PCIe-mapping probe: a context, a small allocation and a
+ * flagged export, answered as the snapshot recorded it. An allocation's
+ * address names its GPU.
+ */
+#define MODEL_ALLOC(d) ((CUdeviceptr)((unsigned long long)((d) + 1) << 32))
+
+static CUresult m_retain(CUcontext *ctx, CUdevice d)
+{
+	if (d < 0 || d >= model->num_gpus)
+		return CUDA_ERROR_INVALID_DEVICE;
+	*ctx = (CUcontext)(uintptr_t)(0x1000 + d);
+	return CUDA_SUCCESS;
+}
+
+static CUresult m_release(CUdevice d)
+{
+	return d < 0 || d >= model->num_gpus ? CUDA_ERROR_INVALID_DEVICE
+					     : CUDA_SUCCESS;
+}
+
+static __thread CUcontext m_current;
+
+static CUresult m_push(CUcontext ctx)
+{
+	m_current = ctx;
+	return CUDA_SUCCESS;
+}
+
+static CUresult m_pop(CUcontext *ctx)
+{
+	if (ctx)
+		*ctx = m_current;
+	m_current = NULL;
+	return CUDA_SUCCESS;
+}
+
+static CUresult m_get_current(CUcontext *ctx)
+{
+	*ctx = m_current;
+	return CUDA_SUCCESS;
+}
+
+static CUresult m_alloc(CUdeviceptr *p, size_t size)
+{
+	int d = (int)((uintptr_t)m_current - 0x1000);
+
+	if (!m_current || d < 0 || d >= model->num_gpus)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*p = MODEL_ALLOC(d);
+	return CUDA_SUCCESS;
+}
+
+static CUresult m_free(CUdeviceptr p)
+{
+	return CUDA_SUCCESS;
+}
+
+static CUresult m_export(void *handle, CUdeviceptr p, size_t size,
+			 CUmemRangeHandleType type, unsigned long long flags)
+{
+	int d = (int)(((unsigned long long)p >> 32) - 1), fd;
+	int answer;
+
+	if (!(flags & GDR_CU_RANGE_FLAG_PCIE) || d < 0 || d >= model->num_gpus)
+		return CUDA_ERROR_NOT_SUPPORTED; /* registration: not modelled */
+	answer = model->gpu[d].pcie_mapping;
+	if (answer < 0)
+		return CUDA_ERROR_UNKNOWN; /* not recorded: stays untried */
+	if (answer != CUDA_SUCCESS)
+		return (CUresult)answer;
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return CUDA_ERROR_UNKNOWN;
+	*(int *)handle = fd;
+	return CUDA_SUCCESS;
+}
+
 /* The entry points a driver of @version has: those of its API or older. */
 static const struct {
 	size_t offset;
@@ -148,6 +228,14 @@ void gdr_model_cuda_ops(struct gdr_cuda_ops *ops)
 	ops->cuDeviceGetAttribute = m_attr;
 	ops->cuDeviceGetName = m_name;
 	ops->cuDeviceGetPCIBusId = m_busid;
+	ops->cuDevicePrimaryCtxRetain = m_retain;
+	ops->cuDevicePrimaryCtxRelease = m_release;
+	ops->cuCtxPushCurrent = m_push;
+	ops->cuCtxPopCurrent = m_pop;
+	ops->cuCtxGetCurrent = m_get_current;
+	ops->cuMemAlloc = m_alloc;
+	ops->cuMemFree = m_free;
+	ops->cuMemGetHandleForAddressRange = m_export;
 	for (i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
 		if (versions[i].version > model->driver_version)
 			memset((char *)ops + versions[i].offset, 0,
@@ -243,6 +331,74 @@ static int m_device_index(struct ibv_device *d)
 	const struct gdr_model_nic *nic = nic_of(d);
 
 	return nic ? (int)(nic - model->nic) : -1;
+}
+
+/* --- mlx5 direct verbs and NVML -------------------------------------------- */
+
+static bool m_is_mlx5(struct ibv_device *dev)
+{
+	const struct gdr_model_nic *nic = nic_of(dev);
+
+	return nic && nic->mlx5;
+}
+
+static int m_dd_path(struct ibv_context *ctx, char *buf, size_t n)
+{
+	const struct gdr_model_nic *nic = nic_of(ctx->device);
+
+	if (!nic)
+		return ENODEV;
+	if (nic->data_direct_errno)
+		return nic->data_direct_errno;
+	gdr_fmt(buf, n, "%s", nic->data_direct_path);
+	return 0;
+}
+
+static struct ibv_mr *m_reg_mlx5(struct ibv_pd *pd, uint64_t offset, size_t len,
+				 uint64_t iova, int fd, int access,
+				 int mlx5_access)
+{
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+int gdr_model_mlx5_load(struct gdr_mlx5_ops *ops, char *why, size_t n)
+{
+	memset(ops, 0, sizeof(*ops));
+	if (model->mlx5dv <= 0) {
+		gdr_fmt(why, n, "%s", gdr_mlx5_absent);
+		return ENOENT;
+	}
+	ops->is_supported = m_is_mlx5;
+	if (model->mlx5dv == 1) {
+		gdr_fmt(why, n, "%s", gdr_mlx5_too_old);
+		return ENOSYS;
+	}
+	ops->data_direct_path = m_dd_path;
+	ops->reg_dmabuf_mr = m_reg_mlx5;
+	return 0;
+}
+
+int gdr_model_gpu_c2c(const char *busid, bool *c2c, char *why, size_t n)
+{
+	int i;
+
+	for (i = 0; i < model->num_gpus; i++) {
+		const struct gdr_model_gpu *g = &model->gpu[i];
+
+		if (strcmp(g->pci_bus_id, busid))
+			continue;
+		if (g->c2c < 0) {
+			gdr_fmt(why, n, "%s",
+				g->c2c_why[0] ? g->c2c_why
+					      : "not recorded in the snapshot");
+			return EIO;
+		}
+		*c2c = g->c2c != 0;
+		return 0;
+	}
+	gdr_fmt(why, n, "no GPU at %s in the model", busid);
+	return ENODEV;
 }
 
 void gdr_model_verbs_ops(struct gdr_verbs_ops *ops)

@@ -44,8 +44,19 @@ GDR_EXPORT int gdr_private_model_read(struct gdr_model *m,
 		g->dmabuf_supported = dev->dmabuf_attr;
 		g->gpudirect_rdma_supported = dev->gdr_attr;
 		g->gpudirect_rdma_with_vmm = dev->gdr_vmm_attr;
+		g->c2c = dev->c2c == GDR_YES ? 1 : dev->c2c == GDR_NO ? 0 : -1;
+		gdr_fmt(g->c2c_why, sizeof(g->c2c_why), "%s", dev->c2c_why);
+		gdr_pcie_map_probe(d);
+		g->pcie_mapping =
+			gdr_pcie_map_get(d) == GDR_PCIE_MAP_OK ? CUDA_SUCCESS
+			: gdr_pcie_map_get(d) == GDR_PCIE_MAP_UNSUPPORTED
+				? CUDA_ERROR_NOT_SUPPORTED
+				: -1;
 	}
 	m->libibverbs_dmabuf = nd->verbs_dmabuf;
+	m->mlx5dv = gdr_mlx5_get()->present	       ? 2
+		    : gdr_mlx5_get()->ops.is_supported ? 1
+						       : 0;
 	for (i = 0; i < num && i < GDR_MODEL_MAX_NICS; i++) {
 		struct gdr_model_nic *n = &m->nic[m->num_nics++];
 		struct ibv_pd *pd = s->verbs.alloc_pd(ctxs[i]);
@@ -58,6 +69,13 @@ GDR_EXPORT int gdr_private_model_read(struct gdr_model *m,
 			gdr_nic_get(pd, &nic);
 			n->dmabuf_probe_errno =
 				nic.dmabuf == GDR_YES ? EBADF : nic.err;
+			n->mlx5 = nic.mlx5;
+			n->data_direct_errno = nic.data_direct == GDR_YES ? 0
+					       : nic.data_direct == GDR_NO
+						       ? ENODEV
+						       : nic.dd_err;
+			gdr_fmt(n->data_direct_path,
+				sizeof(n->data_direct_path), "%s", nic.dd_path);
 			if (s->verbs.dealloc_pd(pd))
 				gdr_debug("%s: ibv_dealloc_pd failed", n->name);
 		}
@@ -127,6 +145,8 @@ GDR_EXPORT int gdr_private_replay(const struct gdr_model *m, const char *root,
 		m->kernel_release[0] ? m->kernel_release : "unknown");
 	s.cuda_load = gdr_model_cuda_load;
 	gdr_model_verbs_ops(&s.verbs);
+	s.mlx5_load = gdr_model_mlx5_load;
+	s.gpu_c2c = gdr_model_gpu_c2c;
 	gdr_seam_install(&s);
 	*ctxs = replay_ctxs;
 	*num = (unsigned int)count;

@@ -29,6 +29,9 @@ static struct gdr_node *node;
 static struct gdr_cuda_lib *table;
 static struct cuda_state *cuda;
 static struct gdr_nic *nics[GDR_NIC_CACHE_MAX];
+static struct gdr_mlx5 *mlx5;
+#define PCIE_MAP_MAX 64
+static int pcie_map[PCIE_MAP_MAX]; /* enum gdr_pcie_map, atomic */
 
 /* Publish @obj in @slot unless another thread was first; the winner. */
 static void *publish(void *slot, void *obj)
@@ -75,13 +78,25 @@ static void probe_env(struct gdr_node *nd, const struct gdr_seam *s)
 				"or auto; set one of them, or unset it",
 				v);
 	}
+	v = s->getenv ? s->getenv("GPUDIRECT_PCIE_MAPPING") : NULL;
+	if (v && *v) {
+		if (!strcmp(v, "on") || !strcmp(v, "1"))
+			nd->pcie_policy = GDR_PCIE_ON;
+		else if (!strcmp(v, "off") || !strcmp(v, "0"))
+			nd->pcie_policy = GDR_PCIE_OFF;
+		else if (strcmp(v, "auto"))
+			gdr_fmt(nd->env_error, sizeof(nd->env_error),
+				"GPUDIRECT_PCIE_MAPPING=%.40s is not auto, on "
+				"or off; set one of them, or unset it",
+				v);
+	}
 	v = s->getenv ? s->getenv("GPUDIRECT_PATH") : NULL;
 	if (!v || !*v)
 		return;
 	if (gdr_path_parse(v, &p)) {
 		gdr_fmt(nd->env_error, sizeof(nd->env_error),
 			"GPUDIRECT_PATH=%.40s is not a path; set it to auto, "
-			"dmabuf, peermem or host, or unset it",
+			"data-direct, dmabuf, peermem or host, or unset it",
 			v);
 		return;
 	}
@@ -308,10 +323,36 @@ static bool attribute(const struct gdr_cuda_ops *cu, int *v,
 	return r == CUDA_ERROR_INVALID_VALUE;
 }
 
-/* Fill @d; false when an answer may have been a passing failure. */
-static bool fill_dev(const struct gdr_cuda_ops *cu, struct gdr_dev *d,
-		     int ordinal)
+/*
+ * C2C matters only where the PCIe mapping exists (driver 12.8+): only
+ * there is NVML asked.
+ */
+static void probe_c2c(struct gdr_dev *d, const struct gdr_cuda *c)
 {
+	const struct gdr_seam *s = gdr_seam();
+	bool c2c = false;
+	int err;
+
+	d->c2c = GDR_UNKNOWN;
+	if (!gdr_cuda_has_pcie_mapping(c)) {
+		gdr_fmt(d->c2c_why, sizeof(d->c2c_why),
+			"not asked: it matters only with the PCIe mapping");
+		return;
+	}
+	if (!s->gpu_c2c) {
+		gdr_fmt(d->c2c_why, sizeof(d->c2c_why),
+			"NVML is not available");
+		return;
+	}
+	err = s->gpu_c2c(d->busid, &c2c, d->c2c_why, sizeof(d->c2c_why));
+	if (!err)
+		d->c2c = c2c ? GDR_YES : GDR_NO;
+}
+
+/* Fill @d; false when an answer may have been a passing failure. */
+static bool fill_dev(const struct gdr_cuda *c, struct gdr_dev *d, int ordinal)
+{
+	const struct gdr_cuda_ops *cu = &c->cu;
 	char name[64];
 	bool sure = true;
 	CUresult r;
@@ -343,6 +384,7 @@ static bool fill_dev(const struct gdr_cuda_ops *cu, struct gdr_dev *d,
 		strcpy(d->busid, "unknown");
 	d->name[sizeof(d->name) - 1] = '\0';
 	d->busid[sizeof(d->busid) - 1] = '\0';
+	probe_c2c(d, c);
 	return sure;
 }
 
@@ -364,7 +406,7 @@ const struct gdr_dev *gdr_dev_get(int ordinal)
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
-	if (!fill_dev(&st->pub.cu, d, ordinal)) {
+	if (!fill_dev(&st->pub, d, ordinal)) {
 		/* A failure may pass: answer with it, cache nothing. */
 		passing = *d;
 		free(d);
@@ -375,10 +417,122 @@ const struct gdr_dev *gdr_dev_get(int ordinal)
 	}
 	d = publish(&st->devs[ordinal], d);
 	gdr_debug("gpu%d: %s %s dma_buf_supported=%d gdr_supported=%d "
-		  "gdr_vmm=%d%s%s",
+		  "gdr_vmm=%d c2c=%s%s%s",
 		  ordinal, d->name, d->busid, d->dmabuf_attr, d->gdr_attr,
-		  d->gdr_vmm_attr, d->why[0] ? " " : "", d->why);
+		  d->gdr_vmm_attr,
+		  d->c2c == GDR_YES  ? "yes"
+		  : d->c2c == GDR_NO ? "no"
+				     : "unknown",
+		  d->why[0] ? " " : "", d->why);
 	return d;
+}
+
+enum gdr_pcie_map gdr_pcie_map_get(int ordinal)
+{
+	if (ordinal < 0 || ordinal >= PCIE_MAP_MAX)
+		return GDR_PCIE_MAP_UNTRIED;
+	return (enum gdr_pcie_map)__atomic_load_n(&pcie_map[ordinal],
+						  __ATOMIC_ACQUIRE);
+}
+
+void gdr_pcie_map_set(int ordinal, enum gdr_pcie_map state)
+{
+	if (ordinal < 0 || ordinal >= PCIE_MAP_MAX)
+		return;
+	__atomic_store_n(&pcie_map[ordinal], (int)state, __ATOMIC_RELEASE);
+	gdr_debug("gpu%d: PCIe-mapped dma-buf %s", ordinal,
+		  state == GDR_PCIE_MAP_OK ? "supported" : "not supported");
+}
+
+/*
+ * For the report (the caller started CUDA): ask the GPU once whether it
+ * exports a PCIe-mapped dma-buf, with a 2 MiB allocation of its own in the
+ * device's primary context. Registrations then know without asking.
+ */
+void gdr_pcie_map_probe(int ordinal)
+{
+	const struct gdr_cuda *c = gdr_cuda_get(false);
+	const struct gdr_dev *d = gdr_dev_get(ordinal);
+	const struct gdr_cuda_ops *cu = &c->cu;
+	const size_t size = 2u << 20;
+	CUcontext ctx, popped;
+	CUdeviceptr p = 0;
+	char name[64];
+	CUresult r;
+	int fd = -1;
+
+	if (gdr_node_get()->pcie_policy == GDR_PCIE_OFF ||
+	    !gdr_cuda_has_pcie_mapping(c) || !d || d->why[0] ||
+	    gdr_pcie_map_get(ordinal) != GDR_PCIE_MAP_UNTRIED ||
+	    !cu->cuMemAlloc || !cu->cuMemFree ||
+	    !cu->cuMemGetHandleForAddressRange)
+		return;
+	r = cu->cuDevicePrimaryCtxRetain(&ctx, d->dev);
+	if (r != CUDA_SUCCESS) {
+		gdr_debug("gpu%d: PCIe mapping not probed: "
+			  "cuDevicePrimaryCtxRetain failed with %s",
+			  ordinal, gdr_cu_errname(cu, r, name, sizeof(name)));
+		return;
+	}
+	r = cu->cuCtxPushCurrent(ctx);
+	if (r == CUDA_SUCCESS) {
+		r = cu->cuMemAlloc(&p, size);
+		if (r == CUDA_SUCCESS) {
+			r = cu->cuMemGetHandleForAddressRange(
+				&fd, p, size,
+				CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+				GDR_CU_RANGE_FLAG_PCIE);
+			if (r == CUDA_SUCCESS) {
+				if (close(fd))
+					gdr_debug("close(dma-buf fd) failed");
+				gdr_pcie_map_set(ordinal, GDR_PCIE_MAP_OK);
+			} else if (r == CUDA_ERROR_NOT_SUPPORTED) {
+				gdr_pcie_map_set(ordinal,
+						 GDR_PCIE_MAP_UNSUPPORTED);
+			}
+			if (cu->cuMemFree(p) != CUDA_SUCCESS)
+				gdr_debug("gpu%d: cuMemFree of the PCIe probe "
+					  "failed",
+					  ordinal);
+		}
+		if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_SUPPORTED)
+			gdr_debug("gpu%d: PCIe mapping probe failed with %s",
+				  ordinal,
+				  gdr_cu_errname(cu, r, name, sizeof(name)));
+		if (cu->cuCtxPopCurrent(&popped) != CUDA_SUCCESS)
+			gdr_debug("gpu%d: cuCtxPopCurrent failed", ordinal);
+	}
+	if (cu->cuDevicePrimaryCtxRelease &&
+	    cu->cuDevicePrimaryCtxRelease(d->dev) != CUDA_SUCCESS)
+		gdr_debug("gpu%d: cuDevicePrimaryCtxRelease failed", ordinal);
+}
+
+/* --- mlx5 direct verbs ----------------------------------------------------- */
+
+const struct gdr_mlx5 *gdr_mlx5_get(void)
+{
+	static const struct gdr_mlx5 oom = {
+		.why = "out of memory while loading the mlx5 direct verbs",
+	};
+	const struct gdr_seam *s;
+	struct gdr_mlx5 *m = load(&mlx5);
+	int err;
+
+	if (m)
+		return m;
+	s = gdr_seam();
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return &oom;
+	err = s->mlx5_load ? s->mlx5_load(&m->ops, m->why, sizeof(m->why))
+			   : ENOENT;
+	if (!s->mlx5_load)
+		gdr_fmt(m->why, sizeof(m->why), "no mlx5 direct verbs");
+	m->present = !err;
+	m = publish(&mlx5, m);
+	gdr_debug("mlx5dv Data Direct calls: %s",
+		  m->present ? "present" : m->why);
+	return m;
 }
 
 /* --- RDMA devices -------------------------------------------------------- */
@@ -401,11 +555,49 @@ static bool same(const struct gdr_nic_key *a, const struct gdr_nic_key *b)
 	return a->index == b->index && !strcmp(a->name, b->name);
 }
 
+/* Data Direct: the mlx5 direct verbs answer where the function is. */
+static void probe_data_direct(struct ibv_pd *pd, struct gdr_nic *nic)
+{
+	const struct gdr_mlx5 *m = gdr_mlx5_get();
+	struct ibv_device *dev = pd->context->device;
+
+	nic->mlx5 = m->ops.is_supported && dev && m->ops.is_supported(dev);
+	if (!nic->mlx5) {
+		nic->data_direct = GDR_NO;
+		return;
+	}
+	if (!m->present) {
+		nic->data_direct = GDR_UNKNOWN;
+		nic->dd_err = ENOSYS;
+		return;
+	}
+	nic->dd_err = m->ops.data_direct_path(pd->context, nic->dd_path,
+					      sizeof(nic->dd_path));
+	if (!nic->dd_err) {
+		nic->dd_path[sizeof(nic->dd_path) - 1] = '\0';
+		nic->data_direct = GDR_YES;
+	} else {
+		nic->dd_path[0] = '\0';
+		nic->data_direct = nic->dd_err == ENODEV ? GDR_NO : GDR_UNKNOWN;
+	}
+	gdr_debug("%s: Data Direct %s%s%s", nic->key.name,
+		  nic->data_direct == GDR_YES  ? "at "
+		  : nic->data_direct == GDR_NO ? "absent"
+					       : "unknown: ",
+		  nic->data_direct == GDR_YES ? nic->dd_path : "",
+		  nic->data_direct == GDR_UNKNOWN ? gdr_errno_name(nic->dd_err)
+						  : "");
+}
+
 static void probe_nic(const struct gdr_seam *s, struct ibv_pd *pd,
 		      struct gdr_nic *nic)
 {
+	char bdf[GDR_BDF_LEN];
 	struct ibv_mr *mr;
 	int err;
+
+	nic->pci = gdr_nic_pci(nic->key.name, bdf, sizeof(bdf)) == 0;
+	probe_data_direct(pd, nic);
 
 	if (!s->verbs.reg_dmabuf_mr) {
 		nic->dmabuf = GDR_NO;
@@ -494,6 +686,10 @@ void gdr_probe_reset(void)
 		free(nics[i]);
 		nics[i] = NULL;
 	}
+	free(mlx5);
+	mlx5 = NULL;
+	for (d = 0; d < PCIE_MAP_MAX; d++)
+		pcie_map[d] = GDR_PCIE_MAP_UNTRIED;
 	st = cuda;
 	if (st) {
 		for (d = 0; d < st->pub.num_devices; d++)

@@ -136,8 +136,9 @@ static const struct gdr_backend *pair_path(const struct gdr_subject *s,
 					     sizeof(reason))) {
 			gdr_append(why, n, "%s%s: %s", why[0] ? "; " : "",
 				   (*b)->name, reason);
-			gdr_append(skipped, sizeof(skipped), "%s%s",
-				   skipped[0] ? ", " : "", (*b)->title);
+			if (gdr_backend_applies(*b, s))
+				gdr_append(skipped, sizeof(skipped), "%s%s",
+					   skipped[0] ? ", " : "", (*b)->title);
 			continue;
 		}
 		gdr_fmt(value, vn, "%s", (*b)->name);
@@ -172,6 +173,7 @@ static void gpu_items(struct gdr_report *r, const struct gdr_node *nd,
 	char section[16];
 
 	subject_of(&s, nd, cuda, NULL);
+	gdr_pcie_map_probe(ordinal);
 	s.dev = gdr_dev_get(ordinal);
 	if (!s.dev)
 		return;

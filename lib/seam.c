@@ -27,6 +27,8 @@ void gdr_seam_default(struct gdr_seam *s)
 	strcpy(s->procfs_root, "/proc");
 	s->cuda_load = gdr_cuda_load;
 	gdr_verbs_real(&s->verbs);
+	s->mlx5_load = gdr_mlx5_load;
+	s->gpu_c2c = gdr_nvml_c2c;
 	/* Ignores the environment in setuid/setgid processes. */
 	s->getenv = secure_getenv;
 	s->open_file = open_ro;

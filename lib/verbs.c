@@ -3,9 +3,12 @@
  * The verbs table. libibverbs is linked, but the entry points newer than
  * the oldest supported rdma-core (26) are looked up at run time, so that the
  * library still loads there: ibv_reg_dmabuf_mr (rdma-core 34, IBVERBS_1.12)
- * and ibv_get_device_index (rdma-core 32, IBVERBS_1.9).
+ * and ibv_get_device_index (rdma-core 32, IBVERBS_1.9). The mlx5 direct
+ * verbs come from libmlx5.so.1, opened only when asked (gdr_mlx5_load).
  */
 #include <dlfcn.h>
+#include <errno.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -39,6 +42,40 @@ void gdr_verbs_real(struct gdr_verbs_ops *ops)
 	ops->device_name = ibv_get_device_name;
 	ops->device_index = (device_index_fn)versioned("ibv_get_device_index",
 						       "IBVERBS_1.9");
+}
+
+/*
+ * libmlx5.so.1 is libibverbs' mlx5 provider: where an mlx5 device is open
+ * it is loaded already, and where the library is missing no mlx5 device
+ * can be. mlx5dv_is_supported is old; the Data Direct pair is MLX5_1.25
+ * (rdma-core v54).
+ */
+const char gdr_mlx5_too_old[] = "libmlx5.so.1 lacks the Data Direct calls "
+				"of MLX5_1.25 (rdma-core older than v54)";
+const char gdr_mlx5_absent[] = "libmlx5.so.1 is not installed";
+
+int gdr_mlx5_load(struct gdr_mlx5_ops *ops, char *why, size_t n)
+{
+	void *lib;
+
+	memset(ops, 0, sizeof(*ops));
+	lib = dlopen("libmlx5.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		gdr_fmt(why, n, "%s", gdr_mlx5_absent);
+		return ENOENT;
+	}
+	*(void **)&ops->is_supported = dlsym(lib, "mlx5dv_is_supported");
+	*(void **)&ops->data_direct_path =
+		dlvsym(lib, "mlx5dv_get_data_direct_sysfs_path", "MLX5_1.25");
+	*(void **)&ops->reg_dmabuf_mr =
+		dlvsym(lib, "mlx5dv_reg_dmabuf_mr", "MLX5_1.25");
+	if (ops->data_direct_path && ops->reg_dmabuf_mr)
+		return 0; /* the library stays loaded, as libibverbs keeps it */
+	gdr_fmt(why, n, "%s", gdr_mlx5_too_old);
+	/* mlx5dv_is_supported stays usable: it tells mlx5 devices apart. */
+	ops->data_direct_path = NULL;
+	ops->reg_dmabuf_mr = NULL;
+	return ENOSYS;
 }
 
 const char *gdr_pd_name(struct ibv_pd *pd)

@@ -26,6 +26,10 @@ struct gdr_model_gpu {
 	int dmabuf_supported; /* CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED */
 	int gpudirect_rdma_supported; /* ..._GPU_DIRECT_RDMA_SUPPORTED */
 	int gpudirect_rdma_with_vmm;  /* ..._WITH_CUDA_VMM_SUPPORTED */
+	int c2c;	   /* NVLink-C2C to the CPU: 1, 0, -1 unknown */
+	char c2c_why[128]; /* why unknown */
+	/* the CUresult of a PCIe-mapped export, -1 when not tried */
+	int pcie_mapping;
 };
 
 /* What verbs say of one RDMA device. */
@@ -34,6 +38,10 @@ struct gdr_model_nic {
 	int dmabuf_probe_errno; /* answer to ibv_reg_dmabuf_mr(pd,0,0,0,-1,0) */
 	int port_state;		/* enum ibv_port_state of port 1 */
 	int link_layer;		/* IBV_LINK_LAYER_* */
+	int mlx5;		/* mlx5dv_is_supported */
+	/* mlx5dv_get_data_direct_sysfs_path: 0 and the path, or an errno */
+	int data_direct_errno;
+	char data_direct_path[128];
 };
 
 /*
@@ -48,6 +56,9 @@ struct gdr_model {
 	int num_gpus;
 	struct gdr_model_gpu gpu[GDR_MODEL_MAX_GPUS];
 	int libibverbs_dmabuf; /* ibv_reg_dmabuf_mr present */
+	/* libmlx5: 0 absent, 1 mlx5dv_is_supported only (rdma-core before
+	 * v54), 2 the Data Direct calls too */
+	int mlx5dv;
 	int num_nics;
 	struct gdr_model_nic nic[GDR_MODEL_MAX_NICS];
 };

@@ -14,7 +14,8 @@ NV_OPEN = ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.133.20"
            "GCC version:  gcc version 12.3.0\n")
 NV_PROP = ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug"
            " 19 01:15:15 UTC 2023\nGCC version:  gcc version 12.3.0\n")
-EBADF, EOPNOTSUPP = 9, 95
+EBADF, ENODEV, EOPNOTSUPP = 9, 19, 95
+CUDA_ERROR_NOT_SUPPORTED = 801
 
 # ACS control register bits (PCIe base spec 7.7.8.3)
 ACS_SV, ACS_TB, ACS_RR, ACS_CR, ACS_UF = 0x01, 0x02, 0x04, 0x08, 0x10
@@ -63,7 +64,12 @@ def pci(root, chain, numa=0, group=None, acs=None):
 
 
 def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
-         cuda_error="", gpus=(), nics=(), peermem=None, gds=False, acs=None):
+         cuda_error="", gpus=(), nics=(), peermem=None, gds=False, acs=None,
+         mlx5dv=1):
+    """mlx5dv: 0 no libmlx5, 1 rdma-core before v54, 2 v54 or newer.
+    A GPU's "c2c" (1, 0, -1) and "pcie" (the CUresult of a PCIe-mapped
+    export, -1 not tried); a NIC's "dd" (its Data Direct function's sysfs
+    path) make the Data Direct answers; mlx5 NICs are named mlx5_*."""
     root = os.path.join(out, name)
     shutil.rmtree(root, ignore_errors=True)
     os.makedirs(os.path.join(root, "sys"))
@@ -80,20 +86,26 @@ def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
         "kernel_release": kernel,
         "cuda": {"error": cuda_error, "driver_version": 0 if cuda_error else driver,
                  "devices": []},
-        "libibverbs_dmabuf": True, "rdma_devices": []}
+        "libibverbs_dmabuf": True, "mlx5dv": mlx5dv, "rdma_devices": []}
     for g in gpus:
         pci(root, g["chain"], g.get("numa", 0), g.get("group"), acs)
         answers["cuda"]["devices"].append({
             "name": "NVIDIA H100 80GB HBM3", "pci_bus_id": g["chain"][-1].upper(),
             "dmabuf_supported": g.get("dmabuf", 1), "gpudirect_rdma_supported": 1,
-            "gpudirect_rdma_with_vmm": 1})
+            "gpudirect_rdma_with_vmm": 1, "c2c": g.get("c2c", 0 if driver >= 12080 else -1),
+            "c2c_why": "" if driver >= 12080 else
+            "not asked: it matters only with the PCIe mapping",
+            "pcie_mapping": g.get("pcie", -1)})
     for n in nics:
         dev = pci(root, n["chain"], n.get("numa", 0), n.get("group"), acs)
         link(root, "sys/class/infiniband/%s/device" % n["name"],
              "../../../" + dev[len("sys/"):])
         answers["rdma_devices"].append({
             "name": n["name"], "dmabuf_probe_errno": n.get("probe", EBADF),
-            "port_state": 4, "link_layer": n.get("ll", 1)})
+            "port_state": 4, "link_layer": n.get("ll", 1),
+            "mlx5": int(n["name"].startswith("mlx5") and mlx5dv > 0),
+            "data_direct_errno": 0 if n.get("dd") else ENODEV,
+            "data_direct_path": n.get("dd", "")})
     write(root, "answers.json", json.dumps(answers, indent=1))
     return root
 
@@ -199,6 +211,49 @@ LAYOUTS = [
          ("rxe0", "path_gpu0"): ("missing", "none"),
          ("node", "nvidia_peermem"): ("missing", "not loaded"),
          ("rxe0", "link_layer"): ("info", "Ethernet")}),
+]
+
+
+# Data Direct: a ConnectX-8 class NIC with its Data Direct function.
+DD_PATH = "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:04.0/0000:04:00.1"
+LAYOUTS += [
+    ("data-direct-cx8",
+     dict(driver=12090, mlx5dv=2, gpus=[dict(chain=GPU_SW, pcie=0)],
+          nics=[dict(name="mlx5_0", chain=NIC_SW, dd=DD_PATH)]),
+     0, {("node", "mlx5dv_data_direct"): ("ok", "present (libmlx5.so.1 MLX5_1.25)"),
+         ("node", "cuda_pcie_mapping"): ("ok", "available (driver API 12.9)"),
+         ("gpu0", "pcie_mapping"): ("ok", "supported"),
+         ("mlx5_0", "data_direct"): ("ok", "yes (%s)" % DD_PATH),
+         ("mlx5_0", "path_gpu0"): ("ok", "data-direct")}),
+    # The GPU answers NOT_SUPPORTED to the PCIe mapping (the H200 on x86).
+    ("data-direct-gpu-without-pcie-mapping",
+     dict(driver=13000, mlx5dv=2,
+          gpus=[dict(chain=GPU_SW, pcie=CUDA_ERROR_NOT_SUPPORTED)],
+          nics=[dict(name="mlx5_0", chain=NIC_SW, dd=DD_PATH)]),
+     0, {("gpu0", "pcie_mapping"): ("info", "not supported (the PCIe-mapped "
+                                    "export answered CUDA_ERROR_NOT_SUPPORTED)"),
+         ("mlx5_0", "data_direct"): "ok",
+         ("mlx5_0", "path_gpu0"): ("ok", "dmabuf (Data Direct unavailable)")}),
+    ("data-direct-rdma-core-before-v54",
+     dict(driver=12090, mlx5dv=1, gpus=[dict(chain=GPU_SW, pcie=0)],
+          nics=[dict(name="mlx5_0", chain=NIC_SW, dd=DD_PATH)]),
+     0, {("node", "mlx5dv_data_direct"): "info",
+         ("mlx5_0", "data_direct"): "info",
+         ("mlx5_0", "path_gpu0"): ("ok", "dmabuf")}),
+    ("data-direct-driver-12.6",
+     dict(driver=12060, mlx5dv=2, gpus=[dict(chain=GPU_SW)],
+          nics=[dict(name="mlx5_0", chain=NIC_SW, dd=DD_PATH)]),
+     0, {("node", "cuda_pcie_mapping"): ("info", "unavailable (driver API 12.6, "
+                                         "older than 12.8)"),
+         ("mlx5_0", "path_gpu0"): ("ok", "dmabuf (Data Direct unavailable)")}),
+    # Grace Blackwell: a C2C-attached GPU, a ConnectX-7 on PCIe.
+    ("gb200-c2c-gpu-pcie-nic",
+     dict(driver=12080, mlx5dv=2, gpus=[dict(chain=GPU_RP, c2c=1, pcie=0)],
+          nics=[dict(name="mlx5_0", chain=NIC_RP)]),
+     0, {("gpu0", "c2c"): ("info", "yes (NVLink-C2C to the CPU)"),
+         ("mlx5_0", "data_direct"): ("info", "no (the device answered ENODEV: "
+                                     "no Data Direct function)"),
+         ("mlx5_0", "path_gpu0"): ("ok", "dmabuf")}),
 ]
 
 

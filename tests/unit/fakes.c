@@ -113,6 +113,9 @@ void fakes_reset(void)
 		fake_cu.dmabuf_attr[i] = 1;
 	memset(&fake_ibv, 0, sizeof(fake_ibv));
 	fake_ibv.probe_errno = EBADF;
+	/* rdma-core v54+ and an mlx5 NIC without a Data Direct function */
+	fake_ibv.mlx5dv = 2;
+	fake_ibv.dd_errno = ENODEV;
 	memset(&fake_device, 0, sizeof(fake_device));
 	strcpy(fake_device.name, "fake_mlx5_0");
 	memset(&fake_context, 0, sizeof(fake_context));
@@ -433,6 +436,8 @@ static CUresult f_export(void *handle, CUdeviceptr p, size_t size,
 	int fd;
 
 	COUNT(fake_cu.exports);
+	if (flags & GDR_CU_RANGE_FLAG_PCIE)
+		COUNT(fake_cu.flagged_exports);
 	pthread_mutex_lock(&rec);
 	fake_cu.ctx_at_export = fake_current;
 	fake_cu.last_export_base = (uintptr_t)p;
@@ -442,6 +447,9 @@ static CUresult f_export(void *handle, CUdeviceptr p, size_t size,
 		return CUDA_ERROR_INVALID_CONTEXT;
 	if (fake_cu.export_result)
 		return fake_cu.export_result;
+	if ((flags & GDR_CU_RANGE_FLAG_PCIE) && a && a->device >= 0 &&
+	    a->device < FAKE_MAX_DEVS && fake_cu.pcie_result[a->device])
+		return fake_cu.pcie_result[a->device];
 	/* As seen on the H200: only page-aligned spans of one allocation,
 	 * or of a VMM range fully mapped by several. */
 	if (type != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD || (p & 4095) ||
@@ -620,6 +628,38 @@ static struct ibv_mr *v_reg_dmabuf(struct ibv_pd *pd, uint64_t offset,
 	/* libibverbs puts the dma-buf offset in addr; the library fixes it. */
 	return new_mr(pd, (void *)(uintptr_t)offset, len, fd);
 }
+static struct ibv_mr *v_reg_mlx5(struct ibv_pd *pd, uint64_t offset, size_t len,
+				 uint64_t iova, int fd, int access,
+				 int mlx5_access)
+{
+	FAULT_IBV("mlx5dv_reg_dmabuf_mr");
+	COUNT(fake_ibv.mlx5_reg_calls);
+	pthread_mutex_lock(&rec);
+	fake_ibv.last_offset = offset;
+	fake_ibv.last_len = len;
+	fake_ibv.last_iova = iova;
+	fake_ibv.last_fd = fd;
+	fake_ibv.last_access = access;
+	fake_ibv.last_mlx5_access = mlx5_access;
+	fake_ibv.last_fd_open = fcntl(fd, F_GETFD) != -1;
+	pthread_mutex_unlock(&rec);
+	if (fake_ibv.mlx5_reg_errno) {
+		errno = fake_ibv.mlx5_reg_errno;
+		return NULL;
+	}
+	return new_mr(pd, (void *)(uintptr_t)offset, len, fd);
+}
+
+/* The model's mlx5 direct verbs, with a registration that records. */
+static int fake_mlx5_load(struct gdr_mlx5_ops *ops, char *why, size_t n)
+{
+	int err = gdr_model_mlx5_load(ops, why, n);
+
+	if (!err)
+		ops->reg_dmabuf_mr = v_reg_mlx5;
+	return err;
+}
+
 static int v_dereg(struct ibv_mr *mr)
 {
 	struct fake_mr *f = (struct fake_mr *)mr;
@@ -687,6 +727,23 @@ int fixture_write(const char *base, const char *rel, const char *text)
 		return -1;
 	fputs(text, fp);
 	return fclose(fp);
+}
+
+int fixture_nic_pci(const struct fixture *f, const char *name, const char *bdf)
+{
+	char rel[256], path[512], target[256];
+
+	/* The device's own directory, then the class link to it. */
+	snprintf(rel, sizeof(rel), "devices/pci0000:00/%s/uevent", bdf);
+	if (fixture_write(f->sys, rel, ""))
+		return -1;
+	snprintf(rel, sizeof(rel), "class/infiniband/%s/uevent", name);
+	if (fixture_write(f->sys, rel, ""))
+		return -1;
+	snprintf(path, sizeof(path), "%s/class/infiniband/%s/device", f->sys,
+		 name);
+	snprintf(target, sizeof(target), "../../../devices/pci0000:00/%s", bdf);
+	return symlink(target, path);
 }
 
 void fixture_remove(struct fixture *f)
@@ -765,7 +822,10 @@ static void fill_model(const char *kernel)
 		g->dmabuf_supported = fake_cu.dmabuf_attr[i];
 		g->gpudirect_rdma_supported = 1;
 		g->gpudirect_rdma_with_vmm = 1;
+		g->c2c = fake_cu.c2c[i];
+		g->pcie_mapping = -1;
 	}
+	fake_model.mlx5dv = fake_ibv.mlx5dv;
 	fake_model.libibverbs_dmabuf = !fake_ibv.no_dmabuf_symbol;
 	fake_model.num_nics = 1;
 	snprintf(fake_model.nic[0].name, sizeof(fake_model.nic[0].name), "%s",
@@ -773,6 +833,11 @@ static void fill_model(const char *kernel)
 	fake_model.nic[0].dmabuf_probe_errno = fake_ibv.probe_errno;
 	fake_model.nic[0].port_state = IBV_PORT_ACTIVE;
 	fake_model.nic[0].link_layer = IBV_LINK_LAYER_ETHERNET;
+	fake_model.nic[0].mlx5 = !fake_ibv.not_mlx5;
+	fake_model.nic[0].data_direct_errno = fake_ibv.dd_errno;
+	snprintf(fake_model.nic[0].data_direct_path,
+		 sizeof(fake_model.nic[0].data_direct_path),
+		 "/sys/devices/pci0000:00/0000:00:03.0/0000:04:00.1");
 	gdr_model_use(&fake_model);
 	gdr_model_cuda_ops(&model_cu);
 	gdr_model_verbs_ops(&model_ibv);
@@ -790,6 +855,32 @@ static void fake_verbs_table(struct gdr_verbs_ops *v)
 	v->device_index = model_ibv.device_index;
 }
 
+/* The real driver, with its exports counted (flagged ones apart). */
+static CUresult (*real_export)(void *, CUdeviceptr, size_t,
+			       CUmemRangeHandleType, unsigned long long);
+
+static CUresult counting_export(void *handle, CUdeviceptr p, size_t size,
+				CUmemRangeHandleType type,
+				unsigned long long flags)
+{
+	COUNT(fake_cu.exports);
+	if (flags & GDR_CU_RANGE_FLAG_PCIE)
+		COUNT(fake_cu.flagged_exports);
+	return real_export(handle, p, size, type, flags);
+}
+
+static int counting_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags,
+			      char *why, size_t n)
+{
+	int err = gdr_cuda_load(ops, flags, why, n);
+
+	if (!err && ops->cuMemGetHandleForAddressRange) {
+		real_export = ops->cuMemGetHandleForAddressRange;
+		ops->cuMemGetHandleForAddressRange = counting_export;
+	}
+	return err;
+}
+
 void fakes_install_real_cuda(void)
 {
 	struct gdr_seam s;
@@ -797,6 +888,8 @@ void fakes_install_real_cuda(void)
 	fill_model(NULL);
 	gdr_seam_default(&s);
 	fake_verbs_table(&s.verbs);
+	s.mlx5_load = fake_mlx5_load;
+	s.cuda_load = counting_cuda_load;
 	gdr_seam_install(&s);
 }
 
@@ -812,8 +905,11 @@ void fakes_install(const struct fixture *f, const char *kernel,
 	snprintf(s.kernel_release, sizeof(s.kernel_release), "%s",
 		 fake_model.kernel_release);
 	s.cuda_load = fake_cuda_load;
-	if (!fake_real_verbs)
+	if (!fake_real_verbs) {
 		fake_verbs_table(&s.verbs);
+		s.mlx5_load = fake_mlx5_load;
+	}
+	s.gpu_c2c = gdr_model_gpu_c2c;
 	env_path = path;
 	env_debug = debug;
 	s.getenv = fake_getenv;

@@ -49,9 +49,14 @@ struct fake_cuda {
 	CUresult set_attr_result;
 	int pop_fails;		 /* this many cuCtxPopCurrent calls fail */
 	CUresult dev_get_result; /* what cuDeviceGet answers, if not 0 */
+	/* the PCIe mapping (12.8+): what a flagged export answers per GPU
+	 * (0: as a plain one), and NVML's C2C answer (1, 0, -1 unknown) */
+	CUresult pcie_result[FAKE_MAX_DEVS];
+	int c2c[FAKE_MAX_DEVS];
 	struct fake_alloc allocs[FAKE_MAX_ALLOCS];
 	int num_allocs;
 	/* observed */
+	int flagged_exports; /* exports asking for the PCIe mapping */
 	int inits, loads, noload_loads, exports, set_attr_calls, push_calls,
 		pop_calls, retains, releases, set_flags_calls;
 	int primary_refs[FAKE_MAX_DEVS];
@@ -69,13 +74,20 @@ struct fake_verbs {
 	int dmabuf_errno; /* 0: real calls succeed */
 	int reg_errno;	  /* 0: ibv_reg_mr_iova2 succeeds */
 	int dereg_errno;
+	/* mlx5 direct verbs: 0 absent, 1 without the Data Direct calls, 2
+	 * with them (the default); the NIC is mlx5 unless not_mlx5 */
+	int mlx5dv;
+	int not_mlx5;
+	int dd_errno;	    /* mlx5dv_get_data_direct_sysfs_path: ENODEV */
+	int mlx5_reg_errno; /* mlx5dv_reg_dmabuf_mr fails with this */
 	/* observed */
+	int mlx5_reg_calls, last_mlx5_access;
 	int probes, dmabuf_calls, reg_calls, live_mrs;
 	uint64_t last_offset, last_iova;
 	size_t last_len;
 	int last_fd, last_access;
-	int last_fd_open;	 /* the fd was open during the call */
-	int lean;		 /* skip the fdinfo look-up (benchmarks) */
+	int last_fd_open; /* the fd was open during the call */
+	int lean;	  /* skip the fdinfo look-up (benchmarks) */
 	int no_hold; /* MRs keep no dup of the dma-buf fd (100k-entry bench) */
 	char last_exp_name[64];	 /* fdinfo exp_name of the fd passed */
 	size_t last_dmabuf_size; /* fdinfo size of the fd passed */
@@ -114,6 +126,8 @@ struct fixture {
 int fixture_make(struct fixture *f);
 /* Write @text to @rel below @base, creating directories. */
 int fixture_write(const char *base, const char *rel, const char *text);
+/* Give RDMA device @name a PCI parent @bdf in the fixture's sysfs. */
+int fixture_nic_pci(const struct fixture *f, const char *name, const char *bdf);
 void fixture_remove(struct fixture *f);
 
 #define NV_OPEN                                                                \

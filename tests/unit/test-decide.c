@@ -47,6 +47,15 @@ struct scenario {
 	int probe_errno;    /* 0: EBADF */
 	int probe_mr;	    /* the probe gets an MR back */
 	int no_dmabuf_symbol;
+	/* Data Direct and the PCIe mapping */
+	int dd;		      /* the NIC has a Data Direct function */
+	int mlx5dv;	      /* 0: rdma-core v54+; 1: older; -1: no libmlx5 */
+	int not_mlx5;	      /* the NIC is not an mlx5 device */
+	int nic_pci;	      /* the NIC has a PCI parent in sysfs */
+	int c2c;	      /* GPU 0 is C2C-attached */
+	CUresult pcie_result; /* a flagged export answers this */
+	int mlx5_reg_errno;
+	const char *env_pcie; /* GPUDIRECT_PCIE_MAPPING */
 	/* the process */
 	int cuda_not_loaded; /* the application never loaded libcuda */
 	int not_initialized; /* the driver answers NOT_INITIALIZED */
@@ -72,6 +81,8 @@ struct scenario {
 	int want_no_ro;	   /* no IBV_ACCESS_RELAXED_ORDERING on device memory */
 	int want_ctx_flag; /* CU_CTX_SYNC_MEMOPS set on the caller's context */
 	int want_ctx_lost; /* the context stack cannot be restored */
+	int want_flagged;  /* flagged exports + 1 (0: not checked) */
+	const char *want_reason; /* in the record of some attempt */
 };
 
 #define B(p) GDR_PATH_BIT(GDR_PATH_##p)
@@ -482,6 +493,140 @@ static const struct scenario table[] = {
 	  .flags = GDR_REG_SYNC_MEMOPS,
 	  .want_errno = ENOSYS,
 	  .want_msg = "which this driver lacks" },
+	{ .name = "Data Direct NIC: the data-direct path",
+	  .nv = NV_OPEN,
+	  .dd = 1,
+	  .want_path = GDR_PATH_DATA_DIRECT,
+	  .want_flagged = 1 + 1 },
+	{ .name = "Data Direct NIC, rdma-core before v54: dmabuf",
+	  .nv = NV_OPEN,
+	  .dd = 1,
+	  .mlx5dv = 1,
+	  .want_path = GDR_PATH_DMABUF,
+	  .want_reason = "rdma-core older than v54",
+	  .want_flagged = 0 + 1 },
+	{ .name = "no libmlx5 at all: dmabuf, the NIC is no mlx5",
+	  .nv = NV_OPEN,
+	  .mlx5dv = -1,
+	  .want_path = GDR_PATH_DMABUF,
+	  .want_reason = "libmlx5.so.1 is not installed",
+	  .want_flagged = 0 + 1 },
+	{ .name = "mlx5 NIC without a Data Direct function (ENODEV): dmabuf",
+	  .nv = NV_OPEN,
+	  .want_path = GDR_PATH_DMABUF,
+	  .want_reason = "answered ENODEV: no Data Direct function",
+	  .want_flagged = 0 + 1 },
+	{ .name = "a NIC that is not mlx5: dmabuf",
+	  .nv = NV_OPEN,
+	  .not_mlx5 = 1,
+	  .want_path = GDR_PATH_DMABUF,
+	  .want_reason = "not an mlx5 device" },
+	{ .name = "Data Direct NIC, driver 12.6 (no PCIe mapping): dmabuf",
+	  .nv = NV_OPEN,
+	  .dd = 1,
+	  .driver = 12060,
+	  .want_path = GDR_PATH_DMABUF,
+	  .want_reason = "older than 12.8",
+	  .want_flagged = 0 + 1 },
+	{ .name = "flagged export NOT_SUPPORTED: plain DMA-BUF, remembered",
+	  .nv = NV_OPEN,
+	  .dd = 1,
+	  .pcie_result = CUDA_ERROR_NOT_SUPPORTED,
+	  .want_path = GDR_PATH_DMABUF,
+	  .want_reason = "remembered for this GPU",
+	  .want_flagged = 1 + 1 },
+	{ .name = "mlx5dv registration answers 524: falls back to dmabuf",
+	  .nv = NV_OPEN,
+	  .dd = 1,
+	  .mlx5_reg_errno = 524,
+	  .want_path = GDR_PATH_DMABUF,
+	  .want_reason = "mlx5dv_reg_dmabuf_mr(offset 100, 5000 bytes, "
+			 "DATA_DIRECT)",
+	  .want_flagged = 1 + 1 },
+	{ .name = "mlx5dv registration fails with EINVAL: no fallback",
+	  .nv = NV_OPEN,
+	  .dd = 1,
+	  .mlx5_reg_errno = EINVAL,
+	  .want_errno = EINVAL,
+	  .want_msg = "data-direct failed: mlx5dv_reg_dmabuf_mr(offset 100, "
+		      "5000 bytes, DATA_DIRECT) on fake_mlx5_0 failed with "
+		      "EINVAL" },
+	{ .name = "forced data-direct without the function: no fallback",
+	  .nv = NV_OPEN,
+	  .mask = B(DATA_DIRECT),
+	  .want_errno = EOPNOTSUPP,
+	  .want_msg = "no Data Direct function" },
+	{ .name = "forced data-direct, flagged export NOT_SUPPORTED",
+	  .nv = NV_OPEN,
+	  .dd = 1,
+	  .mask = B(DATA_DIRECT),
+	  .pcie_result = CUDA_ERROR_NOT_SUPPORTED,
+	  .want_errno = EOPNOTSUPP,
+	  .want_msg = "cannot export a PCIe-mapped dma-buf" },
+	{ .name = "GPUDIRECT_PATH=data-direct on a Data Direct node",
+	  .nv = NV_OPEN,
+	  .dd = 1,
+	  .env_path = "data-direct",
+	  .want_path = GDR_PATH_DATA_DIRECT },
+	{ .name = "GPUDIRECT_PCIE_MAPPING=off: no Data Direct",
+	  .nv = NV_OPEN,
+	  .dd = 1,
+	  .env_pcie = "off",
+	  .want_path = GDR_PATH_DMABUF,
+	  .want_reason = "GPUDIRECT_PCIE_MAPPING=off",
+	  .want_flagged = 0 + 1 },
+	{ .name = "GPUDIRECT_PCIE_MAPPING=on: dmabuf exports PCIe-mapped",
+	  .nv = NV_OPEN,
+	  .env_pcie = "on",
+	  .want_path = GDR_PATH_DMABUF,
+	  .want_reason = "PCIe mapping: asked by GPUDIRECT_PCIE_MAPPING=on",
+	  .want_flagged = 1 + 1 },
+	{ .name = "GPUDIRECT_PCIE_MAPPING=on, the GPU cannot: peermem",
+	  .nv = NV_OPEN,
+	  .peermem = PM_MODULE,
+	  .env_pcie = "on",
+	  .pcie_result = CUDA_ERROR_NOT_SUPPORTED,
+	  .want_path = GDR_PATH_PEERMEM,
+	  .want_flagged = 1 + 1 },
+	{ .name = "GDR_REG_PCIE_MAPPING with a 12.6 driver: not taken",
+	  .nv = NV_OPEN,
+	  .driver = 12060,
+	  .flags = GDR_REG_PCIE_MAPPING,
+	  .want_errno = EOPNOTSUPP,
+	  .want_msg = "GDR_REG_PCIE_MAPPING asks for the PCIe mapping",
+	  .want_flagged = 0 + 1 },
+	{ .name = "GPUDIRECT_PCIE_MAPPING=maybe is refused",
+	  .nv = NV_OPEN,
+	  .env_pcie = "maybe",
+	  .want_errno = EINVAL,
+	  .want_msg = "GPUDIRECT_PCIE_MAPPING=maybe is not auto, on or off" },
+	{ .name = "C2C GPU, NIC on PCIe: dmabuf with the PCIe mapping",
+	  .nv = NV_OPEN,
+	  .c2c = 1,
+	  .nic_pci = 1,
+	  .want_path = GDR_PATH_DMABUF,
+	  .want_reason = "PCIe mapping: GPU 0 is C2C-attached and fake_mlx5_0 "
+			 "is on PCIe",
+	  .want_flagged = 1 + 1 },
+	{ .name = "C2C GPU, NIC not on PCIe: no PCIe mapping",
+	  .nv = NV_OPEN,
+	  .c2c = 1,
+	  .want_path = GDR_PATH_DMABUF,
+	  .want_flagged = 0 + 1 },
+	{ .name = "C2C GPU, flagged export NOT_SUPPORTED: plain, recorded",
+	  .nv = NV_OPEN,
+	  .c2c = 1,
+	  .nic_pci = 1,
+	  .pcie_result = CUDA_ERROR_NOT_SUPPORTED,
+	  .want_path = GDR_PATH_DMABUF,
+	  .want_reason = "without the PCIe mapping: GPU 0 answered "
+			 "NOT_SUPPORTED",
+	  .want_flagged = 1 + 1 },
+	{ .name = "a PCIe NIC beside a GPU without C2C: no PCIe mapping",
+	  .nv = NV_OPEN,
+	  .nic_pci = 1,
+	  .want_path = GDR_PATH_DMABUF,
+	  .want_flagged = 0 + 1 },
 	{ .name = "sync-memops refused by the driver",
 	  .nv = NV_OPEN,
 	  .flags = GDR_REG_SYNC_MEMOPS,
@@ -613,6 +758,18 @@ static void run(const struct scenario *sc)
 	fake_ibv.dmabuf_errno = sc->dmabuf_errno;
 	fake_ibv.reg_errno = sc->reg_errno;
 	fake_cu.export_result = sc->export_result;
+	if (sc->dd)
+		fake_ibv.dd_errno = 0;
+	if (sc->mlx5dv)
+		fake_ibv.mlx5dv = sc->mlx5dv < 0 ? 0 : sc->mlx5dv;
+	fake_ibv.not_mlx5 = sc->not_mlx5;
+	fake_ibv.mlx5_reg_errno = sc->mlx5_reg_errno;
+	fake_cu.c2c[0] = sc->c2c;
+	fake_cu.pcie_result[0] = sc->pcie_result;
+	if (sc->nic_pci)
+		fixture_nic_pci(&fx, fake_device.name, "0000:04:00.0");
+	if (sc->env_pcie)
+		fakes_setenv("GPUDIRECT_PCIE_MAPPING", sc->env_pcie);
 	fake_current = caller;
 	if (sc->env_ro)
 		fakes_setenv("GPUDIRECT_RELAXED_ORDERING", sc->env_ro);
@@ -638,14 +795,24 @@ static void run(const struct scenario *sc)
 	log_message(gdr_last_error());
 
 	CHECK_INT(info.comp_mask, GDR_REG_INFO_BASIC);
-	CHECK(info.num_attempts <= 3);
+	CHECK(info.num_attempts <= 4);
+	if (sc->want_reason) {
+		bool found = false;
+
+		for (i = 0; i < (int)info.num_attempts; i++)
+			found |= strstr(info.attempts[i].reason,
+					sc->want_reason) != NULL;
+		CHECK_(found, "no attempt says \"%s\"", sc->want_reason);
+	}
+	if (sc->want_flagged)
+		CHECK_INT(fake_cu.flagged_exports, sc->want_flagged - 1);
 	if (sc->want_errno) {
 		CHECK(mr == NULL);
 		CHECK_INT(err, sc->want_errno);
 		CHECK_INT(info.path, GDR_PATH_NONE);
 		if (sc->want_msg)
 			CHECK_HAS(gdr_last_error(), sc->want_msg);
-		for (i = 0; i < (int)info.num_attempts && i < 3; i++)
+		for (i = 0; i < (int)info.num_attempts && i < 4; i++)
 			CHECK(info.attempts[i].result != GDR_ATTEMPT_USED);
 	} else {
 		CHECK(mr != NULL);
@@ -669,8 +836,9 @@ static void run(const struct scenario *sc)
 		CHECK_INT(gdr_deregister(mr), 0);
 	}
 	/* The access flags and iova of every path, exactly. */
-	device_path =
-		info.path == GDR_PATH_DMABUF || info.path == GDR_PATH_PEERMEM;
+	device_path = info.path == GDR_PATH_DMABUF ||
+		      info.path == GDR_PATH_PEERMEM ||
+		      info.path == GDR_PATH_DATA_DIRECT;
 	want_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		      IBV_ACCESS_REMOTE_READ;
 	if (device_path && !sc->want_no_ro)
@@ -680,7 +848,13 @@ static void run(const struct scenario *sc)
 		CHECK_INT(fake_ibv.last_iova, (uintptr_t)ptr);
 		CHECK_INT(fake_ibv.last_len, LEN);
 	}
-	if (info.path == GDR_PATH_DMABUF) {
+	if (info.path == GDR_PATH_DATA_DIRECT) {
+		CHECK_INT(fake_ibv.mlx5_reg_calls, 1);
+		CHECK_INT(fake_ibv.last_mlx5_access, GDR_MLX5DV_DATA_DIRECT);
+		/* a PCIe-mapped dma-buf never goes to ibv_reg_dmabuf_mr */
+		CHECK_INT(fake_ibv.dmabuf_calls, 0);
+	}
+	if (info.path == GDR_PATH_DMABUF || info.path == GDR_PATH_DATA_DIRECT) {
 		uintptr_t base = (uintptr_t)ptr & ~(uintptr_t)4095;
 
 		CHECK(fake_ibv.last_fd_open);
@@ -889,6 +1063,50 @@ static void stale_context(void)
 	fixture_remove(&fx);
 }
 
+/*
+ * A GPU that answers NOT_SUPPORTED to the PCIe mapping is asked once: 1000
+ * registrations through a Data Direct NIC make one flagged export and then
+ * go straight to plain DMA-BUF, each with the reason in the record.
+ */
+static void pcie_remembered(void)
+{
+	struct gdr_reg_info info;
+	struct fixture fx;
+	int i, plain = 0, reasons = 0;
+	void *p;
+
+	check_scope = "PCIe mapping refused once, remembered";
+	fakes_reset();
+	fixture_make(&fx);
+	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
+	fake_ibv.dd_errno = 0;
+	fake_cu.pcie_result[0] = CUDA_ERROR_NOT_SUPPORTED;
+	fakes_install(&fx, NULL, NULL, NULL);
+	p = fake_alloc_device(0, 1 << 20);
+	fake_current = FAKE_PRIMARY(0);
+	for (i = 0; i < 1000; i++) {
+		struct ibv_mr *mr = gdr_register_ex(&fake_pd, p, 4096, NULL,
+						    &info, sizeof(info));
+
+		if (!mr)
+			break;
+		plain += info.path == GDR_PATH_DMABUF;
+		reasons += info.attempts[0].path == GDR_PATH_DATA_DIRECT &&
+			   strstr(info.attempts[0].reason,
+				  "CUDA_ERROR_NOT_SUPPORTED") != NULL;
+		CHECK_INT(gdr_deregister(mr), 0);
+	}
+	CHECK_INT(plain, 1000);
+	CHECK_INT(reasons, 1000);
+	CHECK_INT(fake_cu.flagged_exports, 1);
+	CHECK_INT(fake_ibv.mlx5_reg_calls, 0);
+	printf("1000 registrations on a GPU without the PCIe mapping: %d "
+	       "flagged export, %d plain DMA-BUF\n",
+	       fake_cu.flagged_exports, plain);
+	fake_current = NULL;
+	fixture_remove(&fx);
+}
+
 int main(void)
 {
 	size_t i;
@@ -899,6 +1117,7 @@ int main(void)
 	bad_arguments();
 	cached();
 	stale_context();
+	pcie_remembered();
 	gdr_seam_install(NULL);
 	return check_summary("decide");
 }

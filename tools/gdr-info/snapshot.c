@@ -151,12 +151,17 @@ static int answers(const char *file, const struct gdr_model *m)
 		fprintf(f,
 			", \"dmabuf_supported\": %d, "
 			"\"gpudirect_rdma_supported\": %d, "
-			"\"gpudirect_rdma_with_vmm\": %d}",
+			"\"gpudirect_rdma_with_vmm\": %d, \"c2c\": %d, "
+			"\"c2c_why\": ",
 			g->dmabuf_supported, g->gpudirect_rdma_supported,
-			g->gpudirect_rdma_with_vmm);
+			g->gpudirect_rdma_with_vmm, g->c2c);
+		json_text(f, g->c2c_why);
+		fprintf(f, ", \"pcie_mapping\": %d}", g->pcie_mapping);
 	}
-	fprintf(f, "]},\n  \"libibverbs_dmabuf\": %s,\n  \"rdma_devices\": [",
-		m->libibverbs_dmabuf ? "true" : "false");
+	fprintf(f,
+		"]},\n  \"libibverbs_dmabuf\": %s,\n  \"mlx5dv\": %d,\n"
+		"  \"rdma_devices\": [",
+		m->libibverbs_dmabuf ? "true" : "false", m->mlx5dv);
 	for (i = 0; i < m->num_nics; i++) {
 		const struct gdr_model_nic *n = &m->nic[i];
 
@@ -164,8 +169,12 @@ static int answers(const char *file, const struct gdr_model *m)
 		json_text(f, n->name);
 		fprintf(f,
 			", \"dmabuf_probe_errno\": %d, \"port_state\": %d, "
-			"\"link_layer\": %d}",
-			n->dmabuf_probe_errno, n->port_state, n->link_layer);
+			"\"link_layer\": %d, \"mlx5\": %d, "
+			"\"data_direct_errno\": %d, \"data_direct_path\": ",
+			n->dmabuf_probe_errno, n->port_state, n->link_layer,
+			n->mlx5, n->data_direct_errno);
+		json_text(f, n->data_direct_path);
+		fprintf(f, "}");
 	}
 	fprintf(f, "\n  ]\n}\n");
 	return fclose(f);
@@ -311,8 +320,13 @@ int snapshot_replay(const char *dir, struct ibv_context ***ctxs,
 			(int)json_num(e, "gpudirect_rdma_supported", 0);
 		g->gpudirect_rdma_with_vmm =
 			(int)json_num(e, "gpudirect_rdma_with_vmm", 0);
+		/* Added in 0.2; a 0.1 snapshot does not know them. */
+		g->c2c = (int)json_num(e, "c2c", -1);
+		text(g->c2c_why, sizeof(g->c2c_why), e, "c2c_why", "");
+		g->pcie_mapping = (int)json_num(e, "pcie_mapping", -1);
 	}
 	m.libibverbs_dmabuf = json_num(root, "libibverbs_dmabuf", 0) != 0;
+	m.mlx5dv = (int)json_num(root, "mlx5dv", 0);
 	arr = json_get(root, "rdma_devices");
 	for (e = arr ? arr->child : NULL; e && m.num_nics < GDR_MODEL_MAX_NICS;
 	     e = e->next) {
@@ -323,6 +337,11 @@ int snapshot_replay(const char *dir, struct ibv_context ***ctxs,
 			(int)json_num(e, "dmabuf_probe_errno", EIO);
 		nic->port_state = (int)json_num(e, "port_state", 0);
 		nic->link_layer = (int)json_num(e, "link_layer", 0);
+		nic->mlx5 = (int)json_num(e, "mlx5", 0);
+		nic->data_direct_errno =
+			(int)json_num(e, "data_direct_errno", ENODEV);
+		text(nic->data_direct_path, sizeof(nic->data_direct_path), e,
+		     "data_direct_path", "");
 	}
 	json_free(root);
 	rc = gdr_private_replay(&m, dir, ctxs, num, err, n);
