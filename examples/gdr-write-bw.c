@@ -29,7 +29,7 @@ struct opts {
 	const char *port;
 	size_t size;
 	unsigned int iters, depth;
-	int all, gbits, cuda_dev, cache;
+	int all, gbits, cuda_dev, cache, pcie;
 	uint32_t path_mask;
 	const char *path_name;
 };
@@ -165,8 +165,12 @@ static void setup(struct conn *c, const struct opts *o, struct rdma_cm_id *id)
 	if (!c->pd)
 		die("ibv_alloc_pd", strerror(errno));
 	if (o->path_mask) {
-		attr.comp_mask = GDR_REG_ATTR_PATH_MASK;
+		attr.comp_mask |= GDR_REG_ATTR_PATH_MASK;
 		attr.path_mask = o->path_mask;
+	}
+	if (o->pcie) {
+		attr.comp_mask |= GDR_REG_ATTR_FLAGS;
+		attr.flags |= GDR_REG_PCIE_MAPPING;
 	}
 	if (o->cache && o->server) {
 		setup_cache(c, o, &attr, name);
@@ -572,8 +576,10 @@ static void usage(const char *prog)
 	       "      --report_gbits     report Gb/s\n"
 	       "      --mem=host|cuda[:N]  where the buffers live (host)\n"
 	       "      --use_cuda=N       the same as --mem=cuda:N\n"
-	       "      --path=auto|dmabuf|peermem|host  registration path (auto)\n"
+	       "      --path=auto|data-direct|dmabuf|peermem|host  registration path (auto)\n"
 	       "      --use_cuda_dmabuf  the same as --path=dmabuf\n"
+	       "      --use_data_direct  the same as --path=data-direct\n"
+	       "      --use_cuda_pcie_mapping  export GPU memory with the PCIe mapping\n"
 	       "      --cache            client: register through a gdr_cache on every write\n",
 	       prog);
 }
@@ -594,6 +600,8 @@ int main(int argc, char **argv)
 		{ "path", required_argument, NULL, 'P' },
 		{ "use_cuda_dmabuf", no_argument, NULL, 'D' },
 		{ "cache", no_argument, NULL, 'C' },
+		{ "use_data_direct", no_argument, NULL, 'X' },
+		{ "use_cuda_pcie_mapping", no_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -626,12 +634,16 @@ int main(int argc, char **argv)
 				 optarg);
 			o.mem = cuda_spec;
 			break;
+		case 'Y': o.pcie = 1; break;
+		case 'X': optarg = (char *)"data-direct"; goto path;
 		case 'D': optarg = (char *)"dmabuf"; /* fall through */
 		case 'P':
+		path:
 			if (gdr_path_parse(optarg, &path)) {
 				fprintf(stderr,
 					"gdr-write-bw: --path must be auto, "
-					"dmabuf, peermem or host\n");
+					"data-direct, dmabuf, peermem or "
+					"host\n");
 				return 2;
 			}
 			o.path_name = optarg;

@@ -48,11 +48,12 @@ static struct ibv_mr *data_direct_reg(const struct gdr_req *req, char *why,
 				 ", DATA_DIRECT", why, n);
 }
 
-/* The first that fails says why the path is not taken: the NIC's side
- * first, which is what most nodes lack. */
+/* The first that fails says why the path is not taken: the NIC first
+ * (most have no Data Direct function), then the library, the driver, the
+ * GPU. */
 static const struct gdr_check *const data_direct_needs[] = {
-	&gdr_check_mlx5dv,
 	&gdr_check_nic_data_direct,
+	&gdr_check_mlx5dv,
 	&gdr_check_cuda_api,
 	&gdr_check_cuda_pcie,
 	&gdr_check_kernel,

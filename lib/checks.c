@@ -687,10 +687,8 @@ static void eval_nic_data_direct(const struct gdr_subject *s,
 				: "not an mlx5 device");
 	else
 		value(e, "unknown (%s)",
-		      nic->dd_err == ENOSYS
-			      ? "the mlx5 direct verbs for Data Direct are "
-				"missing"
-			      : gdr_errno_name(nic->dd_err));
+		      nic->dd_err == ENOSYS ? gdr_mlx5_get()->why
+					    : gdr_errno_name(nic->dd_err));
 	/* Most NICs have none: a fact, unless the call itself failed. */
 	verdict(e,
 		nic->data_direct == GDR_NO || nic->dd_err == ENOSYS

@@ -49,6 +49,8 @@ for t in churn purge; do
 	say "-- gpu-cache-$t"
 	"$build/tests/gpu/test-gpu-cache" "$t" 2>&1 | tail -n 12 | tee -a "$log"
 done
+say "-- gpu-pcie"
+"$build/tests/gpu/test-gpu-pcie" 2>&1 | tail -n 12 | tee -a "$log"
 
 say "== benchmarks"
 meson test -C "$build" --benchmark --suite gpu --verbose > "$build/bench.out" 2>&1 ||

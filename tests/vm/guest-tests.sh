@@ -31,6 +31,15 @@ else
 	echo "     exit status $st"
 	bad "gdr-info on rxe0"
 fi
+# Data Direct: rxe is no mlx5 device, and Debian 12's rdma-core (44) has
+# no mlx5dv Data Direct calls: the path is ineligible, with the reasons.
+"$b/tools/gdr-info/gdr-info" > /tmp/t.log 2>&1
+if grep -q '^  data_direct .*info .*no (not an mlx5 device)' /tmp/t.log &&
+	grep -q '^  mlx5dv_data_direct .*info .*absent (libmlx5.so.1 lacks the Data Direct calls of MLX5_1.25' /tmp/t.log; then
+	ok "gdr-info on rxe0: Data Direct ineligible (not mlx5; rdma-core 44 lacks MLX5_1.25)"
+else
+	bad "gdr-info Data Direct items on rxe0"
+fi
 "$b/tools/gdr-info/gdr-info" --json > /tmp/t.log 2>&1
 if has '"section": "rxe0", "key": "dmabuf_mr"' && has '"gpudirect_rdma_usable": false'; then
 	ok "gdr-info --json on rxe0"

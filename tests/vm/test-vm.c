@@ -162,15 +162,21 @@ static void probe(void)
 		 name);
 	CHECK_HAS(gdr_last_error(), want);
 	CHECK_INT(info.path, GDR_PATH_NONE);
-	CHECK_INT(info.num_attempts, 3);
-	CHECK_INT(info.attempts[0].err, EOPNOTSUPP);
+	CHECK_INT(info.num_attempts, 4);
+	CHECK_INT(info.attempts[1].path, GDR_PATH_DMABUF);
+	CHECK_INT(info.attempts[1].err, EOPNOTSUPP);
 	CHECK_INT(count_fds(), fds);
 	printf("forced dmabuf: %s\n", gdr_last_error());
 	/* The default mask falls through to nothing (no peermem here). */
-	mr = gdr_register(pd, dev, 65536);
+	mr = gdr_register_ex(pd, dev, 65536, NULL, &info, sizeof(info));
 	CHECK(mr == NULL);
 	CHECK_INT(errno, EOPNOTSUPP);
 	CHECK_HAS(gdr_last_error(), "nvidia-peermem is not loaded");
+	/* Data Direct: the real libmlx5 and the real device say no. */
+	CHECK_INT(info.attempts[0].path, GDR_PATH_DATA_DIRECT);
+	CHECK_INT(info.attempts[0].result, GDR_ATTEMPT_SKIPPED);
+	CHECK_HAS(info.attempts[0].reason, "not an mlx5 device");
+	printf("data-direct on %s: %s\n", name, info.attempts[0].reason);
 	fixture_remove(&fx);
 	fake_real_verbs = 0;
 	gdr_seam_install(NULL);
