@@ -986,6 +986,8 @@ int gdr_checks_first_failure(const struct gdr_check *const *needs,
 		gdr_check_eval(*needs, s, &e, true);
 		if (e.pass != GDR_FAIL)
 			continue;
+		if (!why)
+			return EOPNOTSUPP; /* the reason is not wanted */
 		gdr_check_eval(*needs, s, &e, false);
 		(*needs)->describe(s, &e, why, n);
 		/* A fact in the report is a reason here: its remedy too. */

@@ -96,7 +96,21 @@ static const char *result_str(enum gdr_attempt_result r)
 struct reasons {
 	char text[GDR_REG_INFO_MAX_ATTEMPTS][GDR_WHY_LEN];
 	bool moot[GDR_REG_INFO_MAX_ATTEMPTS]; /* the path does not apply */
+	/* skipped for a condition, reason not yet written (nobody asked) */
+	bool later[GDR_REG_INFO_MAX_ATTEMPTS];
 };
+
+/* The reason of attempt @i, now that someone reads it. */
+static void write_reason(struct gdr_reg_info *rec, struct reasons *full,
+			 unsigned int i, const char *why)
+{
+	size_t n = strnlen(why, sizeof(rec->attempts[i].reason) - 1);
+
+	gdr_fmt(full->text[i], GDR_WHY_LEN, "%s", why);
+	memcpy(rec->attempts[i].reason, why, n);
+	rec->attempts[i].reason[n] = '\0';
+	full->later[i] = false;
+}
 
 static void record(struct gdr_reg_info *rec, struct reasons *full,
 		   const struct gdr_backend *b, enum gdr_attempt_result result,
@@ -257,9 +271,16 @@ static void explain(const struct gdr_reg_info *rec, const struct reasons *full,
 	}
 }
 
+/*
+ * Walk the backends. @texts: the caller wants every reason (it asked for
+ * the record); otherwise the reasons of paths skipped for a condition are
+ * written only if the registration fails, so that the steady state formats
+ * no sentence nobody reads.
+ */
 static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 			     const char *mask_src, struct gdr_reg_info *rec,
-			     char *msg, size_t msg_len, int *err_out)
+			     bool texts, char *msg, size_t msg_len,
+			     int *err_out)
 {
 	const struct gdr_backend *const *bp;
 	bool device = is_device(&req->pi);
@@ -269,6 +290,7 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 	char why[GDR_WHY_LEN];
 	int first_hard = 0;
 	struct ibv_mr *mr;
+	unsigned int i;
 
 	memset(&subj, 0, sizeof(subj));
 	subj.node = req->node;
@@ -300,10 +322,12 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 			       why);
 			continue;
 		}
-		e = gdr_checks_first_failure(b->needs, &subj, why, sizeof(why));
+		e = gdr_checks_first_failure(b->needs, &subj,
+					     texts ? why : NULL, sizeof(why));
 		if (e) {
 			full.moot[rec->num_attempts] =
 				!gdr_backend_applies(b, &subj);
+			full.later[rec->num_attempts] = !texts;
 			record(rec, &full, b, GDR_ATTEMPT_SKIPPED, e, why);
 			continue;
 		}
@@ -326,6 +350,13 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 	/* No path could take it (whichever "not supported" each said), or
 	 * one failed for real. */
 	*err_out = first_hard ? first_hard : EOPNOTSUPP;
+	for (i = 0; i < rec->num_attempts && gdr_backends[i]; i++) {
+		if (!full.later[i])
+			continue;
+		gdr_checks_first_failure(gdr_backends[i]->needs, &subj, why,
+					 sizeof(why));
+		write_reason(rec, &full, i, why);
+	}
 	gdr_fmt(msg, msg_len, "cannot register [%p, +%zu) (%s", req->ptr,
 		req->len, gdr_mem_type_str(req->pi.type));
 	if (device)
@@ -367,8 +398,8 @@ static void give_info(const struct gdr_reg_info *rec, struct gdr_reg_info *info,
 /* A registration, start to end: 0 and *@mr, or an errno with @why. */
 static int do_register(struct ibv_pd *pd, void *ptr, size_t len,
 		       const struct gdr_reg_attr *attr,
-		       struct gdr_reg_info *rec, struct ibv_mr **mr, char *why,
-		       size_t n)
+		       struct gdr_reg_info *rec, bool texts, struct ibv_mr **mr,
+		       char *why, size_t n)
 {
 	const struct gdr_node *node;
 	struct gdr_req req;
@@ -428,7 +459,7 @@ static int do_register(struct ibv_pd *pd, void *ptr, size_t len,
 		if (err)
 			return err;
 	}
-	*mr = decide(&req, mask, mask_src, rec, why, n, &err);
+	*mr = decide(&req, mask, mask_src, rec, texts, why, n, &err);
 	return *mr ? 0 : err;
 }
 
@@ -439,7 +470,7 @@ int gdr_register_internal(struct ibv_pd *pd, void *ptr, size_t len,
 	struct gdr_reg_info rec;
 
 	return gdr_errno_public(
-		do_register(pd, ptr, len, attr, &rec, mr, why, n));
+		do_register(pd, ptr, len, attr, &rec, false, mr, why, n));
 }
 
 static struct ibv_mr *register_ex(struct ibv_pd *pd, void *ptr, size_t len,
@@ -459,7 +490,8 @@ static struct ibv_mr *register_ex(struct ibv_pd *pd, void *ptr, size_t len,
 				"fields of struct gdr_reg_info (%zu); pass "
 				"sizeof(*info)",
 				info_size, (size_t)GDR_REG_INFO_MIN_SIZE);
-	err = do_register(pd, ptr, len, attr, &rec, &mr, why, sizeof(why));
+	err = do_register(pd, ptr, len, attr, &rec, info != NULL, &mr, why,
+			  sizeof(why));
 	if (info)
 		give_info(&rec, info, info_size, v0_1);
 	if (!err)

@@ -551,7 +551,8 @@ const char *gdr_check_remedy(const struct gdr_check *c,
 			     const struct gdr_eval *e);
 /*
  * Walk @needs (NULL-terminated) and stop at the first that fails. 0 when
- * none does, else EOPNOTSUPP with "problem; remedy" in @why.
+ * none does, else EOPNOTSUPP with "problem; remedy" in @why (unless @why
+ * is NULL: then nothing is formatted).
  */
 int gdr_checks_first_failure(const struct gdr_check *const *needs,
 			     const struct gdr_subject *s, char *why, size_t n);

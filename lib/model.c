@@ -104,6 +104,10 @@ static CUresult m_attr(int *v, CUdevice_attribute a, CUdevice d)
 	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED:
 		*v = g->gpudirect_rdma_with_vmm;
 		return CUDA_SUCCESS;
+	case CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED:
+		/* C2C links have them; PCIe links do not. */
+		*v = g->c2c != 0;
+		return CUDA_SUCCESS;
 	default: return CUDA_ERROR_INVALID_VALUE;
 	}
 }

@@ -331,12 +331,24 @@ static void probe_c2c(struct gdr_dev *d, const struct gdr_cuda *c)
 {
 	const struct gdr_seam *s = gdr_seam();
 	bool c2c = false;
-	int err;
+	int err, atomics = 1;
 
 	d->c2c = GDR_UNKNOWN;
 	if (!gdr_cuda_has_pcie_mapping(c)) {
 		gdr_fmt(d->c2c_why, sizeof(d->c2c_why),
 			"not asked: it matters only with the PCIe mapping");
+		return;
+	}
+	/*
+	 * A link without native host atomics is PCIe: no C2C, and no need to
+	 * start NVML (tens of milliseconds, and a file it keeps open) in
+	 * the caller's process. Only a GPU whose link has them is asked.
+	 */
+	if (c->cu.cuDeviceGetAttribute(
+		    &atomics, CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED,
+		    d->dev) == CUDA_SUCCESS &&
+	    !atomics) {
+		d->c2c = GDR_NO;
 		return;
 	}
 	if (!s->gpu_c2c) {
