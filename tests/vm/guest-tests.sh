@@ -55,6 +55,22 @@ else
 	echo "     exit status $st"
 	bad "gdr-info --self-test on rxe0"
 fi
+# The same as NFD labels: a host-only node whose loopback passed.
+mkdir -p /tmp/features.d
+"$b/tools/gdr-info/gdr-info" --self-test --nfd /tmp/features.d/gpudirect > /tmp/t.log 2>&1
+st=$?
+cat /tmp/features.d/gpudirect >> /tmp/t.log 2>&1
+l() { grep -qx "feature.node.kubernetes.io/$1" /tmp/features.d/gpudirect; }
+if [ $st = 1 ] && l gpudirect-host-only=true && l gpudirect-gpu.count=0 &&
+	l gpudirect-rdma.usable=false && l gpudirect-selftest=pass &&
+	l gpudirect-host.rxe0.selftest=pass &&
+	grep -q '^# +expiry-time=' /tmp/features.d/gpudirect &&
+	[ -z "$(ls -A /tmp/features.d | grep '^\.')" ]; then
+	ok "gdr-info --self-test --nfd on rxe0: host-only, loopback passed ($(grep -c '^feature' /tmp/features.d/gpudirect) labels)"
+else
+	echo "     exit status $st"
+	bad "gdr-info --self-test --nfd"
+fi
 # Exit 1 (not usable) is expected from both; the reports must match.
 "$b/tools/gdr-info/gdr-info" --capture /tmp/snap.tar > /tmp/live.txt 2> /tmp/t.log
 "$b/tools/gdr-info/gdr-info" --from /tmp/snap.tar > /tmp/replay.txt 2>> /tmp/t.log

@@ -7,7 +7,8 @@
  * snapshots of a node for support.
  *
  *   gdr-info [--json] [-d DEV] [--self-test] [--capture FILE]
- *   gdr-info [--json] [-d DEV] --root DIR | --from FILE
+ *            [--host-root DIR] [--nfd FILE [--nfd-expiry SECONDS]]
+ *   gdr-info [--json] [-d DEV] [--nfd FILE] --root DIR | --from FILE
  *
  * Exit status: 0 usable on at least one GPU x RDMA device pair (and the
  * self-test, when asked, passed), 1 not usable, 2 internal error.
@@ -23,6 +24,7 @@
 
 #include "devmem.h"
 #include "loopback.h"
+#include "nfd.h"
 #include "snapshot.h"
 
 #define SELFTEST_LEN (1u << 20)
@@ -38,6 +40,19 @@ static const char *item(const struct gdr_report *r, const char *section,
 		    !strcmp(it.section, section) && !strcmp(it.key, key))
 			return it.value;
 	return NULL;
+}
+
+/* The self-tests run, for the labels. */
+static struct nfd_selftest tests[NFD_MAX_NICS * 4];
+static unsigned int num_tests;
+
+static void remember(const char *nic, int gpu, int ok)
+{
+	if (num_tests >= sizeof(tests) / sizeof(tests[0]))
+		return;
+	snprintf(tests[num_tests].nic, sizeof(tests[num_tests].nic), "%s", nic);
+	tests[num_tests].gpu = gpu;
+	tests[num_tests++].ok = ok;
 }
 
 /* Register two buffers in @mem on @ctx, write one to the other, compare. */
@@ -128,12 +143,16 @@ static int self_test(const struct gdr_report *r, struct ibv_context **ctxs,
 		const char *name = ibv_get_device_name(ctxs[i]->device);
 
 		if (num_gpus == 0) {
+			int ok = self_test_one(ctxs[i], "host");
+
 			tried++;
-			passed += self_test_one(ctxs[i], "host");
+			passed += ok;
+			remember(name, -1, ok);
 			continue;
 		}
 		for (g = 0; g < num_gpus; g++) {
 			const char *path;
+			int ok;
 
 			snprintf(key, sizeof(key), "path_gpu%d", g);
 			path = item(r, name, key);
@@ -145,7 +164,9 @@ static int self_test(const struct gdr_report *r, struct ibv_context **ctxs,
 			}
 			snprintf(mem, sizeof(mem), "cuda:%d", g);
 			tried++;
-			passed += self_test_one(ctxs[i], mem);
+			ok = self_test_one(ctxs[i], mem);
+			passed += ok;
+			remember(name, g, ok);
 		}
 	}
 	if (!tried)
@@ -162,10 +183,16 @@ int main(int argc, char **argv)
 		{ "capture", required_argument, NULL, 'c' },
 		{ "root", required_argument, NULL, 'r' },
 		{ "from", required_argument, NULL, 'f' },
+		{ "host-root", required_argument, NULL, 'H' },
+		{ "nfd", required_argument, NULL, 'N' },
+		{ "nfd-expiry", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *want = NULL, *capture = NULL, *root = NULL, *from = NULL;
+	const char *host_root = NULL, *nfd = NULL;
+	long expiry = 3600;
+	char *end;
 	enum gdr_report_format fmt = GDR_REPORT_TEXT;
 	struct ibv_context **ctxs = NULL, **all = NULL;
 	struct ibv_device **list = NULL;
@@ -182,18 +209,39 @@ int main(int argc, char **argv)
 		case 'c': capture = optarg; break;
 		case 'r': root = optarg; break;
 		case 'f': from = optarg; break;
+		case 'H': host_root = optarg; break;
+		case 'N': nfd = optarg; break;
+		case 'E':
+			errno = 0;
+			expiry = strtol(optarg, &end, 10);
+			if (errno || *end || expiry < 60 ||
+			    expiry > 366L * 24 * 3600) {
+				fprintf(stderr,
+					"gdr-info: --nfd-expiry takes seconds, "
+					"60 to 31622400\n");
+				return 2;
+			}
+			break;
 		default:
 			fprintf(stderr,
 				"usage: %s [--json] [-d DEVICE] [--self-test] "
-				"[--capture FILE] [--root DIR | --from FILE]\n",
+				"[--capture FILE] [--host-root DIR]\n"
+				"       [--nfd FILE [--nfd-expiry SECONDS]] "
+				"[--root DIR | --from FILE]\n",
 				argv[0]);
 			return c == 'h' ? 0 : 2;
 		}
 	}
-	if ((root || from) && (selftest || capture)) {
+	if ((root || from) && (selftest || capture || host_root)) {
 		fprintf(stderr,
 			"gdr-info: --root/--from replay a snapshot; "
-			"--self-test and --capture need the live node\n");
+			"--self-test, --capture and --host-root need the live "
+			"node\n");
+		return 2;
+	}
+	if (host_root &&
+	    gdr_private_host_root(host_root, err, sizeof(err)) != 0) {
+		fprintf(stderr, "gdr-info: --host-root: %s\n", err);
 		return 2;
 	}
 
@@ -248,7 +296,8 @@ int main(int argc, char **argv)
 	usable = gdr_report_usable(report);
 	ret = gdr_report_print(report, stdout, fmt) ? 2 : usable ? 0 : 1;
 	if (ret != 2 && capture) {
-		if (snapshot_capture(capture, ctxs, nctx, err, sizeof(err))) {
+		if (snapshot_capture(capture, ctxs, nctx, host_root, err,
+				     sizeof(err))) {
 			fprintf(stderr, "gdr-info: %s\n", err);
 			ret = 2;
 		} else {
@@ -259,6 +308,22 @@ int main(int argc, char **argv)
 	}
 	if (ret != 2 && selftest && !self_test(report, ctxs, nctx) && ret == 0)
 		ret = 1;
+	if (ret != 2 && nfd) {
+		char *text;
+		size_t len;
+
+		if (nfd_render(report, tests, num_tests, selftest, expiry,
+			       &text, &len)) {
+			fprintf(stderr, "gdr-info: --nfd: out of memory\n");
+			ret = 2;
+		} else {
+			if (nfd_write(nfd, text, len, err, sizeof(err))) {
+				fprintf(stderr, "gdr-info: --nfd: %s\n", err);
+				ret = 2;
+			}
+			free(text);
+		}
+	}
 	gdr_report_destroy(report);
 out:
 	if (root)

@@ -181,7 +181,8 @@ static int answers(const char *file, const struct gdr_model *m)
 }
 
 int snapshot_capture(const char *file, struct ibv_context *const *ctxs,
-		     unsigned int num, char *err, size_t n)
+		     unsigned int num, const char *host_root, char *err,
+		     size_t n)
 {
 	char tmpl[] = "/tmp/gdr-capture.XXXXXX", ans[64];
 	char *tar[] = { "tar", "-cf", (char *)file, "-C", tmpl, ".", NULL };
@@ -203,6 +204,20 @@ int snapshot_capture(const char *file, struct ibv_context *const *ctxs,
 	num_paths = gdr_private_recorded(&paths);
 	for (i = 0; i < num_paths; i++)
 		bad += store(tmpl, paths[i]) != 0;
+	/* Files read below --host-root go where the host has them (sysfs
+	 * links are relative: the subtrees move whole). */
+	if (host_root && host_root[0] && strcmp(host_root, "/")) {
+		const char *sub[] = { "sys", "proc" };
+		char from[PATH_MAX * 2], to[PATH_MAX];
+
+		for (i = 0; i < 2; i++) {
+			snprintf(from, sizeof(from), "%s%s/%s", tmpl, host_root,
+				 sub[i]);
+			snprintf(to, sizeof(to), "%s/%s", tmpl, sub[i]);
+			if (rename(from, to) && errno != ENOENT)
+				bad++;
+		}
+	}
 	snprintf(ans, sizeof(ans), "%s/answers.json", tmpl);
 	if (answers(ans, &model) || run(tar)) {
 		snprintf(err, n, "writing %s failed", file);

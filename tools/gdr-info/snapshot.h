@@ -11,9 +11,11 @@
 
 /* From now on, remember every file and link the library reads. */
 void snapshot_record(void);
-/* Write FILE: the files read so far and answers.json. 0 or -1. */
+/* Write FILE: the files read so far (those below @host_root, if not NULL,
+ * at their host paths) and answers.json. 0 or -1. */
 int snapshot_capture(const char *file, struct ibv_context *const *ctxs,
-		     unsigned int num, char *err, size_t n);
+		     unsigned int num, const char *host_root, char *err,
+		     size_t n);
 /* Replay the snapshot in DIR: install its seam, return its devices. */
 int snapshot_replay(const char *dir, struct ibv_context ***ctxs,
 		    unsigned int *num, char *err, size_t n);

@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""gdr-info --nfd: the Node Feature Discovery feature file of every doctor
+layout (tests/doctor/layouts.py) follows NFD's rules and carries the
+expected labels; long device names are cut and stay unique; a node too big
+for 64 KiB is truncated with a label saying so; the file is replaced
+atomically; --host-root reads a fixture tree as the host's.
+
+    test-nfd.py GDR_INFO OUTDIR"""
+import datetime
+import os
+import re
+import subprocess
+import sys
+import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import layouts  # noqa: E402
+
+PREFIX = "feature.node.kubernetes.io/"
+NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+EXPIRY = re.compile(r"^# \+expiry-time=(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)$")
+
+# The full label set of the layouts the issue names (version aside).
+WANT = {
+    "open-6x-no-peermem-phb": {
+        "gpudirect-rdma.usable": "true", "gpudirect-dmabuf.ready": "true",
+        "gpudirect-data-direct.ready": "false", "gpudirect-peermem.ready": "false",
+        "gpudirect-gds.ready": "false", "gpudirect-gpu.count": "1",
+        "gpudirect-rdma.devices": "1", "gpudirect-host-only": "false",
+        "gpudirect-gpu0.mlx5_0.path": "dmabuf", "gpudirect-gpu0.mlx5_0.pcie": "PHB"},
+    "proprietary-peermem-nv_mem": {
+        "gpudirect-rdma.usable": "true", "gpudirect-dmabuf.ready": "false",
+        "gpudirect-data-direct.ready": "false", "gpudirect-peermem.ready": "true",
+        "gpudirect-gds.ready": "false", "gpudirect-gpu.count": "1",
+        "gpudirect-rdma.devices": "1", "gpudirect-host-only": "false",
+        "gpudirect-gpu0.mlx5_0.path": "peermem", "gpudirect-gpu0.mlx5_0.pcie": "PIX"},
+    "open-kernel-5.4": {
+        "gpudirect-rdma.usable": "false", "gpudirect-dmabuf.ready": "false",
+        "gpudirect-data-direct.ready": "false", "gpudirect-peermem.ready": "false",
+        "gpudirect-gds.ready": "false", "gpudirect-gpu.count": "1",
+        "gpudirect-rdma.devices": "1", "gpudirect-host-only": "false",
+        "gpudirect-gpu0.mlx5_0.path": "none", "gpudirect-gpu0.mlx5_0.pcie": "PIX"},
+    "no-nvidia-driver": {
+        "gpudirect-rdma.usable": "false", "gpudirect-dmabuf.ready": "false",
+        "gpudirect-data-direct.ready": "false", "gpudirect-peermem.ready": "false",
+        "gpudirect-gds.ready": "false", "gpudirect-gpu.count": "0",
+        "gpudirect-rdma.devices": "1", "gpudirect-host-only": "true"},
+    "gds-enabled": {
+        "gpudirect-rdma.usable": "true", "gpudirect-dmabuf.ready": "true",
+        "gpudirect-data-direct.ready": "false", "gpudirect-peermem.ready": "false",
+        "gpudirect-gds.ready": "true", "gpudirect-gpu.count": "1",
+        "gpudirect-rdma.devices": "1", "gpudirect-host-only": "false",
+        "gpudirect-gpu0.mlx5_0.path": "dmabuf", "gpudirect-gpu0.mlx5_0.pcie": "PIX"},
+    "one-switch-pix": {
+        "gpudirect-rdma.usable": "true", "gpudirect-dmabuf.ready": "true",
+        "gpudirect-data-direct.ready": "false", "gpudirect-peermem.ready": "false",
+        "gpudirect-gds.ready": "false", "gpudirect-gpu.count": "1",
+        "gpudirect-rdma.devices": "1", "gpudirect-host-only": "false",
+        "gpudirect-gpu0.mlx5_0.path": "dmabuf", "gpudirect-gpu0.mlx5_0.pcie": "PIX"},
+    "across-sockets-sys-acs": {
+        "gpudirect-rdma.usable": "true", "gpudirect-dmabuf.ready": "true",
+        "gpudirect-data-direct.ready": "false", "gpudirect-peermem.ready": "false",
+        "gpudirect-gds.ready": "false", "gpudirect-gpu.count": "1",
+        "gpudirect-rdma.devices": "1", "gpudirect-host-only": "false",
+        "gpudirect-gpu0.mlx5_1.path": "dmabuf", "gpudirect-gpu0.mlx5_1.pcie": "SYS"},
+    "data-direct-cx8": {
+        "gpudirect-rdma.usable": "true", "gpudirect-dmabuf.ready": "true",
+        "gpudirect-data-direct.ready": "true", "gpudirect-peermem.ready": "false",
+        "gpudirect-gds.ready": "false", "gpudirect-gpu.count": "1",
+        "gpudirect-rdma.devices": "1", "gpudirect-host-only": "false",
+        "gpudirect-gpu0.mlx5_0.path": "data-direct", "gpudirect-gpu0.mlx5_0.pcie": "PIX"},
+}
+
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL " + what)
+    return cond
+
+
+def run(*args):
+    return subprocess.run(list(args), capture_output=True, text=True)
+
+
+def parse(name, text, expiry=3600):
+    """The labels of a feature file, each rule of NFD checked."""
+    check(len(text.encode()) <= 65536, "%s: %d bytes, over 64 KiB" % (name, len(text)))
+    lines = text.split("\n")
+    check(lines[-1] == "", "%s: the file does not end with a newline" % name)
+    check(lines[0].startswith("# "), "%s: no comment first" % name)
+    m = EXPIRY.match(lines[1])
+    if check(m is not None, "%s: no expiry directive on line 2: %r" % (name, lines[1])):
+        when = datetime.datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%SZ")
+        now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+        check(abs((when - now).total_seconds() - expiry) < 120,
+              "%s: expiry %s is not %d s from now" % (name, m.group(1), expiry))
+    labels = {}
+    for line in lines[2:-1]:
+        if not check(line.startswith(PREFIX) and "=" in line,
+                     "%s: line %r is no prefixed name=value" % (name, line)):
+            continue
+        key, value = line[len(PREFIX):].split("=", 1)
+        check(len(key) <= 63 and NAME.match(key) is not None,
+              "%s: name %r breaks the label rules" % (name, key))
+        check(len(value) <= 63 and VALUE.match(value) is not None,
+              "%s: value %r breaks the label rules" % (name, value))
+        check(key not in labels, "%s: %s twice" % (name, key))
+        labels[key] = value
+    return labels
+
+
+def leftovers(d):
+    return [f for f in os.listdir(d) if f.startswith(".")]
+
+
+def main():
+    gdr_info, out = sys.argv[1], sys.argv[2]
+    os.makedirs(out, exist_ok=True)
+    labels_dir = os.path.join(out, "features.d")
+    os.makedirs(labels_dir, exist_ok=True)
+    roots = {}
+    for name, root, want_rc, _ in layouts.build_all(os.path.join(out, "layouts")):
+        roots[name] = root
+        path = os.path.join(labels_dir, name)
+        res = run(gdr_info, "--root", root, "--nfd", path)
+        check(res.returncode == want_rc, "%s: --nfd changed the exit status to %d (%s)"
+              % (name, res.returncode, res.stderr.strip()))
+        if not check(os.path.exists(path), "%s: no feature file" % name):
+            continue
+        labels = parse(name, open(path).read())
+        check(labels.pop("gpudirect-version", "").count(".") == 2,
+              "%s: no gpudirect-version" % name)
+        check(labels.get("gpudirect-rdma.usable") == ("true" if want_rc == 0 else "false"),
+              "%s: gpudirect-rdma.usable disagrees with the exit status" % name)
+        if name in WANT:
+            check(labels == WANT[name], "%s: labels %s, want %s" % (name, labels, WANT[name]))
+        print("ok   %-36s %d labels" % (name, len(labels) + 1))
+    check(not leftovers(labels_dir), "dot-files left behind: %s" % leftovers(labels_dir))
+    check(set(WANT) <= set(roots), "a layout of WANT is gone")
+
+    # Long device names: cut to fit, unique by a hash of the whole.
+    long_a = "mlx5_bond.0-" + "a" * 50          # 62 characters, a '.'
+    long_b = "mlx5_bond.0-" + "a" * 49 + "b"
+    root = layouts.node(out, "long-names", gpus=[dict(chain=layouts.GPU_SW)],
+                        nics=[dict(name=long_a, chain=layouts.NIC_SW),
+                              dict(name=long_b, chain=layouts.NIC_RP)])
+    path = os.path.join(labels_dir, "long-names")
+    res = run(gdr_info, "--root", root, "--nfd", path)
+    labels = parse("long-names", open(path).read())
+    pairs = sorted(k for k in labels if k.endswith(".path"))
+    check(len(pairs) == 2 and pairs[0] != pairs[1], "long names collide: %s" % pairs)
+    check(all("mlx5_bond-0-aaaa" in k for k in pairs), "long names lost their start: %s" % pairs)
+    print("ok   long device names: %s" % ", ".join(pairs))
+
+    # Too many pairs for 64 KiB: node labels stay, a label says so.
+    gpus = [dict(chain=["pci0000:%02x" % (0x10 + g), "0000:%02x:01.0" % (0x10 + g),
+                        "0000:%02x:00.0" % (0x11 + g)]) for g in range(0, 32, 2)]
+    nics = [dict(name="mlx5_%d_%s" % (i, "x" * 20),
+                 chain=["pci0000:%02x" % (0x80 + i), "0000:%02x:01.0" % (0x80 + i),
+                        "0000:%02x:00.0" % (0x81 + i)]) for i in range(0, 64, 2)]
+    root = layouts.node(out, "huge", gpus=gpus, nics=nics)
+    path = os.path.join(labels_dir, "huge")
+    res = run(gdr_info, "--root", root, "--nfd", path)
+    text = open(path).read()
+    labels = parse("huge", text)
+    check(labels.get("gpudirect-labels.truncated") == "true",
+          "16 GPUs x 32 NICs: no truncation label (%d bytes)" % len(text))
+    check(labels.get("gpudirect-gpu.count") == "16" and "gpudirect-rdma.usable" in labels,
+          "16 GPUs x 32 NICs: node labels missing")
+    print("ok   16 GPUs x 32 NICs: %d bytes, %d labels, truncated" % (len(text), len(labels)))
+
+    # --nfd-expiry
+    path = os.path.join(labels_dir, "expiry")
+    res = run(gdr_info, "--root", roots["one-switch-pix"], "--nfd", path,
+              "--nfd-expiry", "600")
+    parse("expiry", open(path).read(), expiry=600)
+    res = run(gdr_info, "--root", roots["one-switch-pix"], "--nfd", path,
+              "--nfd-expiry", "5")
+    check(res.returncode == 2 and "--nfd-expiry" in res.stderr,
+          "--nfd-expiry 5 was accepted")
+
+    # Atomic replacement: a reader never sees part of a file.
+    path = os.path.join(labels_dir, "atomic")
+    run(gdr_info, "--root", roots["one-switch-pix"], "--nfd", path)
+    whole = open(path).read()
+    partial = []
+    stop = threading.Event()
+
+    def reader():
+        while not stop.is_set():
+            try:
+                t = open(path).read()
+            except FileNotFoundError:
+                partial.append("vanished")
+                continue
+            if len(t) != len(whole) or not t.endswith("\n"):
+                partial.append(t)
+
+    th = threading.Thread(target=reader)
+    th.start()
+    for _ in range(60):
+        run(gdr_info, "--root", roots["one-switch-pix"], "--nfd", path)
+    stop.set()
+    th.join()
+    check(not partial, "a reader saw %d partial or missing files" % len(partial))
+    check(not leftovers(labels_dir), "dot-files left behind: %s" % leftovers(labels_dir))
+    print("ok   60 rewrites under a reader: no partial file, no dot-file left")
+
+    # A directory that cannot take the file: exit 2, nothing left.
+    blocker = os.path.join(out, "not-a-dir")
+    open(blocker, "w").close()
+    res = run(gdr_info, "--root", roots["one-switch-pix"], "--nfd", blocker + "/labels")
+    check(res.returncode == 2 and "cannot create" in res.stderr,
+          "--nfd into a file's path: exit %d, %r" % (res.returncode, res.stderr))
+
+    # --host-root over a fixture tree: the host's files, the host's paths.
+    root = roots["gpu-with-nic-without-dmabuf-peermem"]
+    res = run(gdr_info, "--host-root", root, "--json")
+    check(res.returncode in (0, 1), "--host-root: exit %d (%s)" % (res.returncode, res.stderr))
+    check('"value": "570.133.20 (open kernel module)"' in res.stdout,
+          "--host-root: the fixture's driver version is not in the report")
+    check('"value": "1.2 (/sys/module/nvidia_peermem/version)"' in res.stdout,
+          "--host-root: peermem is not shown at its host path")
+    check(root not in res.stdout, "--host-root: the fixture's own path leaks into the report")
+    res = run(gdr_info, "--host-root", root, "--from", "x.tar")
+    check(res.returncode == 2 and "--host-root" in res.stderr,
+          "--host-root with --from: exit %d" % res.returncode)
+    res = run(gdr_info, "--host-root", os.path.join(out, "nowhere"))
+    check(res.returncode == 2 and "is not a directory" in res.stderr,
+          "--host-root on a missing directory: exit %d, %r" % (res.returncode, res.stderr))
+    print("ok   --host-root over a fixture tree")
+
+    print("nfd: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+sys.exit(main())
