@@ -50,6 +50,7 @@ need_test() {
 	command -v c++ > /dev/null 2>&1 || m="$m g++"
 	command -v python3 > /dev/null 2>&1 || m="$m python3"
 	python3 -c 'import jsonschema' 2> /dev/null || m="$m python3-jsonschema"
+	python3 -c 'import ensurepip' 2> /dev/null || m="$m python3-venv"
 	command -v valgrind > /dev/null 2>&1 || m="$m valgrind"
 	command -v clang > /dev/null 2>&1 || m="$m clang"
 	command -v clang-format > /dev/null 2>&1 || m="$m clang-format"
@@ -187,6 +188,8 @@ run_tests() {
 	keep "$build-tsan" tsan
 	step "fuzz" sh tests/fuzz/run-fuzz.sh "${FUZZ_SECONDS:-15}" "$build-fuzz"
 	step "format (clang-format)" format_check
+	step "Kubernetes manifests (kubernetes-validate, yamllint)" \
+		sh tests/kubernetes/check-manifests.sh "$build-k8s-venv"
 	if [ "${CI:-}" = true ]; then
 		step "mutation check" sh tests/mutants/run-mutants.sh "$build-mutants"
 		step "Debian packages" sh packaging/build-deb.sh "$build-deb"

@@ -1,0 +1,33 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The Kubernetes examples against the API schema of a pinned Kubernetes
+# release (kubernetes-validate, strict: no unknown fields) and yamllint.
+# Both come from PyPI into a virtual environment of their own.
+#   sh tests/kubernetes/check-manifests.sh VENV_DIR
+# Exits 77 (skip) when PyPI cannot be reached.
+set -u
+cd "$(dirname "$0")/../.."
+venv=${1:?venv dir}
+k8s=1.34.0
+pins="kubernetes-validate==1.34.1 yamllint==1.35.1"
+
+if [ ! -x "$venv/bin/kubernetes-validate" ] || [ ! -x "$venv/bin/yamllint" ]; then
+	rm -rf "$venv"
+	if ! python3 -m venv "$venv" > /dev/null 2>&1; then
+		echo "SKIP: python3 -m venv failed (install python3-venv)"
+		exit 77
+	fi
+	# shellcheck disable=SC2086
+	if ! timeout 300 "$venv/bin/pip" install -q --disable-pip-version-check $pins \
+		> "$venv.pip.log" 2>&1; then
+		tail -n 5 "$venv.pip.log"
+		echo "SKIP: pip could not install $pins (no PyPI access?)"
+		rm -rf "$venv"
+		exit 77
+	fi
+fi
+rc=0
+"$venv/bin/kubernetes-validate" -k "$k8s" --strict examples/kubernetes/*.yaml || rc=1
+"$venv/bin/yamllint" -s -c tests/kubernetes/yamllint.yaml examples/kubernetes || rc=1
+[ $rc = 0 ] && echo "manifests: valid for Kubernetes $k8s (strict), yamllint clean"
+exit $rc
