@@ -417,7 +417,7 @@ static int do_register(struct ibv_pd *pd, void *ptr, size_t len,
 	node = gdr_node_get();
 	if (node->env_error[0]) {
 		gdr_fmt(why, n, "%s", node->env_error);
-		return EINVAL;
+		return node->oom ? ENOMEM : EINVAL;
 	}
 	if (attr && (attr->comp_mask & GDR_REG_ATTR_PATH_MASK)) {
 		mask = attr->path_mask;

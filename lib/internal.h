@@ -327,8 +327,9 @@ struct gdr_node {
 	bool verbs_dmabuf; /* ibv_reg_dmabuf_mr present */
 	/* environment */
 	bool debug;
-	uint32_t env_mask;		  /* GPUDIRECT_PATH; 0: no override */
-	char env_error[160];		  /* a bad GPUDIRECT_*, in words */
+	uint32_t env_mask;   /* GPUDIRECT_PATH; 0: no override */
+	char env_error[160]; /* a bad GPUDIRECT_*, in words */
+	bool oom;	     /* not probed: out of memory (env_error says so) */
 	bool strict_ordering;		  /* GPUDIRECT_RELAXED_ORDERING=0 */
 	enum gdr_pcie_policy pcie_policy; /* GPUDIRECT_PCIE_MAPPING */
 	long page_size;

@@ -178,6 +178,7 @@ const struct gdr_node *gdr_node_get(void)
 	struct gdr_node *nd = load(&node);
 	static const struct gdr_node oom = {
 		.env_error = "out of memory while probing the node",
+		.oom = true,
 		.page_size = 4096,
 	};
 

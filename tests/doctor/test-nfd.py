@@ -151,11 +151,14 @@ def main():
     long_b = "mlx5_bond.0-" + "a" * 49 + "b"
     root = layouts.node(out, "long-names", gpus=[dict(chain=layouts.GPU_SW)],
                         nics=[dict(name=long_a, chain=layouts.NIC_SW),
-                              dict(name=long_b, chain=layouts.NIC_RP)])
+                              dict(name=long_b, chain=layouts.NIC_RP),
+                              dict(name="mlx5_bond.1", chain=layouts.NIC_HB2)])
     path = os.path.join(labels_dir, "long-names")
     res = run(gdr_info, "--root", root, "--nfd", path)
     labels = parse("long-names", open(path).read())
-    pairs = sorted(k for k in labels if k.endswith(".path"))
+    check(labels.get("gpudirect-gpu0.mlx5_bond-1.path") == "dmabuf",
+          "a '.' in a device name is not replaced: %s" % sorted(labels))
+    pairs = sorted(k for k in labels if k.endswith(".path") and "aaaa" in k)
     check(len(pairs) == 2 and pairs[0] != pairs[1], "long names collide: %s" % pairs)
     check(all("mlx5_bond-0-aaaa" in k for k in pairs), "long names lost their start: %s" % pairs)
     print("ok   long device names: %s" % ", ".join(pairs))

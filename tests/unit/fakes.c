@@ -939,6 +939,21 @@ int fake_ctx_depth(void)
 	return ctx_depth;
 }
 
+void errno_seen(const char *call, int err)
+{
+	const char *file = getenv("GDR_ERRNOS_OUT");
+	FILE *f;
+
+	if (!file || !*file || err <= 0)
+		return;
+	f = fopen(file, "a");
+	if (!f)
+		return;
+	fprintf(f, "%s %s\n", call,
+		strerrorname_np(err) ? strerrorname_np(err) : "unknown");
+	fclose(f);
+}
+
 void log_message(const char *msg)
 {
 	const char *file = getenv("GDR_MESSAGES_OUT");

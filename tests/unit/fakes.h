@@ -171,5 +171,8 @@ int fake_ctx_depth(void);
  * when set: tests/unit/check-docs.py checks each against docs/errors.md.
  */
 void log_message(const char *msg);
+/* A public call returned @err: appended to $GDR_ERRNOS_OUT, for the errno
+ * contract check (tests/unit/check-errnos.py). */
+void errno_seen(const char *call, int err);
 
 #endif

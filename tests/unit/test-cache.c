@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "fakes.h"
+#include "errnos.h"
 
 #define MiB (1024ull * 1024)
 
@@ -368,6 +369,9 @@ static void errors(void)
 		  EINVAL);
 	done(c);
 	CHECK_INT(gdr_cache_destroy(NULL), EINVAL);
+	CHECK_INT(gdr_cache_purge(NULL), EINVAL);
+	CHECK(gdr_cache_create(NULL, NULL) == NULL);
+	CHECK_INT(errno, EINVAL);
 
 	check_scope = "a deregistration that fails at destroy";
 	c = fresh(0, (size_t)-1, 0);

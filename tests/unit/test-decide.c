@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "fakes.h"
+#include "errnos.h"
 
 #define PM_NV_MEM "kernel/mm/memory_peers/nv_mem/version"
 #define PM_NV_MEM_NC "kernel/mm/memory_peers/nv_mem_nc/version"
@@ -627,6 +628,11 @@ static const struct scenario table[] = {
 	  .nic_pci = 1,
 	  .want_path = GDR_PATH_DMABUF,
 	  .want_flagged = 0 + 1 },
+	{ .name = "the export answers NO_DEVICE: ENODEV, no fallback",
+	  .nv = NV_OPEN,
+	  .export_result = CUDA_ERROR_NO_DEVICE,
+	  .want_errno = ENODEV,
+	  .want_msg = "CUDA_ERROR_NO_DEVICE" },
 	{ .name = "sync-memops refused by the driver",
 	  .nv = NV_OPEN,
 	  .flags = GDR_REG_SYNC_MEMOPS,
@@ -796,6 +802,10 @@ static void run(const struct scenario *sc)
 
 	CHECK_INT(info.comp_mask, GDR_REG_INFO_BASIC);
 	CHECK(info.num_attempts <= 4);
+	/* The kernel's internal 524 never reaches the caller, not even in
+	 * the record. */
+	for (i = 0; i < (int)info.num_attempts && i < 4; i++)
+		CHECK(info.attempts[i].err != GDR_ENOTSUPP);
 	if (sc->want_reason) {
 		bool found = false;
 
@@ -909,6 +919,15 @@ static void bad_arguments(void)
 	fakes_install(&fx, NULL, NULL, NULL);
 	fds = count_fds();
 
+	{
+		enum gdr_path path;
+
+		CHECK_INT(gdr_path_parse("bogus", &path), -1);
+		CHECK_INT(errno, EINVAL);
+		errno_seen("gdr_path_parse", errno);
+		CHECK_INT(gdr_path_parse("data-direct", &path), 0);
+		CHECK_INT(path, GDR_PATH_DATA_DIRECT);
+	}
 	errno = 0;
 	CHECK(gdr_register(NULL, buf, 64) == NULL);
 	CHECK_INT(errno, EINVAL);

@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "fakes.h"
+#include "errnos.h"
 
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define HEAP_CHECKS 1
@@ -51,10 +52,11 @@ void *realloc(void *p, size_t n)
 }
 #endif
 
-enum op { OP_DMABUF, OP_PEERMEM, OP_HOST, OP_REPORT, OP_COUNT };
+enum op { OP_DMABUF, OP_PEERMEM, OP_HOST, OP_REPORT, OP_CACHE, OP_COUNT };
 static const char *const op_names[OP_COUNT] = { "dmabuf registration",
 						"peermem registration",
-						"host registration", "report" };
+						"host registration", "report",
+						"cache" };
 
 static struct fixture fx;
 static void *dev_ptr;
@@ -111,6 +113,36 @@ static int run(enum op op, int *clean)
 		free(text);
 		gdr_report_destroy(r);
 		return 0;
+	}
+	if (op == OP_CACHE) {
+		struct gdr_cache *c = gdr_cache_create(&fake_pd, NULL);
+
+		if (!c) {
+			err = errno;
+			*clean = err != 0 && gdr_last_error()[0];
+			return err ? err : -1;
+		}
+		mr = gdr_cache_get(c, dev_ptr, 4096);
+		err = mr ? 0 : errno;
+		*clean = mr ? mr->addr == dev_ptr : err && gdr_last_error()[0];
+		if (mr && gdr_cache_put(c, mr))
+			*clean = 0;
+		/* The second get hits (or registers again after a failure). */
+		mr = gdr_cache_get(c, dev_ptr, 4096);
+		if (mr && gdr_cache_put(c, mr))
+			*clean = 0;
+		if (gdr_cache_purge(c) && !gdr_last_error()[0])
+			*clean = 0;
+		if (gdr_cache_destroy(c)) {
+			/* An injected dereg failure: the MR is still there. */
+			long saved = fault_at;
+
+			fault_at = 0;
+			if (gdr_cache_destroy(c))
+				*clean = 0;
+			fault_at = saved;
+		}
+		return err;
 	}
 	mr = gdr_register(&fake_pd, op == OP_HOST ? (void *)host_buf : dev_ptr,
 			  4096);

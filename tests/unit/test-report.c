@@ -6,6 +6,7 @@
 
 #include "check.h"
 #include "fakes.h"
+#include "errnos.h"
 
 static char *print(struct gdr_report *r, enum gdr_report_format fmt)
 {
