@@ -171,11 +171,17 @@ int gdr_dmabuf_export(const struct gdr_req *req, bool pcie,
 	drop_ctx(req, &x);
 	if (*res == CUDA_SUCCESS)
 		return 0;
+	if (strcmp(step, "cuMemGetHandleForAddressRange")) {
+		gdr_fmt(why, n,
+			"%s failed with %s while exporting [0x%lx, +%zu)", step,
+			gdr_cu_errname(cu, *res, name, sizeof(name)),
+			(unsigned long)r->base, r->size);
+		return gdr_cu_errno(*res);
+	}
 	gdr_fmt(why, n, "%s(0x%lx, %zu%s) failed with %s%s", step,
 		(unsigned long)r->base, r->size, pcie ? ", PCIe mapping" : "",
 		gdr_cu_errname(cu, *res, name, sizeof(name)),
-		*res == CUDA_ERROR_INVALID_VALUE &&
-				!strcmp(step, "cuMemGetHandleForAddressRange")
+		*res == CUDA_ERROR_INVALID_VALUE
 			? ": the page-aligned span is not one "
 			  "cuMemAlloc allocation or a fully mapped "
 			  "VMM range; register memory from "

@@ -156,10 +156,11 @@ static int check_args(struct ibv_pd *pd, void *ptr, size_t len,
 	if (attr && (attr->comp_mask & GDR_REG_ATTR_PATH_MASK) &&
 	    (!attr->path_mask || (attr->path_mask & ~paths_known()))) {
 		gdr_fmt(why, n,
-			"gdr_reg_attr.path_mask 0x%x is empty or names no "
-			"path; combine GDR_PATH_BIT(GDR_PATH_DMABUF), "
-			"..._PEERMEM and ..._HOST",
-			attr->path_mask);
+			"gdr_reg_attr.path_mask 0x%x is empty or has bits of "
+			"no path (this library knows 0x%x); combine "
+			"GDR_PATH_BIT() of GDR_PATH_DATA_DIRECT, _DMABUF, "
+			"_PEERMEM and _HOST",
+			attr->path_mask, paths_known());
 		return EINVAL;
 	}
 	if (!pd) {

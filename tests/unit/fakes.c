@@ -944,6 +944,8 @@ void errno_seen(const char *call, int err)
 	const char *file = getenv("GDR_ERRNOS_OUT");
 	FILE *f;
 
+	if (err > 0)
+		log_message(gdr_last_error());
 	if (!file || !*file || err <= 0)
 		return;
 	f = fopen(file, "a");
