@@ -597,6 +597,31 @@ static void read_fdinfo(int fd)
 	fclose(f);
 }
 
+/* A dma-buf registration, recorded; fails with @err if not 0. */
+static struct ibv_mr *dmabuf_reg(struct ibv_pd *pd, uint64_t offset, size_t len,
+				 uint64_t iova, int fd, int access,
+				 int mlx5_access, int err)
+{
+	pthread_mutex_lock(&rec);
+	fake_ibv.last_offset = offset;
+	fake_ibv.last_len = len;
+	fake_ibv.last_iova = iova;
+	fake_ibv.last_fd = fd;
+	fake_ibv.last_access = access;
+	if (mlx5_access >= 0)
+		fake_ibv.last_mlx5_access = mlx5_access;
+	fake_ibv.last_fd_open = fcntl(fd, F_GETFD) != -1;
+	if (!fake_ibv.lean)
+		read_fdinfo(fd);
+	pthread_mutex_unlock(&rec);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	/* libibverbs puts the dma-buf offset in addr; the library fixes it. */
+	return new_mr(pd, (void *)(uintptr_t)offset, len, fd);
+}
+
 static struct ibv_mr *v_reg_dmabuf(struct ibv_pd *pd, uint64_t offset,
 				   size_t len, uint64_t iova, int fd,
 				   int access)
@@ -611,22 +636,8 @@ static struct ibv_mr *v_reg_dmabuf(struct ibv_pd *pd, uint64_t offset,
 					       access);
 	}
 	COUNT(fake_ibv.dmabuf_calls);
-	pthread_mutex_lock(&rec);
-	fake_ibv.last_offset = offset;
-	fake_ibv.last_len = len;
-	fake_ibv.last_iova = iova;
-	fake_ibv.last_fd = fd;
-	fake_ibv.last_access = access;
-	fake_ibv.last_fd_open = fcntl(fd, F_GETFD) != -1;
-	if (!fake_ibv.lean)
-		read_fdinfo(fd);
-	pthread_mutex_unlock(&rec);
-	if (fake_ibv.dmabuf_errno) {
-		errno = fake_ibv.dmabuf_errno;
-		return NULL;
-	}
-	/* libibverbs puts the dma-buf offset in addr; the library fixes it. */
-	return new_mr(pd, (void *)(uintptr_t)offset, len, fd);
+	return dmabuf_reg(pd, offset, len, iova, fd, access, -1,
+			  fake_ibv.dmabuf_errno);
 }
 static struct ibv_mr *v_reg_mlx5(struct ibv_pd *pd, uint64_t offset, size_t len,
 				 uint64_t iova, int fd, int access,
@@ -634,20 +645,8 @@ static struct ibv_mr *v_reg_mlx5(struct ibv_pd *pd, uint64_t offset, size_t len,
 {
 	FAULT_IBV("mlx5dv_reg_dmabuf_mr");
 	COUNT(fake_ibv.mlx5_reg_calls);
-	pthread_mutex_lock(&rec);
-	fake_ibv.last_offset = offset;
-	fake_ibv.last_len = len;
-	fake_ibv.last_iova = iova;
-	fake_ibv.last_fd = fd;
-	fake_ibv.last_access = access;
-	fake_ibv.last_mlx5_access = mlx5_access;
-	fake_ibv.last_fd_open = fcntl(fd, F_GETFD) != -1;
-	pthread_mutex_unlock(&rec);
-	if (fake_ibv.mlx5_reg_errno) {
-		errno = fake_ibv.mlx5_reg_errno;
-		return NULL;
-	}
-	return new_mr(pd, (void *)(uintptr_t)offset, len, fd);
+	return dmabuf_reg(pd, offset, len, iova, fd, access, mlx5_access,
+			  fake_ibv.mlx5_reg_errno);
 }
 
 /* The model's mlx5 direct verbs, with a registration that records. */
