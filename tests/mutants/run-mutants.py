@@ -153,21 +153,36 @@ def main():
             dirs.append((m, mb))
         if dirs:
             driver = os.path.join(out, "guest-mutants.sh")
+            # The tree (and the builds in it) is read-only in the guest: the
+            # logs go to the guest's /tmp, and each mutant's last line (the
+            # suite's "vm: N passed, M failed") comes back with its status.
             with open(driver, "w") as f:
                 for m, mb in dirs:
-                    f.write("sh %s/tests/vm/guest-tests.sh %s > %s/guest.log 2>&1\n"
-                            "echo \"mutant %s $?\"\n" % (src, mb, mb, m["name"]))
+                    f.write("sh %s/tests/vm/guest-tests.sh %s > /tmp/guest.log 2>&1\n"
+                            "echo \"mutant %s $? $(tail -n 1 /tmp/guest.log)\"\n"
+                            "grep '^FAIL' /tmp/guest.log | head -n 5\n"
+                            % (src, mb, m["name"]))
             env = dict(os.environ, GDR_VM_BUILD=out)
             log = os.path.join(out, "vm.log")
             run(["bash", os.path.join(TOP, "tests/vm/vm.sh"), "run", "sh", driver],
                 log, timeout=1800, env=env)
-            seen = dict(re.findall(r"^mutant (\S+) (\d+)$", open(log).read(), re.M))
+            seen = {n: (rc, rest) for n, rc, rest in
+                    re.findall(r"^mutant (\S+) (\d+) ?(.*)$", open(log).read(), re.M)}
             for m, mb in dirs:
-                rc = seen.get(m["name"])
-                if rc is None:
+                got = seen.get(m["name"])
+                if got is None:
                     results.append((m, "INVALID", "the guest gave no result (%s)" % log))
+                    continue
+                rc, rest = got
+                summary = re.match(r"vm: (\d+) passed, (\d+) failed", rest)
+                if not summary:
+                    # The suite did not run to its end: that proves nothing.
+                    results.append((m, "INVALID", "the guest suite did not finish: %r (%s)"
+                                    % (rest, log)))
+                elif rc != "0" and int(summary.group(2)) > 0:
+                    results.append((m, "caught", "in the guest: " + rest))
                 else:
-                    results.append((m, "caught" if rc != "0" else "SURVIVED", "in the guest"))
+                    results.append((m, "SURVIVED", "in the guest: " + rest))
     bad = 0
     for m, res, note in results:
         print("%-9s %-30s %s%s" % (res, m["name"], m["why"], ("  [" + note + "]") if note else ""))

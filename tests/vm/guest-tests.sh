@@ -11,7 +11,7 @@ has() { grep -qF -- "$1" /tmp/t.log; }
 echo "guest: $(uname -r), devices: $(ls /sys/class/infiniband | tr '\n' ' ')"
 
 for t in host probe badinput threads cache; do
-	if timeout 300 "$b/tests/vm/test-vm" "$t" > /tmp/t.log 2>&1; then
+	if timeout 120 "$b/tests/vm/test-vm" "$t" > /tmp/t.log 2>&1; then
 		ok "test-vm $t: $(tail -n 1 /tmp/t.log)"
 		grep -v '^[a-z]*: [0-9]* passed' /tmp/t.log | sed 's/^/     /'
 	else
@@ -87,10 +87,12 @@ else
 fi
 
 wbw() {
-	timeout 300 "$b/examples/gdr-write-bw" -d rxe0 "$@" > /tmp/srv.log 2>&1 &
+	# Each run takes seconds; a server whose client died (a broken build)
+	# must not hold the suite for long.
+	timeout 90 "$b/examples/gdr-write-bw" -d rxe0 "$@" > /tmp/srv.log 2>&1 &
 	srv=$!
 	sleep 1
-	timeout 300 "$b/examples/gdr-write-bw" -d rxe0 "$@" 10.11.0.1 > /tmp/t.log 2>&1
+	timeout 90 "$b/examples/gdr-write-bw" -d rxe0 "$@" 10.11.0.1 > /tmp/t.log 2>&1
 	st=$?
 	wait $srv
 	sst=$?
