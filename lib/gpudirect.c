@@ -286,13 +286,16 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 	const struct gdr_backend *const *bp;
 	bool device = is_device(&req->pi);
 	struct gdr_subject subj;
-	struct reasons full = { .moot = { false } };
+	struct reasons full; /* texts written as recorded; flags below */
 	struct gdr_nic nic;
 	char why[GDR_WHY_LEN];
 	int first_hard = 0;
 	struct ibv_mr *mr;
 	unsigned int i;
 
+	/* Not the 4 KiB of texts: this runs on every registration. */
+	memset(full.moot, 0, sizeof(full.moot));
+	memset(full.later, 0, sizeof(full.later));
 	memset(&subj, 0, sizeof(subj));
 	subj.node = req->node;
 	if (device) {

@@ -173,7 +173,6 @@ static unsigned int nics(const struct gdr_report *r, const char **names,
 static int labels(struct out *o, const struct gdr_report *r,
 		  const struct nfd_selftest *st, unsigned int nst, bool ran)
 {
-	static char nic_names[NFD_MAX_NICS][64];
 	const char *names[NFD_MAX_NICS], *v;
 	char name[128], dev[NFD_MAX + 1], key[32], num[16];
 	enum gdr_verdict verdict = GDR_VERDICT_UNKNOWN;
@@ -182,11 +181,7 @@ static int labels(struct out *o, const struct gdr_report *r,
 	bool dmabuf = false, dd = false;
 	int err = 0;
 
-	n = nics(r, names, NFD_MAX_NICS);
-	for (i = 0; i < n; i++) {
-		snprintf(nic_names[i], sizeof(nic_names[i]), "%s", names[i]);
-		names[i] = nic_names[i];
-	}
+	n = nics(r, names, NFD_MAX_NICS); /* the report's own strings */
 	v = item(r, "node", "cuda_devices", NULL);
 	gpus = v ? atoi(v) : 0;
 	for (i = 0; i < n; i++)
