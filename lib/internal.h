@@ -75,7 +75,9 @@
 	   CUmemRangeHandleType type, unsigned long long flags))               \
 	X(cuMemAlloc, cuMemAlloc_v2, 3020, 0,                                  \
 	  (CUdeviceptr * dptr, size_t size))                                   \
-	X(cuMemFree, cuMemFree_v2, 3020, 0, (CUdeviceptr dptr))
+	X(cuMemFree, cuMemFree_v2, 3020, 0, (CUdeviceptr dptr))                \
+	X(cuMemGetAddressRange, cuMemGetAddressRange_v2, 3020, 0,              \
+	  (CUdeviceptr * base, size_t * size, CUdeviceptr ptr))
 
 struct gdr_cuda_ops {
 #define GDR_CUDA_MEMBER(name, sym, ver, req, params) CUresult(*name) params;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "conform.h"
 #include "fakes.h"
 
 int check_passed, check_failed;
@@ -95,6 +96,7 @@ static void fakes_atfork(void)
 	pthread_atfork(rec_lock, rec_unlock, rec_unlock);
 }
 
+static void memory_reset(void);
 static const char *env_path, *env_debug;
 static char env_extra_name[64], env_extra_value[64];
 int fake_real_verbs;
@@ -107,6 +109,7 @@ void fakes_reset(void)
 	pthread_once(&once, fakes_atfork);
 
 	memset(&fake_cu, 0, sizeof(fake_cu));
+	memory_reset();
 	fake_cu.driver_version = 13000;
 	fake_cu.num_devices = 1;
 	for (i = 0; i < FAKE_MAX_DEVS; i++)
@@ -126,18 +129,51 @@ void fakes_reset(void)
 	ctx_depth = 0;
 }
 
-struct fake_alloc *fake_add_alloc(uintptr_t start, size_t size, int device,
-				  unsigned int type)
+#define MiB2 ((size_t)2 << 20)
+#define ROUND2M(x) (((x) + MiB2 - 1) & ~(MiB2 - 1))
+
+/* Buffer and block ids: one series, as the driver's (907, 908, ...). */
+static unsigned long long next_id(void)
 {
-	struct fake_alloc *a = &fake_cu.allocs[fake_cu.num_allocs++];
+	static unsigned long long id = 900;
+
+	return __atomic_add_fetch(&id, 1, __ATOMIC_RELAXED);
+}
+
+/* A slot: a freed one (the application's side reuses them) or a new one. */
+static struct fake_alloc *slot_new(int reuse)
+{
+	int i;
+
+	for (i = 0; reuse && i < fake_cu.num_allocs; i++)
+		if (!fake_cu.allocs[i].size)
+			return &fake_cu.allocs[i];
+	if (fake_cu.num_allocs == FAKE_MAX_ALLOCS) {
+		fprintf(stderr, "fakes: more than %d allocations\n",
+			FAKE_MAX_ALLOCS);
+		abort();
+	}
+	return &fake_cu.allocs[fake_cu.num_allocs++];
+}
+
+static struct fake_alloc *add(uintptr_t start, size_t size, int device,
+			      unsigned int type, int reuse)
+{
+	struct fake_alloc *a = slot_new(reuse);
 
 	memset(a, 0, sizeof(*a));
 	a->start = start;
 	a->size = size;
 	a->device = device;
 	a->type = type;
-	a->buffer_id = 100 + (unsigned long long)fake_cu.num_allocs;
+	a->buffer_id = next_id();
 	return a;
+}
+
+struct fake_alloc *fake_add_alloc(uintptr_t start, size_t size, int device,
+				  unsigned int type)
+{
+	return add(start, size, device, type, 0);
 }
 
 void *fake_alloc_device(int device, size_t size)
@@ -159,13 +195,32 @@ static struct fake_alloc *find(uintptr_t p)
 	return NULL;
 }
 
+/* The VMM reservation holding @p, if any (its mappings may be gone). */
+static struct {
+	uintptr_t start;
+	size_t size;
+} reservations[FAKE_MAX_RESERVATIONS];
+
+static int reserved(uintptr_t p, uintptr_t *start, size_t *size)
+{
+	int i;
+
+	for (i = 0; i < FAKE_MAX_RESERVATIONS; i++)
+		if (reservations[i].size && p >= reservations[i].start &&
+		    p - reservations[i].start < reservations[i].size) {
+			*start = reservations[i].start;
+			*size = reservations[i].size;
+			return 1;
+		}
+	return 0;
+}
+
 void fake_realloc(void *p)
 {
-	static unsigned long long next = 5000;
 	struct fake_alloc *a = find((uintptr_t)p);
 
 	if (a)
-		a->buffer_id = __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
+		a->buffer_id = next_id();
 }
 
 void fake_free(void *p)
@@ -174,6 +229,337 @@ void fake_free(void *p)
 
 	if (a)
 		a->size = 0;
+}
+
+#define VMM_BASE 0x6d0000000000ull
+static uintptr_t vmm_next = VMM_BASE;
+
+static uintptr_t reserve(size_t size)
+{
+	uintptr_t va = vmm_next;
+	int i;
+
+	for (i = 0; i < FAKE_MAX_RESERVATIONS && reservations[i].size; i++)
+		;
+	if (i == FAKE_MAX_RESERVATIONS)
+		return 0;
+	reservations[i].start = va;
+	reservations[i].size = size;
+	vmm_next += ROUND2M(size) + 64 * MiB2; /* a gap: nothing adjacent */
+	return va;
+}
+
+/* Map physical allocation @handle (id @id) at @va in its reservation. */
+static struct fake_alloc *vmm_map(uintptr_t va, size_t size, int device,
+				  int not_rdma, unsigned long long handle,
+				  unsigned long long id)
+{
+	struct fake_alloc *a = add(va, size, device, CU_MEMORYTYPE_DEVICE, 1);
+
+	a->vmm = 1;
+	a->not_rdma = not_rdma;
+	a->buffer_id = id;
+	a->block_id = id;
+	a->handle = handle;
+	a->map_start = va;
+	a->map_size = size;
+	reserved(va, &a->res_start, &a->res_size);
+	return a;
+}
+
+void *fake_vmm(int device, unsigned int n, size_t chunk, int not_rdma)
+{
+	uintptr_t va = reserve(n * chunk);
+	unsigned int i;
+
+	if (!va)
+		abort();
+	for (i = 0; i < n; i++) {
+		unsigned long long id = next_id();
+
+		vmm_map(va + i * chunk, chunk, device, not_rdma, id, id);
+	}
+	return (void *)va;
+}
+
+void fake_vmm_replace(void *p)
+{
+	struct fake_alloc *a = find((uintptr_t)p);
+
+	if (a && a->vmm)
+		a->handle = a->buffer_id = a->block_id = next_id();
+}
+
+/* --- the application's side of the fake driver ------------------------- */
+
+#define APP_BASE 0x6e0000000000ull
+#define POOL_BASE 0x6c0000000000ull
+#define POOL_CHUNK ((size_t)32 << 20)
+
+/* Physical allocations made with cuMemCreate: handle -> size, flags. */
+#define MAX_PHYS 16
+static struct {
+	unsigned long long handle; /* the id; 0: free */
+	size_t size;
+	int device, not_rdma;
+} phys[MAX_PHYS];
+
+/* cuMemAlloc: 2 MiB pages, a freed span of the same size reused first. */
+static CUresult app_alloc(CUdeviceptr *p, size_t size)
+{
+	static uintptr_t next = APP_BASE;
+	size_t span = ROUND2M(size);
+	struct fake_alloc *a;
+	uintptr_t at = 0;
+	int i;
+
+	for (i = 0; i < fake_cu.num_allocs; i++) {
+		a = &fake_cu.allocs[i];
+		if (!a->size && a->type == CU_MEMORYTYPE_DEVICE && !a->vmm &&
+		    !a->pool && a->map_size == span && a->start >= APP_BASE &&
+		    a->start < APP_BASE + (1ull << 36)) {
+			at = a->start;
+			a->map_size = 0; /* taken: not offered twice */
+			break;
+		}
+	}
+	if (!at) {
+		at = next;
+		next += span;
+	}
+	a = add(at, size, 0, CU_MEMORYTYPE_DEVICE, 1);
+	a->map_start = at;
+	a->map_size = span;
+	*p = at;
+	return CUDA_SUCCESS;
+}
+
+static CUresult app_free(CUdeviceptr p)
+{
+	struct fake_alloc *a = find(p);
+
+	if (!a || a->start != p || a->vmm || a->pool)
+		return CUDA_ERROR_INVALID_VALUE;
+	a->size = 0;
+	return CUDA_SUCCESS;
+}
+
+static CUresult app_alloc_host(void **p, size_t size)
+{
+	CUdeviceptr d;
+	struct fake_alloc *a;
+
+	app_alloc(&d, size);
+	a = find(d);
+	a->type = CU_MEMORYTYPE_HOST;
+	a->not_rdma = 1;
+	*p = (void *)(uintptr_t)d;
+	return CUDA_SUCCESS;
+}
+
+static CUresult app_free_host(void *p)
+{
+	struct fake_alloc *a = find((uintptr_t)p);
+
+	if (!a || a->type != CU_MEMORYTYPE_HOST)
+		return CUDA_ERROR_INVALID_VALUE;
+	a->size = 0;
+	return CUDA_SUCCESS;
+}
+
+static CUresult app_alloc_managed(CUdeviceptr *p, size_t size,
+				  unsigned int flags)
+{
+	app_alloc(p, size);
+	find(*p)->managed = 1;
+	find(*p)->not_rdma = 1;
+	return CUDA_SUCCESS;
+}
+
+/* The default pool: one 32 MiB chunk, sub-allocated in order. */
+static CUresult app_alloc_async(CUdeviceptr *p, size_t size, CUstream s)
+{
+	static unsigned long long chunk_id;
+	static uintptr_t next = POOL_BASE;
+	struct fake_alloc *a;
+	uintptr_t at = 0;
+	int i;
+
+	if (!chunk_id)
+		chunk_id = next_id();
+	for (i = 0; i < fake_cu.num_allocs && !at; i++) {
+		a = &fake_cu.allocs[i];
+		if (!a->size && a->pool && a->map_size == size) {
+			at = a->start;
+			a->map_size = 0;
+		}
+	}
+	if (!at) {
+		if (next + size > POOL_BASE + POOL_CHUNK)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		at = next;
+		next += size;
+	}
+	a = add(at, size, 0, CU_MEMORYTYPE_DEVICE, 1);
+	a->pool = 1;
+	a->not_rdma = 1;
+	a->map_start = POOL_BASE;
+	a->map_size = POOL_CHUNK;
+	a->block_id = chunk_id;
+	*p = at;
+	return CUDA_SUCCESS;
+}
+
+static CUresult app_free_async(CUdeviceptr p, CUstream s)
+{
+	struct fake_alloc *a = find(p);
+
+	if (!a || !a->pool || a->start != p)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* Remember the size in map_size for the next allocation to reuse. */
+	a->map_size = a->size;
+	a->size = 0;
+	return CUDA_SUCCESS;
+}
+
+static CUresult app_sync(CUstream s)
+{
+	return CUDA_SUCCESS;
+}
+
+static CUresult app_reserve(CUdeviceptr *p, size_t size, size_t align,
+			    CUdeviceptr addr, unsigned long long flags)
+{
+	uintptr_t va = size && !(size % MiB2) ? reserve(size) : 0;
+
+	if (!va)
+		return CUDA_ERROR_INVALID_VALUE;
+	*p = va;
+	return CUDA_SUCCESS;
+}
+
+static CUresult app_address_free(CUdeviceptr p, size_t size)
+{
+	int i;
+
+	for (i = 0; i < FAKE_MAX_RESERVATIONS; i++)
+		if (reservations[i].start == p &&
+		    reservations[i].size == size) {
+			reservations[i].size = 0;
+			return CUDA_SUCCESS;
+		}
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult app_create(CUmemGenericAllocationHandle *h, size_t size,
+			   const CUmemAllocationProp *prop,
+			   unsigned long long flags)
+{
+	int i;
+
+	if (!size || size % MiB2)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (i = 0; i < MAX_PHYS && phys[i].handle; i++)
+		;
+	if (i == MAX_PHYS)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	phys[i].handle = next_id();
+	phys[i].size = size;
+	phys[i].device = prop->location.id;
+	phys[i].not_rdma = !prop->allocFlags.gpuDirectRDMACapable;
+	*h = phys[i].handle;
+	return CUDA_SUCCESS;
+}
+
+static int phys_of(CUmemGenericAllocationHandle h)
+{
+	int i;
+
+	for (i = 0; i < MAX_PHYS; i++)
+		if (h && phys[i].handle == h)
+			return i;
+	return -1;
+}
+
+static CUresult app_release(CUmemGenericAllocationHandle h)
+{
+	int i = phys_of(h);
+
+	if (i < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	phys[i].handle = 0; /* a mapping keeps the memory until unmapped */
+	return CUDA_SUCCESS;
+}
+
+static CUresult app_map(CUdeviceptr va, size_t size, size_t offset,
+			CUmemGenericAllocationHandle h,
+			unsigned long long flags)
+{
+	uintptr_t rs;
+	size_t rn;
+	int i = phys_of(h);
+
+	/* As the H200 answers: a mapping starts at offset 0 of its handle. */
+	if (offset)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (i < 0 || size != phys[i].size || !reserved(va, &rs, &rn) ||
+	    va + size > rs + rn || find(va) || find(va + size - 1))
+		return CUDA_ERROR_INVALID_VALUE;
+	vmm_map(va, size, phys[i].device, phys[i].not_rdma, h, h);
+	return CUDA_SUCCESS;
+}
+
+static CUresult app_unmap(CUdeviceptr va, size_t size)
+{
+	struct fake_alloc *a = find(va);
+
+	if (!a || !a->vmm || a->start != va || a->size != size)
+		return CUDA_ERROR_INVALID_VALUE;
+	a->size = 0;
+	a->map_size = 0;
+	return CUDA_SUCCESS;
+}
+
+static CUresult app_set_access(CUdeviceptr va, size_t size,
+			       const CUmemAccessDesc *d, size_t n)
+{
+	return find(va) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult app_granularity(size_t *g, const CUmemAllocationProp *prop,
+				CUmemAllocationGranularity_flags flags)
+{
+	*g = MiB2;
+	return CUDA_SUCCESS;
+}
+
+static void memory_reset(void)
+{
+	memset(reservations, 0, sizeof(reservations));
+	memset(phys, 0, sizeof(phys));
+	vmm_next = VMM_BASE;
+}
+
+void fake_conf_app(struct conf_app *app)
+{
+	memset(app, 0, sizeof(*app));
+	app->cuMemAlloc = app_alloc;
+	app->cuMemFree = app_free;
+	app->cuMemAllocHost = app_alloc_host;
+	app->cuMemFreeHost = app_free_host;
+	app->cuMemAllocManaged = app_alloc_managed;
+	app->cuMemAllocAsync = app_alloc_async;
+	app->cuMemFreeAsync = app_free_async;
+	app->cuStreamSynchronize = app_sync;
+	app->cuMemAddressReserve = app_reserve;
+	app->cuMemAddressFree = app_address_free;
+	app->cuMemCreate = app_create;
+	app->cuMemRelease = app_release;
+	app->cuMemMap = app_map;
+	app->cuMemUnmap = app_unmap;
+	app->cuMemSetAccess = app_set_access;
+	app->cuMemGetAllocationGranularity = app_granularity;
+	app->primary = FAKE_PRIMARY(0);
 }
 
 /* The device a fake context belongs to; -1 for a foreign one. */
@@ -270,10 +656,27 @@ static CUresult f_busid(char *id, int len, CUdevice d)
 	FAULT_CU("cuDeviceGetPCIBusId");
 	return model_cu.cuDeviceGetPCIBusId(id, len, d);
 }
-static CUresult ptr_attr(CUpointer_attribute at, void *data,
-			 const struct fake_alloc *a)
+/* MAPPING_BASE_ADDR/SIZE of @a. */
+static void mapping_of(const struct fake_alloc *a, uintptr_t *start,
+		       size_t *size)
 {
-	switch (at) {
+	*start = a->map_size ? a->map_start : a->start;
+	*size = a->map_size ? a->map_size : ROUND2M(a->size);
+}
+
+/*
+ * One attribute of the memory at @p (allocation @a, NULL when the driver
+ * knows none there). @plural: asked through cuPointerGetAttributes, which
+ * answers for unknown memory too (type 0), where cuPointerGetAttribute
+ * fails (as on the H200).
+ */
+static CUresult ptr_attr(CUpointer_attribute at, void *data,
+			 const struct fake_alloc *a, uintptr_t p)
+{
+	uintptr_t rs = 0, ms;
+	size_t rn = 0, mn;
+
+	switch ((int)at) {
 	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
 		*(unsigned int *)data = a ? a->type : 0;
 		break;
@@ -287,22 +690,52 @@ static CUresult ptr_attr(CUpointer_attribute at, void *data,
 		*(unsigned int *)data = a ? !a->not_rdma : 0;
 		break;
 	case CU_POINTER_ATTRIBUTE_CONTEXT:
-		*(CUcontext *)data =
-			a && !a->vmm && a->type != CU_MEMORYTYPE_HOST
-				? FAKE_PRIMARY(a->device)
-				: NULL;
+		*(CUcontext *)data = a && !a->vmm && !a->pool
+					     ? FAKE_PRIMARY(a->device)
+					     : NULL;
 		break;
 	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
-		*(CUdeviceptr *)data = a ? a->start : 0;
-		break;
 	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
-		*(size_t *)data = a ? a->size : 0;
+		/* VMM: the whole reservation, also over a hole in it; memory
+		 * the driver does not know: nothing written. */
+		if (a && a->vmm && a->res_size) {
+			rs = a->res_start;
+			rn = a->res_size;
+		} else if (a) {
+			rs = a->start;
+			rn = a->size;
+		} else if (!reserved(p, &rs, &rn)) {
+			break;
+		}
+		if (at == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR)
+			*(CUdeviceptr *)data = rs;
+		else
+			*(size_t *)data = rn;
 		break;
 	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
 		*(unsigned long long *)data = a ? a->buffer_id : 0;
 		break;
 	case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
 		*(void **)data = a && a->pool ? (void *)0x5 : NULL;
+		break;
+	case CU_POINTER_ATTRIBUTE_MAPPED:
+		*(unsigned int *)data = a != NULL;
+		break;
+	case 18: /* CU_POINTER_ATTRIBUTE_MAPPING_SIZE */
+	case 19: /* CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR */
+		if (!a)
+			return CUDA_ERROR_INVALID_VALUE;
+		mapping_of(a, &ms, &mn);
+		if (at == 18)
+			*(unsigned long long *)data = mn;
+		else
+			*(CUdeviceptr *)data = ms;
+		break;
+	case 20: /* CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID */
+		if (!a)
+			return CUDA_ERROR_INVALID_VALUE;
+		*(unsigned long long *)data =
+			a->block_id ? a->block_id : a->buffer_id;
 		break;
 	default: return CUDA_ERROR_INVALID_VALUE;
 	}
@@ -320,7 +753,7 @@ static CUresult f_ptr_attrs(unsigned int n, CUpointer_attribute *attrs,
 	if (fake_cu.attrs_result)
 		return fake_cu.attrs_result;
 	for (i = 0; i < n; i++) {
-		r = ptr_attr(attrs[i], data[i], a);
+		r = ptr_attr(attrs[i], data[i], a, (uintptr_t)ptr);
 		if (r)
 			return r;
 	}
@@ -332,12 +765,29 @@ static CUresult f_ptr_attr(void *data, CUpointer_attribute at, CUdeviceptr ptr)
 	UNINITIALISED();
 	const struct fake_alloc *a = find((uintptr_t)ptr);
 
+	COUNT(fake_cu.ptr_attr_calls);
 	if (fake_cu.attrs_result)
 		return fake_cu.attrs_result;
 	/* The real driver refuses a pointer it does not know. */
 	if (!a)
 		return CUDA_ERROR_INVALID_VALUE;
-	return ptr_attr(at, data, a);
+	return ptr_attr(at, data, a, (uintptr_t)ptr);
+}
+/* The mapping (VMM), or the allocation (cuMemAlloc, pools), holding @p. */
+static CUresult f_address_range(CUdeviceptr *base, size_t *size, CUdeviceptr p)
+{
+	FAULT_CU("cuMemGetAddressRange");
+	UNINITIALISED();
+	const struct fake_alloc *a = find((uintptr_t)p);
+
+	COUNT(fake_cu.range_calls);
+	if (!a)
+		return CUDA_ERROR_NOT_FOUND;
+	if (base)
+		*base = a->start;
+	if (size)
+		*size = a->size;
+	return CUDA_SUCCESS;
 }
 static CUresult f_set_attr(const void *v, CUpointer_attribute a, CUdeviceptr p)
 {
@@ -433,6 +883,8 @@ static CUresult f_export(void *handle, CUdeviceptr p, size_t size,
 {
 	FAULT_CU("cuMemGetHandleForAddressRange");
 	const struct fake_alloc *a = find((uintptr_t)p);
+	uintptr_t at, ms;
+	size_t mn;
 	int fd;
 
 	COUNT(fake_cu.exports);
@@ -450,24 +902,33 @@ static CUresult f_export(void *handle, CUdeviceptr p, size_t size,
 	if ((flags & GDR_CU_RANGE_FLAG_PCIE) && a && a->device >= 0 &&
 	    a->device < FAKE_MAX_DEVS && fake_cu.pcie_result[a->device])
 		return fake_cu.pcie_result[a->device];
-	/* As seen on the H200: only page-aligned spans of one allocation,
-	 * or of a VMM range fully mapped by several. */
+	/* As seen on the H200: page-aligned spans of device memory, every
+	 * page of them in some mapping (adjacent cuMemAllocs and VMM chunks
+	 * export together; a hole refuses; not host nor managed memory). */
 	if (type != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD || (p & 4095) ||
-	    (size & 4095) || !a || a->type != CU_MEMORYTYPE_DEVICE ||
-	    a->managed)
+	    (size & 4095) || !size)
 		return CUDA_ERROR_INVALID_VALUE;
-	while (a->vmm && (uintptr_t)p + size > a->start + a->size) {
-		const struct fake_alloc *next = find(a->start + a->size);
+	for (at = (uintptr_t)p; at < (uintptr_t)p + size; at = ms + mn) {
+		const struct fake_alloc *m = find(at);
 
-		if (!next || !next->vmm)
+		if (!m || m->type != CU_MEMORYTYPE_DEVICE || m->managed)
 			return CUDA_ERROR_INVALID_VALUE;
-		a = next;
+		mapping_of(m, &ms, &mn);
+		if (m->vmm || m->pool) {
+			ms = m->start;
+			mn = m->size;
+		}
+		if (ms + mn <= at)
+			return CUDA_ERROR_INVALID_VALUE;
 	}
-	if ((uintptr_t)p + size > a->start + ((a->size + 4095) & ~4095ull))
-		return CUDA_ERROR_INVALID_VALUE;
 	fd = memfd_create("fake-dmabuf", MFD_CLOEXEC);
 	if (fd < 0)
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	/* A dma-buf's size is the span exported (lseek SEEK_END). */
+	if (!fake_ibv.lean && ftruncate(fd, (off_t)size)) {
+		close(fd);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
 	*(int *)handle = fd;
 	return CUDA_SUCCESS;
 }
@@ -523,6 +984,7 @@ static int fake_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags,
 		ops->cuCtxSetFlags = f_set_flags;
 	if (!fake_cu.no_export_entry && model_cu.cuMemGetHandleForAddressRange)
 		ops->cuMemGetHandleForAddressRange = f_export;
+	ops->cuMemGetAddressRange = f_address_range;
 	return 0;
 }
 

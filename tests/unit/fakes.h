@@ -14,11 +14,23 @@
 #include "private/gpudirect-private.h"
 
 #define FAKE_MAX_DEVS 4
-#define FAKE_MAX_ALLOCS 16
+#define FAKE_MAX_ALLOCS 64
+#define FAKE_MAX_RESERVATIONS 8
 
+/*
+ * One mapping of memory the fake driver knows, answered as the H200 answers
+ * (tests/conform/record-h200.txt, checked by test-conform):
+ *  - cuMemAlloc memory: RANGE_START/SIZE and cuMemGetAddressRange are the
+ *    allocation; MAPPING_* the 2 MiB pages under it;
+ *  - VMM memory: RANGE_START/SIZE are the whole reservation (res_*), the
+ *    same at every chunk; cuMemGetAddressRange and MAPPING_* the mapping;
+ *    BUFFER_ID that of the physical allocation mapped there; no context;
+ *  - pool memory: RANGE and cuMemGetAddressRange the allocation, MAPPING_*
+ *    the pool's chunk; no context; not GPUDirect RDMA capable by default.
+ */
 struct fake_alloc {
 	uintptr_t start;
-	size_t size;
+	size_t size; /* 0: freed */
 	int device;
 	unsigned int type; /* CU_MEMORYTYPE_* */
 	int managed;
@@ -26,6 +38,14 @@ struct fake_alloc {
 	int vmm;      /* no owning context */
 	int not_rdma; /* not GPUDirect RDMA capable */
 	unsigned long long buffer_id;
+	/* VMM: the reservation holding the mapping (0: the mapping itself) */
+	uintptr_t res_start;
+	size_t res_size;
+	/* MAPPING_BASE_ADDR/SIZE (0: start, size rounded up to 2 MiB) */
+	uintptr_t map_start;
+	size_t map_size;
+	unsigned long long block_id; /* MEMORY_BLOCK_ID (0: buffer_id) */
+	unsigned long long handle;   /* VMM: the cuMemCreate handle */
 };
 
 struct fake_cuda {
@@ -57,6 +77,8 @@ struct fake_cuda {
 	int num_allocs;
 	/* observed */
 	int flagged_exports; /* exports asking for the PCIe mapping */
+	int ptr_attr_calls, range_calls; /* cuPointerGetAttribute,
+					  * cuMemGetAddressRange */
 	int inits, loads, noload_loads, exports, set_attr_calls, push_calls,
 		pop_calls, retains, releases, set_flags_calls;
 	int primary_refs[FAKE_MAX_DEVS];
@@ -116,6 +138,21 @@ struct fake_alloc *fake_add_alloc(uintptr_t start, size_t size, int device,
 void fake_realloc(void *p);
 /* Forget the allocation holding @p (freed: the driver no longer knows it). */
 void fake_free(void *p);
+/*
+ * A VMM reservation of @n chunks of @chunk bytes on @device, each its own
+ * physical allocation mapped side by side (GPUDirect RDMA capable unless
+ * @not_rdma); the address of the reservation.
+ */
+void *fake_vmm(int device, unsigned int n, size_t chunk, int not_rdma);
+/* Replace the VMM chunk mapped at @p by a new physical allocation. */
+void fake_vmm_replace(void *p);
+
+/*
+ * The application's side of the fake driver (cuMemAlloc, cuMemCreate,
+ * cuMemMap, cuMemAllocAsync, ...), for the conformance scenarios.
+ */
+struct conf_app;
+void fake_conf_app(struct conf_app *app);
 
 /* A fixture root with sys/ and proc/ below it. */
 struct fixture {
