@@ -240,10 +240,22 @@ const char *gdr_mem_type_str(enum gdr_mem_type type);
 
 /*
  * A cache of registrations for one protection domain, for transports that
- * register user buffers on every transfer. Device memory is validated on
- * every hit by the CUDA buffer id of the memory under the address, so a
- * buffer freed and allocated again at the same address is never served a
- * stale MR; nothing in the CUDA driver is patched or intercepted.
+ * register user buffers on every transfer. Two modes for device memory:
+ *
+ * - validated (the default): every hit asks the CUDA driver for the buffer
+ *   id of each mapping under the requested range (one for cuMemAlloc and
+ *   pool memory, one per VMM chunk the range touches) and compares it
+ *   with what was registered, so memory freed, unmapped or replaced under
+ *   an address is never served a stale MR. Nothing in the CUDA driver is
+ *   patched or intercepted. A hit costs those driver queries, which the
+ *   driver serialises across threads.
+ * - trusted (GDR_CACHE_TRUSTED): a hit asks the driver nothing; the
+ *   caller promises to call gdr_cache_invalidate() before memory under a
+ *   cached range goes back to the driver (cuMemFree, cuMemUnmap, a
+ *   caching allocator releasing a segment).
+ *
+ * A hit takes no lock and writes nothing shared but the entry's own
+ * reference count.
  */
 struct gdr_cache;
 
@@ -271,7 +283,24 @@ enum gdr_cache_flags {
 	 * through: registered on get, deregistered on put.
 	 */
 	GDR_CACHE_HOST = 1u << 1,
+	/*
+	 * Since 0.3: trusted mode for device memory: a hit makes no driver
+	 * call. The caller promises gdr_cache_invalidate() before it frees,
+	 * unmaps or otherwise gives back memory under a cached range;
+	 * gdr_cache_purge() remains the safety net that finds entries whose
+	 * memory is gone. Without the promise kept, an MR may outlive its
+	 * memory.
+	 */
+	GDR_CACHE_TRUSTED = 1u << 2,
 };
+
+/*
+ * The most mappings (VMM chunks) one cached entry may span: a validated
+ * hit asks the driver once per mapping the requested range touches, so a
+ * range over more is registered for that get only (not cached), and
+ * gdr_cache_get_ex() says why.
+ */
+#define GDR_CACHE_MAX_MAPPINGS 64
 
 /**
  * struct gdr_cache_attr - options of gdr_cache_create().
@@ -325,6 +354,46 @@ int gdr_cache_destroy(struct gdr_cache *cache);
  */
 struct ibv_mr *gdr_cache_get(struct gdr_cache *cache, void *ptr, size_t len);
 
+/* What gdr_cache_get_ex() did. */
+enum gdr_cache_result {
+	GDR_CACHE_RESULT_HIT = 1,      /* served from the cache */
+	GDR_CACHE_RESULT_MISS = 2,     /* registered now, and cached */
+	GDR_CACHE_RESULT_UNCACHED = 3, /* registered now for this get only */
+};
+
+/* Bits of gdr_cache_get_info.comp_mask: which fields the library set. */
+enum gdr_cache_get_info_mask {
+	GDR_CACHE_GET_INFO_BASIC = 1u << 0, /* result .. reason */
+};
+
+/**
+ * struct gdr_cache_get_info - the record of one gdr_cache_get_ex().
+ * @comp_mask:    set by the library: GDR_CACHE_GET_INFO_* bits.
+ * @result:       GDR_CACHE_RESULT_*; 0 when the get failed.
+ * @num_mappings: the mappings (VMM chunks, allocations) under the MR's
+ *                range that a validated hit compares; 0 for host memory.
+ * @reason:       why the range was not cached (UNCACHED), else "".
+ */
+struct gdr_cache_get_info {
+	uint32_t comp_mask;
+	uint32_t result;
+	uint32_t num_mappings;
+	char reason[GDR_REASON_LEN];
+};
+
+/**
+ * gdr_cache_get_ex - gdr_cache_get() with a record of what it did.
+ * @info:      filled in (also on failure), or NULL.
+ * @info_size: sizeof(*info) as the caller was compiled; the library
+ *             writes no byte past it. At least
+ *             offsetof(struct gdr_cache_get_info, reason).
+ *
+ * Since 0.3. Returns the MR, or NULL with errno set.
+ */
+struct ibv_mr *gdr_cache_get_ex(struct gdr_cache *cache, void *ptr, size_t len,
+				struct gdr_cache_get_info *info,
+				size_t info_size);
+
 /**
  * gdr_cache_put - give back an MR from gdr_cache_get().
  * Returns 0, EINVAL when @mr did not come from this cache (or was put
@@ -342,9 +411,10 @@ int gdr_cache_put(struct gdr_cache *cache, struct ibv_mr *mr);
 int gdr_cache_invalidate(struct gdr_cache *cache, void *ptr, size_t len);
 
 /**
- * gdr_cache_purge - check every idle device-memory entry against its
- * buffer ids now and deregister the stale ones, so that freed GPU memory
- * the cache still pinned is released. Returns 0 or EINVAL.
+ * gdr_cache_purge - check every idle device-memory entry (validated and
+ * trusted) against the buffer ids of its mappings now and deregister the
+ * stale ones, so that freed GPU memory the cache still pinned is
+ * released. Returns 0, EINVAL for NULL, or ENOMEM.
  */
 int gdr_cache_purge(struct gdr_cache *cache);
 
@@ -359,6 +429,12 @@ int gdr_cache_purge(struct gdr_cache *cache);
  * @entries:       live entries
  * @bytes:         bytes they register
  * @in_use:        MRs given out and not yet put back
+ * @uncached:      since 0.3: device-memory gets registered without caching
+ *                 (more than GDR_CACHE_MAX_MAPPINGS mappings, or mappings
+ *                 the driver could not describe)
+ *
+ * A caller compiled against 0.2 passes the 0.2 size and gets the 0.2
+ * fields.
  */
 struct gdr_cache_stats {
 	uint64_t hits;
@@ -370,6 +446,7 @@ struct gdr_cache_stats {
 	uint64_t entries;
 	uint64_t bytes;
 	uint64_t in_use;
+	uint64_t uncached;
 };
 
 /**

@@ -1,17 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The registration cache. Entries live in a range index (ranges.c) keyed
- * by the range they register; each device-memory entry remembers the CUDA buffer
- * id of every physical allocation it covers (one for cuMemAlloc memory,
- * one per chunk of a VMM range) and a hit re-reads the id under the
- * requested range, so memory freed and allocated again is never served an
- * old MR. Nothing in CUDA is intercepted.
+ * The registration cache.
  *
- * Locks: a read-write lock for the index and the MR table (lookups share
- * it), a mutex for the LRU list, and a mutex with a condition for
- * waiting on a registration another thread has in flight. No CUDA or
- * verbs call is made while holding any of them: validation, registration
- * and deregistration happen between.
+ * Entries live in a range index (ranges.c) keyed by the range they
+ * register. A device-memory entry remembers every mapping under its range
+ * as the driver reports it (cuMemGetAddressRange: the allocation for
+ * cuMemAlloc and pool memory, each mapped chunk of a VMM reservation) with
+ * the buffer id of the physical allocation mapped there. A validated hit
+ * compares the buffer id at each mapping the requested range touches (the
+ * pointer's RANGE_* attributes describe a whole VMM reservation, so they
+ * cannot say which chunk changed: tests/conform/record-h200.txt); a trusted
+ * hit compares nothing.
+ *
+ * The hit path takes no lock and writes nothing shared but the entry's
+ * own word: the index is read optimistically (its sequence count), the
+ * entry is held with one compare-and-swap of its word (references, a clock
+ * bit and a hit count in one 64-bit word), and the put finds the entry
+ * again through the index by the MR's exact range. No memory a reader may
+ * touch is freed while the cache lives: entries come from slabs and go
+ * back to a free list (a reader holding a stale pointer finds the word
+ * marked dead, or an entry whose range it checks), and the index keeps
+ * its blocks. So there is no reclamation protocol and no per-thread
+ * state.
+ *
+ * Everything else (misses, invalidation, eviction, puts of entries out of
+ * the index) takes the one mutex, and no CUDA or verbs call is made while
+ * holding it: classification, description, registration and
+ * deregistration happen outside.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -22,422 +37,591 @@
 
 #define DEFAULT_MAX_ENTRIES 4096
 #define DEFAULT_MAX_REG_RATIO 16
-#define MAX_CHUNKS 8 /* VMM chunks an entry validates; more: not cached */
+#define SLAB 64	     /* entries per slab */
+#define READ_TRIES 4 /* optimistic reads before taking the lock */
+#define GET_TRIES 8  /* stale or changing memory before giving up */
 #define MAX_OVERLAPS 256
 
-enum entry_kind {
-	E_DEVICE, /* validated by buffer ids */
-	E_HOST,	  /* host memory, GDR_CACHE_HOST: trusted until invalidated */
-	E_PASSTHROUGH, /* host memory, not cached: deregistered on put */
-	E_PENDING,     /* a registration in flight */
-};
-
-struct chunk {
-	uintptr_t start;
-	size_t size;
-	unsigned long long buffer_id;
-};
+#define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
 /*
- * What a hit reads (references, kind, MR, the first chunk's buffer id) and
- * what a put reads (the hash chain) share the first cache line; entries
- * are allocated on a line boundary.
+ * The entry's word: references in the low 24 bits (all ones: dead, no
+ * reference can be taken), the clock bit, and the hits it served above.
  */
-struct entry {
-	int refs; /* atomic */
-	enum entry_kind kind;
-	unsigned int num_chunks;
-	bool dead; /* out of the index: deregister at the last put */
-	bool idle; /* on the LRU list */
-	struct ibv_mr *mr;
-	struct entry *hash_next;
-	struct chunk chunks[MAX_CHUNKS];
-	struct entry *lru_prev, *lru_next;
-	uintptr_t start, end; /* the range registered */
+#define REFS_MASK ((1ull << 24) - 1)
+#define REFS_DEAD REFS_MASK
+#define USED (1ull << 24)
+#define HIT_SHIFT 25
+#define HIT_ONE (1ull << HIT_SHIFT)
+
+enum state {
+	S_FREE = 0,    /* on the free list */
+	S_PENDING = 1, /* in the index, its registration in flight */
+	S_LIVE = 2,    /* in the index */
+	S_DEAD = 3,    /* out of the index; released at its last put */
 };
 
-#define LINE 64
+enum kind {
+	K_VALIDATED = 0, /* device memory, buffer ids compared on a hit */
+	K_TRUSTED = 1,	 /* device memory, GDR_CACHE_TRUSTED */
+	K_HOST = 2,	 /* host memory, GDR_CACHE_HOST */
+	K_PASS = 3,	 /* not cached: deregistered at its put */
+};
 
-static struct entry *entry_new(void)
-{
-	size_t size = (sizeof(struct entry) + LINE - 1) / LINE * LINE;
-	struct entry *e = aligned_alloc(LINE, size);
+struct map {
+	uintptr_t start;
+	size_t size;
+	unsigned long long id; /* CU_POINTER_ATTRIBUTE_BUFFER_ID */
+};
 
-	if (e)
-		memset(e, 0, sizeof(*e));
-	return e;
-}
+/* One cache line. */
+struct entry {
+	uint64_t word; /* atomic */
+	uint8_t state; /* atomic, enum state */
+	uint8_t kind;  /* enum kind */
+	uint16_t num_maps;
+	uint32_t unused;
+	struct ibv_mr *mr; /* atomic: a put reads it before holding */
+	uintptr_t start, end;
+	union {
+		struct map one;	    /* num_maps == 1 */
+		struct map *many;   /* num_maps > 1 */
+		struct entry *next; /* free list, release lists, zombies */
+	} u;
+};
+
+_Static_assert(sizeof(struct entry) == 64, "an entry is one cache line");
+
+struct slab {
+	struct entry e[SLAB];
+	struct slab *next;
+};
 
 struct gdr_cache {
-	struct ibv_pd *pd;
+	/* Read by every hit; written only under the lock. */
+	struct gdr_ranges index;
 	uint32_t flags;
+	struct ibv_pd *pd;
+	uint64_t bad_hits __attribute__((aligned(64))); /* atomic */
+
+	pthread_mutex_t lock __attribute__((aligned(64)));
+	pthread_cond_t cond; /* a registration in flight completed */
+	unsigned long completions;
 	size_t max_entries, max_bytes;
 	unsigned int max_reg_ratio;
 	struct gdr_reg_attr reg;
 	bool have_reg;
-
-	pthread_rwlock_t lock; /* index, MR table, counts */
-	struct gdr_ranges index;
-	struct entry **table; /* MR -> entry */
-	size_t table_size, table_used;
-	size_t entries, bytes; /* cached (not pass-through, not pending) */
-
-	/*
-	 * Cached entries by the time they were last put back, oldest first.
-	 * An entry stays on it while in use (a hit touches no list); the
-	 * eviction passes over those with references.
-	 */
-	pthread_mutex_t lru_lock;
-	struct entry *lru_head, *lru_tail;
-
-	pthread_mutex_t zombie_lock; /* MRs whose deregistration failed */
-	struct entry *zombies;
-
-	pthread_mutex_t wait_lock; /* registrations in flight */
-	pthread_cond_t wait_cond;
-	unsigned long completions;
-
-	/* statistics, atomic */
-	uint64_t hits, misses, stale, evictions, invalidations, passthrough;
+	/* entries */
+	struct slab *slabs;
+	struct entry **slots; /* every entry, for the clock and the walks */
+	size_t num_slots, hand;
+	struct entry *free;
+	struct entry *zombies; /* deregistration failed: still registered */
+	/* entries given out but out of the index, by MR */
+	struct entry **outside;
+	size_t outside_cap, outside_used;
+	/* counts */
+	size_t entries, bytes;
+	uint64_t retired_hits, misses, stale, evictions, invalidations,
+		passthrough, uncached;
 };
 
-#define ADD(x, v) __atomic_add_fetch(&(x), (v), __ATOMIC_RELAXED)
-#define GET(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+/* --- the entry's word ------------------------------------------------------- */
 
-/* --- the MR table --------------------------------------------------------- */
+static uint64_t refs_of(uint64_t w)
+{
+	return w & REFS_MASK;
+}
 
-static size_t slot(const struct gdr_cache *c, const struct ibv_mr *mr)
+/* Take a reference unless the entry is dead; a hit counts. */
+static bool tryget(struct entry *e)
+{
+	uint64_t w = LD(e->word);
+
+	do {
+		if (refs_of(w) == REFS_DEAD || refs_of(w) == REFS_MASK - 1)
+			return false;
+	} while (!__atomic_compare_exchange_n(
+		&e->word, &w, (w + 1 + HIT_ONE) | USED, true, __ATOMIC_SEQ_CST,
+		__ATOMIC_RELAXED));
+	return true;
+}
+
+/* Take the last reference away for good: true when the caller won it. */
+static bool claim_dead(struct entry *e)
+{
+	uint64_t w = LD(e->word);
+
+	do {
+		if (refs_of(w) != 0)
+			return false;
+	} while (!__atomic_compare_exchange_n(&e->word, &w, w | REFS_DEAD,
+					      false, __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED));
+	return true;
+}
+
+/*
+ * Give a reference back: 0, or EINVAL when the entry had none to give.
+ * *@last: it was the last one and the entry is dead (the caller releases
+ * it if claim_dead() lets it).
+ */
+static int unref(struct entry *e, bool *last)
+{
+	uint64_t w = LD(e->word);
+
+	*last = false;
+	do {
+		if (refs_of(w) == 0 || refs_of(w) == REFS_DEAD)
+			return EINVAL;
+	} while (!__atomic_compare_exchange_n(&e->word, &w, w - 1, false,
+					      __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED));
+	*last = refs_of(w) == 1 &&
+		__atomic_load_n(&e->state, __ATOMIC_SEQ_CST) == S_DEAD;
+	return 0;
+}
+
+static struct ibv_mr *mr_of(const struct entry *e)
+{
+	return __atomic_load_n(&e->mr, __ATOMIC_ACQUIRE);
+}
+
+static const struct map *maps_of(const struct entry *e)
+{
+	return e->num_maps > 1 ? e->u.many : &e->u.one;
+}
+
+/* --- entries (under the lock) ------------------------------------------------ */
+
+static int slab_add(struct gdr_cache *c)
+{
+	struct entry **slots;
+	struct slab *s;
+	int i;
+
+	slots = realloc(c->slots, (c->num_slots + SLAB) * sizeof(*slots));
+	if (!slots)
+		return ENOMEM;
+	c->slots = slots;
+	s = aligned_alloc(64, (sizeof(*s) + 63) / 64 * 64);
+	if (!s)
+		return ENOMEM;
+	memset(s, 0, sizeof(*s));
+	for (i = SLAB - 1; i >= 0; i--) {
+		s->e[i].word = REFS_DEAD;
+		s->e[i].u.next = c->free;
+		c->free = &s->e[i];
+	}
+	for (i = 0; i < SLAB; i++)
+		c->slots[c->num_slots++] = &s->e[i];
+	s->next = c->slabs;
+	c->slabs = s;
+	return 0;
+}
+
+/* A free entry, its word dead; NULL when out of memory. */
+static struct entry *entry_new(struct gdr_cache *c)
+{
+	struct entry *e;
+
+	if (!c->free && slab_add(c))
+		return NULL;
+	e = c->free;
+	c->free = e->u.next;
+	return e;
+}
+
+/*
+ * Fill a free entry and open it for references: @refs of them (1: the
+ * caller's), the hits it had before kept in the word.
+ */
+static void entry_open(struct entry *e, enum kind kind, enum state state,
+		       uintptr_t start, uintptr_t end, struct ibv_mr *mr)
+{
+	e->kind = (uint8_t)kind;
+	e->start = start;
+	e->end = end;
+	__atomic_store_n(&e->mr, mr, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->state, (uint8_t)state, __ATOMIC_RELAXED);
+	/* Release: whoever takes a reference sees the fields. */
+	__atomic_store_n(&e->word, 1, __ATOMIC_SEQ_CST);
+}
+
+static void maps_free(struct entry *e)
+{
+	if (e->num_maps > 1)
+		free(e->u.many);
+	e->num_maps = 0;
+}
+
+/* Back to the free list (its word is dead already). */
+static void entry_free(struct gdr_cache *c, struct entry *e)
+{
+	c->retired_hits += __atomic_exchange_n(&e->word, (uint64_t)REFS_DEAD,
+					       __ATOMIC_SEQ_CST) >>
+			   HIT_SHIFT;
+	__atomic_store_n(&e->mr, NULL, __ATOMIC_RELAXED);
+	maps_free(e);
+	__atomic_store_n(&e->state, (uint8_t)S_FREE, __ATOMIC_RELAXED);
+	e->u.next = c->free;
+	c->free = e;
+}
+
+/* Back to the free list, never opened. */
+static void entry_unget(struct gdr_cache *c, struct entry *e)
+{
+	e->u.next = c->free;
+	c->free = e;
+}
+
+/*
+ * Under the lock: give up an opened entry that holds no MR and is in no
+ * table. A reader holding it by mistake frees it at its undo.
+ */
+static void abandon(struct gdr_cache *c, struct entry *e)
+{
+	bool last;
+
+	__atomic_store_n(&e->mr, NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->state, (uint8_t)S_DEAD, __ATOMIC_SEQ_CST);
+	maps_free(e);
+	if (!unref(e, &last) && last && claim_dead(e))
+		entry_free(c, e);
+}
+
+/* --- the outside table: entries given out, out of the index ---------------- */
+
+static size_t mr_hash(const struct ibv_mr *mr, size_t cap)
 {
 	uintptr_t h = (uintptr_t)mr;
 
 	h ^= h >> 17;
 	h *= 0x9e3779b97f4a7c15ull;
-	return (size_t)(h >> 20) & (c->table_size - 1);
+	return (size_t)(h >> 20) & (cap - 1);
 }
 
-/* Under the write lock. 0 or ENOMEM. */
-static int table_add(struct gdr_cache *c, struct entry *e)
+static int outside_add(struct gdr_cache *c, struct entry *e)
 {
 	size_t i;
 
-	if (c->table_used >= c->table_size) {
-		size_t n = c->table_size * 2;
-		struct entry **t = calloc(n, sizeof(*t)), *x, *next;
+	if ((c->outside_used + 1) * 2 > c->outside_cap) {
+		size_t cap = c->outside_cap ? c->outside_cap * 2 : 64;
+		struct entry **t = calloc(cap, sizeof(*t));
 
 		if (!t)
 			return ENOMEM;
-		for (i = 0; i < c->table_size; i++) {
-			for (x = c->table[i]; x; x = next) {
-				size_t h;
+		for (i = 0; i < c->outside_cap; i++) {
+			struct entry *x = c->outside[i];
+			size_t k;
 
-				next = x->hash_next;
-				h = ((uintptr_t)x->mr ^
-				     ((uintptr_t)x->mr >> 17)) *
-						    0x9e3779b97f4a7c15ull >>
-					    20 &
-				    (n - 1);
-				x->hash_next = t[h];
-				t[h] = x;
-			}
+			if (!x || x == (struct entry *)c)
+				continue;
+			for (k = mr_hash(x->mr, cap); t[k];
+			     k = (k + 1) & (cap - 1))
+				;
+			t[k] = x;
 		}
-		free(c->table);
-		c->table = t;
-		c->table_size = n;
+		free(c->outside);
+		c->outside = t;
+		c->outside_cap = cap;
+		/* tombstones are gone with the copy */
+		c->outside_used = 0;
+		for (i = 0; i < cap; i++)
+			c->outside_used += t[i] != NULL;
 	}
-	i = slot(c, e->mr);
-	e->hash_next = c->table[i];
-	c->table[i] = e;
-	c->table_used++;
+	for (i = mr_hash(e->mr, c->outside_cap);
+	     c->outside[i] && c->outside[i] != (struct entry *)c;
+	     i = (i + 1) & (c->outside_cap - 1))
+		;
+	if (!c->outside[i])
+		c->outside_used++;
+	c->outside[i] = e;
 	return 0;
 }
 
-static struct entry *table_find(const struct gdr_cache *c,
-				const struct ibv_mr *mr)
+/* The slot of @mr's entry, or NULL. (The cache itself marks a removed
+ * slot.) */
+static struct entry **outside_slot(struct gdr_cache *c, const struct ibv_mr *mr)
 {
-	struct entry *e;
+	size_t i;
 
-	for (e = c->table[slot(c, mr)]; e; e = e->hash_next)
-		if (e->mr == mr)
-			return e;
+	if (!c->outside_cap)
+		return NULL;
+	for (i = mr_hash(mr, c->outside_cap); c->outside[i];
+	     i = (i + 1) & (c->outside_cap - 1))
+		if (c->outside[i] != (struct entry *)c &&
+		    c->outside[i]->mr == mr)
+			return &c->outside[i];
 	return NULL;
 }
 
-static void table_remove(struct gdr_cache *c, struct entry *e)
+static void outside_remove(struct gdr_cache *c, struct entry *e)
 {
-	struct entry **p;
+	struct entry **slot = outside_slot(c, e->mr);
 
-	for (p = &c->table[slot(c, e->mr)]; *p; p = &(*p)->hash_next) {
-		if (*p == e) {
-			*p = e->hash_next;
-			c->table_used--;
-			return;
-		}
-	}
+	if (slot)
+		*slot = (struct entry *)c;
 }
 
-/* MRs given out and not put back: the references of every entry in the
- * table (a walk, so that a hit counts nothing shared). Under the lock. */
-static uint64_t in_use(const struct gdr_cache *c)
-{
-	const struct entry *e;
-	uint64_t n = 0;
-	size_t i;
-
-	for (i = 0; i < c->table_size; i++)
-		for (e = c->table[i]; e; e = e->hash_next)
-			n += (uint64_t)__atomic_load_n(&e->refs,
-						       __ATOMIC_RELAXED);
-	return n;
-}
-
-/* --- the LRU list ------------------------------------------------------------ */
-
-static void lru_unlink(struct gdr_cache *c, struct entry *e)
-{
-	if (!e->idle)
-		return;
-	if (e->lru_prev)
-		e->lru_prev->lru_next = e->lru_next;
-	else
-		c->lru_head = e->lru_next;
-	if (e->lru_next)
-		e->lru_next->lru_prev = e->lru_prev;
-	else
-		c->lru_tail = e->lru_prev;
-	e->lru_prev = e->lru_next = NULL;
-	e->idle = false;
-}
-
-static void lru_append(struct gdr_cache *c, struct entry *e)
-{
-	e->lru_next = NULL;
-	e->lru_prev = c->lru_tail;
-	if (c->lru_tail)
-		c->lru_tail->lru_next = e;
-	else
-		c->lru_head = e;
-	c->lru_tail = e;
-	e->idle = true;
-}
-
-/* --- helpers ------------------------------------------------------------------ */
-
-static size_t entry_bytes(const struct entry *e)
-{
-	return e->end - e->start;
-}
+/* --- releasing ---------------------------------------------------------------- */
 
 /*
- * Take @e out of the index (under the write lock). An idle one goes to
- * *@release for deregistration after the locks; one in use is
- * deregistered at its last put.
- */
-static void drop(struct gdr_cache *c, struct entry *e, struct entry **release)
-{
-	/* A registration in flight: its owner sees it cancelled and gives
-	 * the caller the MR without caching it. */
-	if (e->kind == E_PENDING) {
-		e->dead = true;
-		return;
-	}
-	gdr_ranges_remove(&c->index, e->start, e);
-	e->dead = true;
-	c->entries--;
-	c->bytes -= entry_bytes(e);
-	pthread_mutex_lock(&c->lru_lock);
-	lru_unlink(c, e);
-	pthread_mutex_unlock(&c->lru_lock);
-	if (__atomic_load_n(&e->refs, __ATOMIC_ACQUIRE) == 0) {
-		table_remove(c, e);
-		e->hash_next = *release;
-		*release = e;
-	}
-}
-
-/* An MR whose deregistration failed: still registered, so kept and tried
- * again by the next release (at the latest by gdr_cache_destroy()). */
-static void keep_for_retry(struct gdr_cache *c, struct entry *e, int err)
-{
-	gdr_debug("cache: ibv_dereg_mr failed: %s; kept for a retry",
-		  gdr_errno_name(err));
-	pthread_mutex_lock(&c->zombie_lock);
-	e->hash_next = c->zombies;
-	c->zombies = e;
-	pthread_mutex_unlock(&c->zombie_lock);
-}
-
-/*
- * Deregister what drop() collected, with no lock held. An MR whose
- * deregistration fails is kept and tried again later (and by destroy):
- * it is still registered, and forgetting it would leak it.
+ * Deregister what the lock's holder collected (dead, claimed, out of the
+ * index and of the outside table), with no lock held. An MR whose
+ * deregistration fails stays registered: it is kept and tried again by
+ * the next release, at the latest by gdr_cache_destroy(). 0 or the first
+ * errno.
  */
 static int release_all(struct gdr_cache *c, struct entry *list)
 {
 	const struct gdr_seam *s = gdr_seam();
-	struct entry *next;
+	struct entry *e, *next, *done = NULL, *failed = NULL;
 	int err, first = 0;
 
-	pthread_mutex_lock(&c->zombie_lock);
-	while (c->zombies) { /* the earlier failures first */
-		next = c->zombies->hash_next;
-		c->zombies->hash_next = list;
-		list = c->zombies;
-		c->zombies = next;
+	pthread_mutex_lock(&c->lock);
+	while ((e = c->zombies)) { /* the earlier failures first */
+		c->zombies = e->u.next;
+		e->u.next = list;
+		list = e;
 	}
-	pthread_mutex_unlock(&c->zombie_lock);
-	for (; list; list = next) {
-		next = list->hash_next;
-		err = s->verbs.dereg_mr(list->mr);
-		if (!err) {
-			free(list);
-			continue;
+	pthread_mutex_unlock(&c->lock);
+	for (e = list; e; e = next) {
+		next = e->u.next;
+		err = e->mr ? s->verbs.dereg_mr(e->mr) : 0;
+		if (err) {
+			gdr_debug("cache: ibv_dereg_mr failed: %s; kept for a "
+				  "retry",
+				  gdr_errno_name(err));
+			if (!first)
+				first = err;
+			e->u.next = failed;
+			failed = e;
+		} else {
+			e->u.next = done;
+			done = e;
 		}
-		if (!first)
-			first = err;
-		keep_for_retry(c, list, err);
 	}
+	if (!done && !failed)
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	for (e = done; e; e = next) {
+		next = e->u.next;
+		entry_free(c, e);
+	}
+	for (e = failed; e; e = next) {
+		next = e->u.next;
+		e->u.next = c->zombies;
+		c->zombies = e;
+	}
+	pthread_mutex_unlock(&c->lock);
 	return first;
 }
 
-/* Under the write lock: drop every entry overlapping [a, b). */
+/*
+ * Under the lock: take @e out of the index. One with no reference goes to
+ * *@release; one in use goes to the outside table, deregistered at its
+ * last put. A registration in flight is cancelled: its owner gives its
+ * caller the MR without caching it.
+ */
+static void drop(struct gdr_cache *c, struct entry *e, struct entry **release)
+{
+	uint8_t st = LD(e->state);
+
+	if (st != S_PENDING && st != S_LIVE)
+		return;
+	gdr_ranges_remove(&c->index, e->start, e);
+	__atomic_store_n(&e->state, (uint8_t)S_DEAD, __ATOMIC_SEQ_CST);
+	if (st == S_PENDING)
+		return;
+	c->entries--;
+	c->bytes -= e->end - e->start;
+	if (claim_dead(e)) {
+		maps_free(e);
+		e->u.next = *release;
+		*release = e;
+	} else if (outside_add(c, e)) {
+		/* No room to remember it: its last put finds it by a walk. */
+		gdr_debug("cache: out of memory for the outside table");
+	}
+}
+
+/* Under the lock: drop every entry overlapping [a, b). How many. */
 static unsigned int drop_overlaps(struct gdr_cache *c, uintptr_t a, uintptr_t b,
 				  struct entry **release)
 {
 	void *hit[MAX_OVERLAPS];
-	unsigned int n, i, total = 0, round;
+	unsigned int n, i, total = 0;
 
 	do {
 		n = gdr_ranges_overlaps(&c->index, a, b, hit, MAX_OVERLAPS);
-		round = 0;
-		for (i = 0; i < n; i++) {
-			struct entry *e = (struct entry *)hit[i];
-
-			if (e->dead)
-				continue; /* cancelled in flight already */
-			drop(c, e, release);
-			round++;
-		}
-		total += round;
-	} while (n == MAX_OVERLAPS && round);
+		for (i = 0; i < n; i++)
+			drop(c, (struct entry *)hit[i], release);
+		total += n;
+	} while (n == MAX_OVERLAPS);
 	return total;
 }
 
 /*
- * Under the write lock (so no reference is taken or given back meanwhile):
- * idle entries past the limits, least recently put back first.
+ * Under the lock: idle entries past the limits, by the clock: an entry
+ * used since the hand last passed loses its bit and stays; one in use is
+ * never evicted.
  */
 static void evict(struct gdr_cache *c, struct entry **release)
 {
-	struct entry *e, *next;
+	size_t steps = 2 * c->num_slots;
 
-	pthread_mutex_lock(&c->lru_lock);
-	e = c->lru_head;
-	pthread_mutex_unlock(&c->lru_lock);
 	while (((c->max_entries && c->entries > c->max_entries) ||
 		(c->max_bytes && c->bytes > c->max_bytes)) &&
-	       e) {
-		next = e->lru_next;
-		if (__atomic_load_n(&e->refs, __ATOMIC_ACQUIRE)) {
-			e = next; /* in use: never evicted */
+	       steps--) {
+		struct entry *e = c->slots[c->hand];
+		uint64_t w = LD(e->word);
+
+		c->hand = (c->hand + 1) % c->num_slots;
+		if (LD(e->state) != S_LIVE || refs_of(w))
+			continue;
+		if (w & USED) {
+			__atomic_fetch_and(&e->word, ~USED, __ATOMIC_RELAXED);
 			continue;
 		}
 		drop(c, e, release);
-		e = next;
-		ADD(c->evictions, 1);
+		c->evictions++;
 	}
 }
 
+/* The last reference of a dead entry is gone: release it if ours. */
+static int release_last(struct gdr_cache *c, struct entry *e)
+{
+	if (!claim_dead(e))
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	outside_remove(c, e);
+	maps_free(e);
+	pthread_mutex_unlock(&c->lock);
+	e->u.next = NULL;
+	return release_all(c, e);
+}
+
+static int put_entry(struct gdr_cache *c, struct entry *e)
+{
+	bool last;
+	int err = unref(e, &last);
+
+	if (err || !last)
+		return err;
+	return release_last(c, e);
+}
+
+/* A reference taken by mistake (a stale pointer, a pending entry). */
+static void undo(struct gdr_cache *c, struct entry *e)
+{
+	__atomic_fetch_add(&c->bad_hits, 1, __ATOMIC_RELAXED);
+	put_entry(c, e);
+}
+
+/* --- validity ---------------------------------------------------------------- */
+
 /*
- * The buffer ids under [a, b) still those the entry recorded? One
- * cuPointerGetAttribute per chunk the range touches (usually one).
+ * Are the mappings under [a, b) still the physical allocations @e
+ * registered? One buffer-id query per mapping the range touches. When not,
+ * *@gone is the extent of the mapping that changed.
  */
 static bool still_valid(const struct gdr_cuda_ops *cu, const struct entry *e,
-			uintptr_t a, uintptr_t b)
+			uintptr_t a, uintptr_t b, struct gdr_range *gone)
 {
+	const struct map *m = maps_of(e);
 	unsigned long long id;
 	unsigned int i;
 
-	for (i = 0; i < e->num_chunks; i++) {
-		const struct chunk *k = &e->chunks[i];
-		uintptr_t at = a > k->start ? a : k->start;
+	for (i = 0; i < e->num_maps; i++) {
+		uintptr_t at = a > m[i].start ? a : m[i].start;
 
-		if (at >= b || at >= k->start + k->size)
+		if (at >= b || at >= m[i].start + m[i].size)
 			continue;
 		if (cu->cuPointerGetAttribute(
 			    &id, CU_POINTER_ATTRIBUTE_BUFFER_ID,
 			    (CUdeviceptr)at) != CUDA_SUCCESS ||
-		    id != k->buffer_id)
+		    id != m[i].id) {
+			gone->start = m[i].start;
+			gone->end = m[i].start + m[i].size;
 			return false;
+		}
 	}
 	return true;
 }
 
 /*
- * The physical allocations under [a, b): their ranges and buffer ids, read
- * from the driver. 0, or an errno when they cannot be described (then the
- * range is not cached).
+ * The mappings under [a, b) as the driver reports them, into @m (room for
+ * @max). Their number, or -EINVAL when the driver cannot describe them (a
+ * hole, no entry point), -E2BIG past @max.
  */
 static int describe(const struct gdr_cuda_ops *cu, uintptr_t a, uintptr_t b,
-		    struct entry *e)
+		    struct map *m, int max)
 {
-	CUpointer_attribute attrs[3] = { CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-					 CU_POINTER_ATTRIBUTE_RANGE_SIZE,
-					 CU_POINTER_ATTRIBUTE_BUFFER_ID };
 	uintptr_t at = a;
+	int n = 0;
 
-	e->num_chunks = 0;
+	if (!cu->cuMemGetAddressRange)
+		return -EINVAL;
 	while (at < b) {
-		struct chunk *k;
-		CUdeviceptr start = 0;
+		CUdeviceptr base = 0;
 		size_t size = 0;
 		unsigned long long id = 0;
-		void *data[3] = { &start, &size, &id };
 
-		if (e->num_chunks == MAX_CHUNKS)
-			return E2BIG;
-		if (cu->cuPointerGetAttributes(
-			    3, attrs, data, (CUdeviceptr)at) != CUDA_SUCCESS ||
-		    !size || (uintptr_t)start > at ||
-		    (uintptr_t)start + size <= at)
-			return EINVAL;
-		k = &e->chunks[e->num_chunks++];
-		k->start = (uintptr_t)start;
-		k->size = size;
-		k->buffer_id = id;
-		at = (uintptr_t)start + size;
+		if (n == max)
+			return -E2BIG;
+		if (cu->cuMemGetAddressRange(&base, &size, (CUdeviceptr)at) !=
+			    CUDA_SUCCESS ||
+		    !size || (uintptr_t)base > at ||
+		    (uintptr_t)base + size <= at ||
+		    cu->cuPointerGetAttribute(&id,
+					      CU_POINTER_ATTRIBUTE_BUFFER_ID,
+					      (CUdeviceptr)at) != CUDA_SUCCESS)
+			return -EINVAL;
+		m[n].start = (uintptr_t)base;
+		m[n].size = size;
+		m[n].id = id;
+		n++;
+		at = (uintptr_t)base + size;
 	}
-	return 0;
+	return n;
 }
 
+/* --- settings --------------------------------------------------------------- */
+
+/* GPUDIRECT_CACHE_MAX_*: decimal digits only. 0, or EINVAL with why. */
 static int parse_env(const char *name, size_t *out, char *why, size_t n)
 {
 	const struct gdr_seam *s = gdr_seam();
-	const char *v = s->getenv ? s->getenv(name) : NULL;
-	char *end;
-	unsigned long long x;
+	const char *v = s->getenv ? s->getenv(name) : NULL, *p;
+	size_t x = 0;
 
 	if (!v || !*v)
 		return 0;
-	errno = 0;
-	x = strtoull(v, &end, 0);
-	if (errno || end == v || *end || *v == '-') {
-		gdr_fmt(why, n,
-			"%s=%.40s is not a number; set a count of entries or "
-			"bytes (0: no limit), or unset it",
-			name, v);
-		return EINVAL;
+	for (p = v; *p; p++) {
+		if (*p < '0' || *p > '9' || x > (SIZE_MAX - 9) / 10) {
+			gdr_fmt(why, n,
+				"%s=%.40s is not a decimal number of entries "
+				"or bytes (digits only; 0: no limit); set one, "
+				"or unset it",
+				name, v);
+			return EINVAL;
+		}
+		x = x * 10 + (size_t)(*p - '0');
 	}
-	*out = (size_t)x;
+	*out = x;
 	return 0;
 }
 
-/* --- the public calls ------------------------------------------------------------ */
+/* --- the public calls ---------------------------------------------------------- */
 
 #define CACHE_ATTR_KNOWN                                                       \
 	(GDR_CACHE_ATTR_MAX_ENTRIES | GDR_CACHE_ATTR_MAX_BYTES |               \
 	 GDR_CACHE_ATTR_FLAGS | GDR_CACHE_ATTR_MAX_REG_RATIO |                 \
 	 GDR_CACHE_ATTR_REG)
-#define CACHE_FLAGS_KNOWN (GDR_CACHE_WHOLE_ALLOC | GDR_CACHE_HOST)
+#define CACHE_FLAGS_KNOWN                                                      \
+	(GDR_CACHE_WHOLE_ALLOC | GDR_CACHE_HOST | GDR_CACHE_TRUSTED)
 
 GDR_EXPORT struct gdr_cache *gdr_cache_create(struct ibv_pd *pd,
 					      const struct gdr_cache_attr *attr)
@@ -460,7 +644,8 @@ GDR_EXPORT struct gdr_cache *gdr_cache_create(struct ibv_pd *pd,
 	    (attr->flags & ~(uint32_t)CACHE_FLAGS_KNOWN))
 		return gdr_fail(EINVAL,
 				"gdr_cache_attr.flags has unknown bits 0x%x; "
-				"use GDR_CACHE_WHOLE_ALLOC and GDR_CACHE_HOST",
+				"use GDR_CACHE_WHOLE_ALLOC, GDR_CACHE_HOST and "
+				"GDR_CACHE_TRUSTED",
 				attr->flags & ~(uint32_t)CACHE_FLAGS_KNOWN);
 	why[0] = '\0';
 	err = parse_env("GPUDIRECT_CACHE_MAX_ENTRIES", &max_entries, why,
@@ -470,15 +655,9 @@ GDR_EXPORT struct gdr_cache *gdr_cache_create(struct ibv_pd *pd,
 				sizeof(why));
 	if (err)
 		return gdr_fail(err, "%s", why);
-	c = calloc(1, sizeof(*c));
-	if (!c)
+	if (posix_memalign((void **)&c, 64, sizeof(*c)))
 		return gdr_fail(ENOMEM, "out of memory for the cache");
-	c->table_size = 64;
-	c->table = calloc(c->table_size, sizeof(*c->table));
-	if (!c->table) {
-		free(c);
-		return gdr_fail(ENOMEM, "out of memory for the cache");
-	}
+	memset(c, 0, sizeof(*c));
 	c->pd = pd;
 	c->max_entries = max_entries;
 	c->max_bytes = max_bytes;
@@ -497,19 +676,31 @@ GDR_EXPORT struct gdr_cache *gdr_cache_create(struct ibv_pd *pd,
 			c->have_reg = true;
 		}
 	}
-	pthread_rwlock_init(&c->lock, NULL);
-	pthread_mutex_init(&c->zombie_lock, NULL);
-	pthread_mutex_init(&c->lru_lock, NULL);
-	pthread_mutex_init(&c->wait_lock, NULL);
-	pthread_cond_init(&c->wait_cond, NULL);
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->cond, NULL);
 	gdr_debug("cache %p: max %zu entries, %zu bytes, flags 0x%x", (void *)c,
 		  c->max_entries, c->max_bytes, c->flags);
 	return c;
 }
 
+/* Under the lock: MRs given out and not put back. */
+static uint64_t in_use(const struct gdr_cache *c)
+{
+	uint64_t n = 0, r;
+	size_t i;
+
+	for (i = 0; i < c->num_slots; i++) {
+		r = refs_of(LD(c->slots[i]->word));
+		if (r != REFS_DEAD)
+			n += r;
+	}
+	return n;
+}
+
 GDR_EXPORT int gdr_cache_destroy(struct gdr_cache *c)
 {
-	struct entry *release = NULL, *e;
+	struct entry *release = NULL;
+	struct slab *s, *next;
 	uint64_t busy;
 	size_t i;
 	int err;
@@ -519,28 +710,19 @@ GDR_EXPORT int gdr_cache_destroy(struct gdr_cache *c)
 		gdr_fail(EINVAL, "cache is NULL");
 		return EINVAL;
 	}
-	pthread_rwlock_wrlock(&c->lock);
+	pthread_mutex_lock(&c->lock);
 	busy = in_use(c);
 	if (busy) {
-		pthread_rwlock_unlock(&c->lock);
+		pthread_mutex_unlock(&c->lock);
 		gdr_fail(EBUSY,
 			 "%llu MRs from gdr_cache_get() are not put back; put "
 			 "them back first",
 			 (unsigned long long)busy);
 		return EBUSY;
 	}
-	for (i = 0; i < c->table_size; i++) {
-		while ((e = c->table[i])) {
-			c->table[i] = e->hash_next;
-			e->hash_next = release;
-			release = e;
-		}
-	}
-	c->table_used = 0;
-	gdr_ranges_clear(&c->index);
-	c->lru_head = c->lru_tail = NULL;
-	c->entries = c->bytes = 0;
-	pthread_rwlock_unlock(&c->lock);
+	for (i = 0; i < c->num_slots; i++)
+		drop(c, c->slots[i], &release);
+	pthread_mutex_unlock(&c->lock);
 	err = release_all(c, release);
 	if (err) {
 		/* Still registered: the cache stays, to be destroyed again. */
@@ -551,269 +733,450 @@ GDR_EXPORT int gdr_cache_destroy(struct gdr_cache *c)
 			gdr_errno_name(err));
 		return gdr_errno_public(err);
 	}
-	pthread_rwlock_destroy(&c->lock);
-	pthread_mutex_destroy(&c->zombie_lock);
-	pthread_mutex_destroy(&c->lru_lock);
-	pthread_mutex_destroy(&c->wait_lock);
-	pthread_cond_destroy(&c->wait_cond);
-	free(c->table);
+	gdr_ranges_clear(&c->index);
+	for (s = c->slabs; s; s = next) {
+		next = s->next;
+		for (i = 0; i < SLAB; i++)
+			maps_free(&s->e[i]);
+		free(s);
+	}
+	free(c->slots);
+	free(c->outside);
+	pthread_mutex_destroy(&c->lock);
+	pthread_cond_destroy(&c->cond);
 	free(c);
 	return 0;
 }
 
-/* A cached entry covering [a, b) with a reference taken, or NULL. */
+/* Fill the caller's record of a get. */
+static void get_info(struct gdr_cache_get_info *info, size_t size,
+		     enum gdr_cache_result result, unsigned int maps,
+		     const char *reason)
+{
+	struct gdr_cache_get_info out;
+	size_t n;
+
+	if (!info)
+		return;
+	memset(&out, 0, sizeof(out));
+	out.comp_mask = GDR_CACHE_GET_INFO_BASIC;
+	out.result = result;
+	out.num_mappings = maps;
+	n = strnlen(reason, sizeof(out.reason) - 1);
+	memcpy(out.reason, reason, n);
+	memcpy(info, &out, size < sizeof(out) ? size : sizeof(out));
+}
+
+/* An entry that covers [a, b) with a reference taken, without a lock;
+ * NULL when none does or the index kept changing. */
 static struct entry *lookup(struct gdr_cache *c, uintptr_t a, uintptr_t b)
 {
+	void *item;
+	int t;
+
+	for (t = 0; t < READ_TRIES; t++) {
+		struct entry *e;
+
+		if (gdr_ranges_cover_read(&c->index, a, b, &item))
+			continue;
+		if (!item)
+			return NULL;
+		e = item;
+		if (!tryget(e))
+			continue;
+		if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == S_LIVE &&
+		    e->start <= a && e->end >= b)
+			return e;
+		undo(c, e);
+	}
+	return NULL;
+}
+
+/* What a miss learnt about the memory before registering it. */
+struct plan {
+	enum kind kind;
+	uintptr_t a, b; /* the range to register */
+	bool device;	/* device memory */
+	int num_maps;
+	struct map maps[GDR_CACHE_MAX_MAPPINGS];
+	char why[GDR_REASON_LEN]; /* why not cached (K_PASS) */
+};
+
+/*
+ * Classify and describe [ptr, +len) with no lock held. 0, or an errno with
+ * the message in @why.
+ */
+static int plan_miss(struct gdr_cache *c, void *ptr, size_t len, struct plan *p,
+		     char *why, size_t n)
+{
+	const struct gdr_cuda_lib *lib;
+	struct gdr_ptr_info pi;
+	uintptr_t a = (uintptr_t)ptr, b = a + len, wa, wb;
+	int err, k;
+
+	p->a = a;
+	p->b = b;
+	p->num_maps = 0;
+	p->why[0] = '\0';
+	err = gdr_classify(ptr, len, &pi, why, n);
+	if (err)
+		return err;
+	p->device =
+		pi.type == GDR_MEM_CUDA_DEVICE || pi.type == GDR_MEM_CUDA_POOL;
+	if (!p->device) {
+		p->kind = (c->flags & GDR_CACHE_HOST) ? K_HOST : K_PASS;
+		if (p->kind == K_PASS)
+			gdr_fmt(p->why, sizeof(p->why),
+				"host memory is cached only with "
+				"GDR_CACHE_HOST: registered for this get "
+				"only");
+		return 0;
+	}
+	p->kind = (c->flags & GDR_CACHE_TRUSTED) ? K_TRUSTED : K_VALIDATED;
+	lib = gdr_cuda_table();
+	k = lib ? describe(&lib->cu, a, b, p->maps, GDR_CACHE_MAX_MAPPINGS)
+		: -EINVAL;
+	if (k < 0) {
+		p->kind = K_PASS;
+		if (k == -E2BIG)
+			gdr_fmt(p->why, sizeof(p->why),
+				"[%p, +%zu) spans more than %d mappings (VMM "
+				"chunks), each a driver query on every hit: "
+				"registered for this get only",
+				ptr, len, GDR_CACHE_MAX_MAPPINGS);
+		else
+			gdr_fmt(p->why, sizeof(p->why),
+				"the CUDA driver does not describe the "
+				"mappings under [%p, +%zu) "
+				"(cuMemGetAddressRange): registered for this "
+				"get only",
+				ptr, len);
+		return 0;
+	}
+	p->num_maps = k;
+	/* The whole allocation: every mapping the buffer touches (a
+	 * cuMemAlloc or pool allocation, or the VMM chunks), not the VMM
+	 * reservation, if at most max_reg_ratio times the buffer. */
+	wa = p->maps[0].start;
+	wb = p->maps[k - 1].start + p->maps[k - 1].size;
+	if ((c->flags & GDR_CACHE_WHOLE_ALLOC) &&
+	    (!c->max_reg_ratio || (wb - wa) / c->max_reg_ratio < len ||
+	     ((wb - wa) / c->max_reg_ratio == len &&
+	      (wb - wa) % c->max_reg_ratio == 0))) {
+		p->a = wa;
+		p->b = wb;
+	}
+	return 0;
+}
+
+/* Store @p's mappings in @e. 0 or ENOMEM. */
+static int maps_set(struct entry *e, const struct plan *p)
+{
+	if (p->num_maps > 1) {
+		e->u.many = malloc((size_t)p->num_maps * sizeof(struct map));
+		if (!e->u.many)
+			return ENOMEM;
+		memcpy(e->u.many, p->maps,
+		       (size_t)p->num_maps * sizeof(struct map));
+	} else if (p->num_maps == 1) {
+		e->u.one = p->maps[0];
+	}
+	e->num_maps = (uint16_t)p->num_maps;
+	return 0;
+}
+
+static int reg(struct gdr_cache *c, uintptr_t a, uintptr_t b,
+	       struct ibv_mr **mr, char *why, size_t n)
+{
+	return gdr_register_internal(c->pd, (void *)a, b - a,
+				     c->have_reg ? &c->reg : NULL, mr, why, n);
+}
+
+/* A get that registers for itself only: the entry goes to the outside
+ * table, deregistered at its put. */
+static struct entry *uncached(struct gdr_cache *c, const struct plan *p,
+			      void *ptr, size_t len, char *why, size_t n,
+			      int *err)
+{
+	struct ibv_mr *mr;
 	struct entry *e;
 
-	pthread_rwlock_rdlock(&c->lock);
-	e = gdr_ranges_cover(&c->index, a, b);
-	if (e && e->kind != E_PENDING)
-		__atomic_add_fetch(&e->refs, 1, __ATOMIC_ACQ_REL);
-	else
-		e = NULL;
-	pthread_rwlock_unlock(&c->lock);
+	*err = reg(c, (uintptr_t)ptr, (uintptr_t)ptr + len, &mr, why, n);
+	if (*err)
+		return NULL;
+	pthread_mutex_lock(&c->lock);
+	e = entry_new(c);
+	if (e) {
+		entry_open(e, K_PASS, S_DEAD, (uintptr_t)ptr,
+			   (uintptr_t)ptr + len, mr);
+		if (outside_add(c, e)) {
+			abandon(c, e);
+			e = NULL;
+		}
+	}
+	if (e) {
+		if (p->device)
+			c->uncached++;
+		else
+			c->passthrough++;
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (!e) {
+		gdr_seam()->verbs.dereg_mr(mr);
+		gdr_fmt(why, n, "out of memory for a cache entry");
+		*err = ENOMEM;
+	}
 	return e;
 }
 
 /*
- * Give a reference back; the last one of a dead or pass-through entry
- * deregisters it. The read lock keeps drop() (which decides under the
- * write lock whether an entry is still in use) from running in between.
+ * A miss: wait for a registration of the range in flight, or claim the
+ * range with a pending entry, register it, and cache it. The entry with a
+ * reference, or NULL with *@err, or NULL with *@again when an entry for
+ * the range appeared meanwhile (look again).
  */
-static int unref(struct gdr_cache *c, struct entry *e)
+static struct entry *miss(struct gdr_cache *c, const struct plan *p,
+			  uintptr_t a, uintptr_t b, char *why, size_t n,
+			  int *err, bool *again)
 {
-	const struct gdr_seam *s = gdr_seam();
-	int err;
-
-	pthread_rwlock_rdlock(&c->lock);
-	if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) > 0) {
-		pthread_rwlock_unlock(&c->lock);
-		return 0;
-	}
-	if (e->kind != E_PASSTHROUGH && !e->dead) {
-		/* Used last now: to the tail. */
-		pthread_mutex_lock(&c->lru_lock);
-		if (c->lru_tail != e) {
-			lru_unlink(c, e);
-			lru_append(c, e);
-		}
-		pthread_mutex_unlock(&c->lru_lock);
-		pthread_rwlock_unlock(&c->lock);
-		return 0;
-	}
-	pthread_rwlock_unlock(&c->lock);
-	/* Out of the index with no reference: nobody else can reach it. */
-	pthread_rwlock_wrlock(&c->lock);
-	table_remove(c, e); /* first: a new MR may reuse the address */
-	pthread_rwlock_unlock(&c->lock);
-	err = s->verbs.dereg_mr(e->mr);
-	if (err) {
-		keep_for_retry(c, e, err);
-		return err;
-	}
-	free(e);
-	return 0;
-}
-
-/* Registration of [a, b) for the cache: the range to register. */
-static void reg_range(const struct gdr_cache *c, const struct gdr_ptr_info *pi,
-		      uintptr_t *a, uintptr_t *b)
-{
-	uintptr_t s = pi->range_start, e = pi->range_start + pi->range_size;
-	size_t len = *b - *a;
-
-	if (!(c->flags & GDR_CACHE_WHOLE_ALLOC) || !s || s > *a || e < *b)
-		return;
-	if (c->max_reg_ratio && pi->range_size / c->max_reg_ratio > len)
-		return;
-	*a = s;
-	*b = e;
-}
-
-static struct ibv_mr *miss(struct gdr_cache *c, void *ptr, size_t len,
-			   struct entry **out, char *why, size_t n, int *err)
-{
-	const struct gdr_cuda_lib *lib = gdr_cuda_table();
-	struct entry *pend, *e, *found, *release = NULL;
-	uintptr_t a = (uintptr_t)ptr, b = a + len;
-	struct gdr_ptr_info pi;
-	struct ibv_mr *mr;
+	struct entry *e, *release = NULL;
+	struct ibv_mr *mr = NULL;
 	unsigned long seen;
 
-	*err = gdr_classify(ptr, len, &pi, why, n);
-	if (*err)
-		return NULL;
-	e = entry_new();
-	if (!e) {
-		*err = ENOMEM;
-		gdr_fmt(why, n, "out of memory for a cache entry");
-		return NULL;
-	}
-	e->refs = 1;
-	if (pi.type == GDR_MEM_CUDA_DEVICE || pi.type == GDR_MEM_CUDA_POOL) {
-		e->kind = E_DEVICE;
-		reg_range(c, &pi, &a, &b);
-		if (!lib || describe(&lib->cu, a, b, e))
-			e->kind = E_PASSTHROUGH; /* not describable: no cache */
-	} else {
-		e->kind = (c->flags & GDR_CACHE_HOST) ? E_HOST : E_PASSTHROUGH;
-	}
-	if (e->kind == E_PASSTHROUGH) {
-		*err = gdr_register_internal(c->pd, ptr, len,
-					     c->have_reg ? &c->reg : NULL, &mr,
-					     why, n);
-		if (*err) {
-			free(e);
-			return NULL;
-		}
-		e->mr = mr;
-		pthread_rwlock_wrlock(&c->lock);
-		*err = table_add(c, e);
-		pthread_rwlock_unlock(&c->lock);
-		if (*err) {
-			gdr_seam()->verbs.dereg_mr(mr);
-			free(e);
-			gdr_fmt(why, n, "out of memory for a cache entry");
-			return NULL;
-		}
-		ADD(c->passthrough, 1);
-		*out = e;
-		return mr;
-	}
-	e->start = a;
-	e->end = b;
-
-	/* One registration per range: wait for one in flight, else claim it. */
+	*again = false;
+	*err = 0;
+	pthread_mutex_lock(&c->lock);
 	for (;;) {
-		pthread_rwlock_wrlock(&c->lock);
-		found = gdr_ranges_cover(&c->index, (uintptr_t)ptr,
-					 (uintptr_t)ptr + len);
-		if (!found || found->kind != E_PENDING)
+		e = gdr_ranges_cover(&c->index, a, b);
+		if (!e || LD(e->state) != S_PENDING)
 			break;
-		pthread_mutex_lock(&c->wait_lock);
 		seen = c->completions;
-		pthread_mutex_unlock(&c->wait_lock);
-		pthread_rwlock_unlock(&c->lock);
-		pthread_mutex_lock(&c->wait_lock);
 		while (c->completions == seen)
-			pthread_cond_wait(&c->wait_cond, &c->wait_lock);
-		pthread_mutex_unlock(&c->wait_lock);
+			pthread_cond_wait(&c->cond, &c->lock);
 	}
-	if (found) {
-		/* Registered meanwhile: that one, validated by the caller. */
-		__atomic_add_fetch(&found->refs, 1, __ATOMIC_ACQ_REL);
-		pthread_rwlock_unlock(&c->lock);
-		free(e);
-		*out = found;
-		*err = EAGAIN; /* the caller validates and retries */
+	if (e) {
+		/* Registered meanwhile: the caller validates that one. */
+		pthread_mutex_unlock(&c->lock);
+		*again = true;
 		return NULL;
 	}
-	pend = e;
-	pend->kind = E_PENDING;
-	if (gdr_ranges_insert(&c->index, a, b, pend)) {
-		pthread_rwlock_unlock(&c->lock);
-		free(e);
-		*err = ENOMEM;
+	e = entry_new(c);
+	if (e && maps_set(e, p)) {
+		entry_unget(c, e);
+		e = NULL;
+	}
+	if (e) {
+		entry_open(e, p->kind, S_PENDING, p->a, p->b, NULL);
+		if (gdr_ranges_insert(&c->index, p->a, p->b, e)) {
+			abandon(c, e);
+			e = NULL;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (!e) {
 		gdr_fmt(why, n, "out of memory for a cache entry");
+		*err = ENOMEM;
 		return NULL;
 	}
-	pthread_rwlock_unlock(&c->lock);
 
-	*err = gdr_register_internal(c->pd, (void *)a, b - a,
-				     c->have_reg ? &c->reg : NULL, &mr, why, n);
+	*err = reg(c, p->a, p->b, &mr, why, n);
 
-	pthread_rwlock_wrlock(&c->lock);
-	gdr_ranges_remove(&c->index, a, pend);
-	if (!*err) {
-		e->kind = (pi.type == GDR_MEM_CUDA_DEVICE ||
-			   pi.type == GDR_MEM_CUDA_POOL)
-				  ? E_DEVICE
-				  : E_HOST;
-		e->mr = mr;
-		*err = table_add(c, e);
-		/* Invalidated while in flight: the caller gets the MR, which
-		 * is deregistered when put back; nothing is cached. */
-		if (!*err && !e->dead &&
-		    gdr_ranges_insert(&c->index, a, b, e)) {
-			table_remove(c, e);
+	pthread_mutex_lock(&c->lock);
+	if (LD(e->state) == S_PENDING && *err) {
+		gdr_ranges_remove(&c->index, e->start, e);
+	} else if (LD(e->state) == S_PENDING) {
+		/* Live: readers see the MR once they see the state. */
+		__atomic_store_n(&e->mr, mr, __ATOMIC_RELEASE);
+		__atomic_store_n(&e->state, (uint8_t)S_LIVE, __ATOMIC_SEQ_CST);
+		c->entries++;
+		c->bytes += e->end - e->start;
+		c->misses++;
+		evict(c, &release);
+	} else if (!*err) {
+		/* Invalidated while in flight: this get only. */
+		__atomic_store_n(&e->mr, mr, __ATOMIC_RELEASE);
+		e->kind = K_PASS;
+		if (outside_add(c, e)) {
 			*err = ENOMEM;
-		}
-		if (!*err && !e->dead) {
-			pthread_mutex_lock(&c->lru_lock);
-			lru_append(c, e);
-			pthread_mutex_unlock(&c->lru_lock);
-			c->entries++;
-			c->bytes += entry_bytes(e);
-			evict(c, &release);
-		}
-	}
-	pthread_rwlock_unlock(&c->lock);
-	pthread_mutex_lock(&c->wait_lock);
-	c->completions++;
-	pthread_cond_broadcast(&c->wait_cond);
-	pthread_mutex_unlock(&c->wait_lock);
-	release_all(c, release);
-	if (*err) {
-		if (mr) {
-			gdr_seam()->verbs.dereg_mr(mr);
 			gdr_fmt(why, n, "out of memory for a cache entry");
+		} else {
+			c->uncached++;
 		}
-		free(e);
-		return NULL;
 	}
-	ADD(c->misses, 1);
-	*out = e;
-	return mr;
+	if (*err) {
+		/* Nothing registered, or nowhere to keep it: gone. */
+		abandon(c, e);
+		e = NULL;
+	}
+	c->completions++;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	release_all(c, release);
+	if (!e && *err == ENOMEM && mr)
+		gdr_seam()->verbs.dereg_mr(mr);
+	return e;
 }
+
+/*
+ * A stale entry: drop it and every entry over the memory that changed
+ * (they all pin memory that is gone).
+ */
+static void stale(struct gdr_cache *c, struct entry *e,
+		  const struct gdr_range *gone)
+{
+	struct entry *release = NULL;
+
+	__atomic_fetch_add(&c->bad_hits, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&c->lock);
+	if (LD(e->state) == S_LIVE) {
+		c->stale++;
+		drop(c, e, &release);
+		drop_overlaps(c, gone->start, gone->end, &release);
+	}
+	pthread_mutex_unlock(&c->lock);
+	release_all(c, release);
+	put_entry(c, e);
+}
+
+static struct ibv_mr *get(struct gdr_cache *c, void *ptr, size_t len,
+			  struct gdr_cache_get_info *info, size_t info_size)
+{
+	const struct gdr_cuda_lib *lib;
+	uintptr_t a = (uintptr_t)ptr, b = a + len;
+	struct gdr_range gone;
+	struct entry *e;
+	struct plan p;
+	char why[GDR_MSG_LEN];
+	int err = 0, tries;
+	bool again;
+
+	for (tries = 0; tries < GET_TRIES; tries++) {
+		enum gdr_cache_result result = GDR_CACHE_RESULT_HIT;
+
+		e = lookup(c, a, b);
+		if (!e) {
+			err = plan_miss(c, ptr, len, &p, why, sizeof(why));
+			if (err)
+				break;
+			if (p.kind == K_PASS) {
+				e = uncached(c, &p, ptr, len, why, sizeof(why),
+					     &err);
+				if (!e)
+					break;
+				get_info(info, info_size,
+					 GDR_CACHE_RESULT_UNCACHED,
+					 (unsigned int)p.num_maps, p.why);
+				return mr_of(e);
+			}
+			e = miss(c, &p, a, b, why, sizeof(why), &err, &again);
+			if (again)
+				continue; /* registered meanwhile */
+			if (!e)
+				break;
+			result = GDR_CACHE_RESULT_MISS;
+		} else if (e->kind == K_VALIDATED) {
+			/* A hit: the memory must still be what was
+			 * registered. */
+			lib = gdr_cuda_table();
+			gone.start = e->start;
+			gone.end = e->end;
+			if (!lib || !still_valid(&lib->cu, e, a, b, &gone)) {
+				stale(c, e, &gone);
+				continue;
+			}
+		}
+		if (info)
+			get_info(info, info_size, result, e->num_maps, "");
+		return mr_of(e);
+	}
+	get_info(info, info_size, 0, 0, "");
+	if (tries == GET_TRIES)
+		return gdr_fail(EAGAIN,
+				"gdr_cache_get: [%p, +%zu) kept changing "
+				"under the cache (freed and reallocated by "
+				"another thread?); try again",
+				ptr, len);
+	return gdr_fail(err, "%s", why);
+}
+
+/* The record's smallest size: the fields before the reason. */
+#define GET_INFO_MIN offsetof(struct gdr_cache_get_info, reason)
+
+static bool get_args_ok(struct gdr_cache *c, void *ptr, size_t len)
+{
+	return c && ptr && len && (uintptr_t)ptr <= UINTPTR_MAX - len;
+}
+
+static const char bad_get_args[] =
+	"gdr_cache_get: cache and ptr must not be NULL and [ptr, +len) must "
+	"be a non-empty range";
 
 GDR_EXPORT struct ibv_mr *gdr_cache_get(struct gdr_cache *c, void *ptr,
 					size_t len)
 {
-	const struct gdr_cuda_lib *lib;
-	uintptr_t a = (uintptr_t)ptr;
-	struct entry *e, *release;
-	struct ibv_mr *mr;
-	char why[GDR_MSG_LEN];
-	int err, tries;
-
 	gdr_clear_error();
-	if (!c || !ptr || !len || a > UINTPTR_MAX - len)
+	if (!get_args_ok(c, ptr, len))
+		return gdr_fail(EINVAL, "%s", bad_get_args);
+	return get(c, ptr, len, NULL, 0);
+}
+
+GDR_EXPORT struct ibv_mr *gdr_cache_get_ex(struct gdr_cache *c, void *ptr,
+					   size_t len,
+					   struct gdr_cache_get_info *info,
+					   size_t info_size)
+{
+	gdr_clear_error();
+	if (info && info_size < GET_INFO_MIN)
 		return gdr_fail(EINVAL,
-				"gdr_cache_get: cache and ptr must not be NULL "
-				"and [ptr, +len) must be a non-empty range");
-	for (tries = 0; tries < 8; tries++) {
-		e = lookup(c, a, a + len);
-		if (!e) {
-			mr = miss(c, ptr, len, &e, why, sizeof(why), &err);
-			if (mr)
-				return mr;
-			if (err != EAGAIN)
-				return gdr_fail(err, "%s", why);
-		}
-		/* A hit: device memory must still be what was registered. */
-		lib = e->kind == E_DEVICE ? gdr_cuda_table() : NULL;
-		if (e->kind != E_DEVICE ||
-		    (lib && still_valid(&lib->cu, e, a, a + len))) {
-			ADD(c->hits, 1);
-			return e->mr;
-		}
-		/* Freed (and maybe allocated again): drop everything it
-		 * overlapped, then register anew. */
-		ADD(c->stale, 1);
-		release = NULL;
-		pthread_rwlock_wrlock(&c->lock);
-		if (!e->dead)
-			drop_overlaps(c, e->start, e->end, &release);
-		pthread_rwlock_unlock(&c->lock);
-		release_all(c, release);
-		unref(c, e);
+				"info_size %zu is smaller than the first "
+				"fields of struct gdr_cache_get_info (%zu); "
+				"pass sizeof(*info)",
+				info_size, (size_t)GET_INFO_MIN);
+	if (!get_args_ok(c, ptr, len)) {
+		get_info(info, info_size, 0, 0, "");
+		return gdr_fail(EINVAL, "%s", bad_get_args);
 	}
-	return gdr_fail(EAGAIN,
-			"gdr_cache_get: [%p, +%zu) kept changing under the "
-			"cache (freed and reallocated by another thread?); "
-			"try again",
-			ptr, len);
+	return get(c, ptr, len, info, info_size);
+}
+
+/* The entry @mr came from: in the index (no lock), else outside it. */
+static struct entry *find_mr(struct gdr_cache *c, struct ibv_mr *mr)
+{
+	uintptr_t a = (uintptr_t)mr->addr;
+	void *cand[4];
+	struct entry **slot, *e;
+	unsigned int n;
+	size_t i;
+	int t;
+
+	if (a > UINTPTR_MAX - mr->length)
+		return NULL;
+	for (t = 0; t < READ_TRIES; t++) {
+		if (gdr_ranges_exact_read(&c->index, a, a + mr->length, cand, 4,
+					  &n))
+			continue;
+		for (i = 0; i < n; i++)
+			if (mr_of(cand[i]) == mr)
+				return cand[i];
+		break;
+	}
+	pthread_mutex_lock(&c->lock);
+	/* With the lock no writer is in the index: this read holds. */
+	e = NULL;
+	if (!gdr_ranges_exact_read(&c->index, a, a + mr->length, cand, 4, &n))
+		for (i = 0; i < n && !e; i++)
+			if (mr_of(cand[i]) == mr)
+				e = cand[i];
+	slot = e ? NULL : outside_slot(c, mr);
+	if (slot)
+		e = *slot;
+	/* One the outside table had no room for. */
+	for (i = 0; !e && i < c->num_slots; i++)
+		if (LD(c->slots[i]->state) == S_DEAD &&
+		    mr_of(c->slots[i]) == mr)
+			e = c->slots[i];
+	pthread_mutex_unlock(&c->lock);
+	return e;
 }
 
 GDR_EXPORT int gdr_cache_put(struct gdr_cache *c, struct ibv_mr *mr)
@@ -827,23 +1190,19 @@ GDR_EXPORT int gdr_cache_put(struct gdr_cache *c, struct ibv_mr *mr)
 			 "gdr_cache_put: cache and mr must not be NULL");
 		return EINVAL;
 	}
-	pthread_rwlock_rdlock(&c->lock);
-	e = table_find(c, mr);
-	/* Taken out by a racing put only if refs were 0: not ours. */
-	if (e && __atomic_load_n(&e->refs, __ATOMIC_ACQUIRE) == 0)
-		e = NULL;
-	pthread_rwlock_unlock(&c->lock);
-	if (!e) {
+	e = find_mr(c, mr);
+	err = e ? put_entry(c, e) : EINVAL;
+	if (err == EINVAL) {
 		gdr_fail(EINVAL,
 			 "gdr_cache_put: this MR is not one the cache gave out "
 			 "(or it was put back already)");
 		return EINVAL;
 	}
-	err = unref(c, e);
 	if (err)
 		gdr_fail(err,
 			 "ibv_dereg_mr failed with %s; the MR stays "
-			 "registered: put it back again later",
+			 "registered: it is deregistered again by the next "
+			 "release or gdr_cache_destroy()",
 			 gdr_errno_name(err));
 	return gdr_errno_public(err);
 }
@@ -860,19 +1219,19 @@ GDR_EXPORT int gdr_cache_invalidate(struct gdr_cache *c, void *ptr, size_t len)
 				 "and [ptr, +len) a non-empty range");
 		return EINVAL;
 	}
-	pthread_rwlock_wrlock(&c->lock);
+	pthread_mutex_lock(&c->lock);
 	n = drop_overlaps(c, a, a + len, &release);
-	pthread_rwlock_unlock(&c->lock);
+	c->invalidations += n;
+	pthread_mutex_unlock(&c->lock);
 	release_all(c, release);
-	ADD(c->invalidations, n);
 	return 0;
 }
 
 GDR_EXPORT int gdr_cache_purge(struct gdr_cache *c)
 {
 	const struct gdr_cuda_lib *lib;
-	struct entry **idle, *e, *release = NULL;
-	size_t n = 0, i, cap;
+	struct entry **held, *e, *release = NULL;
+	size_t n = 0, i;
 
 	gdr_clear_error();
 	if (!c) {
@@ -882,37 +1241,38 @@ GDR_EXPORT int gdr_cache_purge(struct gdr_cache *c)
 	lib = gdr_cuda_table();
 	if (!lib)
 		return 0; /* no CUDA in this process: no device entries */
-	/* Hold every idle device entry, check it with no lock held, then
-	 * let the valid ones go idle again and drop the others. */
-	pthread_rwlock_rdlock(&c->lock);
-	pthread_mutex_lock(&c->lru_lock);
-	cap = c->entries;
-	idle = cap ? calloc(cap, sizeof(*idle)) : NULL;
-	for (e = c->lru_head; e && idle && n < cap; e = e->lru_next)
-		if (e->kind == E_DEVICE &&
-		    __atomic_load_n(&e->refs, __ATOMIC_ACQUIRE) == 0)
-			idle[n++] = e;
-	for (i = 0; i < n; i++)
-		__atomic_add_fetch(&idle[i]->refs, 1, __ATOMIC_ACQ_REL);
-	pthread_mutex_unlock(&c->lru_lock);
-	pthread_rwlock_unlock(&c->lock);
-	if (cap && !idle) {
+	/* Hold every idle device entry, check each with no lock held, then
+	 * drop the stale ones. */
+	pthread_mutex_lock(&c->lock);
+	held = c->entries ? calloc(c->entries, sizeof(*held)) : NULL;
+	if (c->entries && !held) {
+		pthread_mutex_unlock(&c->lock);
 		gdr_fail(ENOMEM, "out of memory for the purge");
 		return ENOMEM;
 	}
+	for (i = 0; i < c->num_slots && n < c->entries; i++) {
+		e = c->slots[i];
+		if (LD(e->state) == S_LIVE &&
+		    (e->kind == K_VALIDATED || e->kind == K_TRUSTED) &&
+		    !refs_of(LD(e->word)) && tryget(e))
+			held[n++] = e;
+	}
+	pthread_mutex_unlock(&c->lock);
 	for (i = 0; i < n; i++) {
-		e = idle[i];
-		if (still_valid(&lib->cu, e, e->start, e->end))
+		struct gdr_range gone;
+
+		e = held[i];
+		__atomic_fetch_add(&c->bad_hits, 1, __ATOMIC_RELAXED);
+		if (still_valid(&lib->cu, e, e->start, e->end, &gone))
 			continue;
-		ADD(c->stale, 1);
-		pthread_rwlock_wrlock(&c->lock);
-		if (!e->dead)
-			drop(c, e, &release);
-		pthread_rwlock_unlock(&c->lock);
+		pthread_mutex_lock(&c->lock);
+		c->stale++;
+		drop(c, e, &release);
+		pthread_mutex_unlock(&c->lock);
 	}
 	for (i = 0; i < n; i++)
-		unref(c, idle[i]);
-	free(idle);
+		put_entry(c, held[i]);
+	free(held);
 	release_all(c, release);
 	return 0;
 }
@@ -922,26 +1282,34 @@ GDR_EXPORT int gdr_cache_query_stats(struct gdr_cache *c,
 				     size_t stats_size)
 {
 	struct gdr_cache_stats st;
+	const size_t size_0_2 = offsetof(struct gdr_cache_stats, uncached);
+	uint64_t hits;
+	size_t i;
 
 	gdr_clear_error();
-	if (!c || !stats || stats_size < sizeof(st)) {
+	if (!c || !stats || stats_size < size_0_2) {
 		gdr_fail(EINVAL, "gdr_cache_query_stats: cache and stats must "
 				 "not be NULL, stats_size at least "
 				 "sizeof(struct gdr_cache_stats) of 0.2");
 		return EINVAL;
 	}
 	memset(&st, 0, sizeof(st));
-	st.hits = GET(c->hits);
-	st.misses = GET(c->misses);
-	st.stale = GET(c->stale);
-	st.evictions = GET(c->evictions);
-	st.invalidations = GET(c->invalidations);
-	st.passthrough = GET(c->passthrough);
-	pthread_rwlock_rdlock(&c->lock);
+	pthread_mutex_lock(&c->lock);
+	hits = c->retired_hits;
+	for (i = 0; i < c->num_slots; i++)
+		if (LD(c->slots[i]->state) != S_FREE)
+			hits += LD(c->slots[i]->word) >> HIT_SHIFT;
+	st.hits = hits - LD(c->bad_hits);
+	st.misses = c->misses;
+	st.stale = c->stale;
+	st.evictions = c->evictions;
+	st.invalidations = c->invalidations;
+	st.passthrough = c->passthrough;
+	st.uncached = c->uncached;
 	st.in_use = in_use(c);
 	st.entries = c->entries;
 	st.bytes = c->bytes;
-	pthread_rwlock_unlock(&c->lock);
-	memcpy(stats, &st, sizeof(st));
+	pthread_mutex_unlock(&c->lock);
+	memcpy(stats, &st, stats_size < sizeof(st) ? stats_size : sizeof(st));
 	return 0;
 }

@@ -103,6 +103,22 @@ int gdr_cu_errno(CUresult r)
 	}
 }
 
+/* Every other errno by its C library name; a number without one as
+ * "errno 1234". */
+static const char *other_errno_name(int err)
+{
+	static __thread char buf[24];
+	const char *name = NULL;
+
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 32)
+	name = strerrorname_np(err);
+#endif
+	if (name)
+		return name;
+	snprintf(buf, sizeof(buf), "errno %d", err);
+	return buf;
+}
+
 const char *gdr_errno_name(int err)
 {
 	switch (err) {
@@ -122,8 +138,9 @@ const char *gdr_errno_name(int err)
 	case EPROTONOSUPPORT: return "EPROTONOSUPPORT";
 	case EOPNOTSUPP: return "EOPNOTSUPP";
 	case GDR_ENOTSUPP: return "ENOTSUPP(524)";
-	default: return "errno";
+	default: break;
 	}
+	return other_errno_name(err);
 }
 
 bool gdr_err_is_unsupported(int err)

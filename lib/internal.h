@@ -658,12 +658,19 @@ struct gdr_range {
 	void *item;
 };
 struct gdr_ranges_block;
+struct gdr_ranges_dir;
+/*
+ * Zero-initialised. One writer at a time (insert, remove, clear and the
+ * plain queries, under the caller's lock); readers without a lock use the
+ * _read calls, which answer EAGAIN when a writer changed the index
+ * meanwhile (then retry, or take the lock).
+ */
 struct gdr_ranges {
-	size_t num_blocks, cap, count;
+	unsigned long seq; /* odd while the writer changes the index */
+	struct gdr_ranges_dir *dir;
+	size_t count;
 	size_t max_len; /* the longest range held since the index was empty */
-	/* per block, in start order: first and last start, largest end */
-	uintptr_t *first, *last, *max_end;
-	struct gdr_ranges_block **blocks;
+	struct gdr_ranges_block *spare; /* emptied blocks, kept for reuse */
 };
 /* Add [start, end) -> @item. 0, or ENOMEM with the index unchanged. */
 int gdr_ranges_insert(struct gdr_ranges *x, uintptr_t start, uintptr_t end,
@@ -673,10 +680,21 @@ int gdr_ranges_remove(struct gdr_ranges *x, uintptr_t start, void *item);
 /* An item whose range has start <= a and end >= b (the one starting
  * nearest before @a first), or NULL. */
 void *gdr_ranges_cover(const struct gdr_ranges *x, uintptr_t a, uintptr_t b);
+/* gdr_ranges_cover() without the lock: 0 with *@item (NULL: none), or
+ * EAGAIN. */
+int gdr_ranges_cover_read(const struct gdr_ranges *x, uintptr_t a, uintptr_t b,
+			  void **item);
+/* Without the lock: up to @max items whose range is exactly [start, end)
+ * into @out, their number in *@n. 0 or EAGAIN. */
+int gdr_ranges_exact_read(const struct gdr_ranges *x, uintptr_t start,
+			  uintptr_t end, void **out, unsigned int max,
+			  unsigned int *n);
 /* Up to @max items overlapping [a, b) into @out, in start order; how many. */
 unsigned int gdr_ranges_overlaps(const struct gdr_ranges *x, uintptr_t a,
 				 uintptr_t b, void **out, unsigned int max);
-/* Free everything; the index is empty again. */
+/* How many blocks hold the ranges (for tests). */
+size_t gdr_ranges_num_blocks(const struct gdr_ranges *x);
+/* Free everything (no reader may be inside); the index is empty again. */
 void gdr_ranges_clear(struct gdr_ranges *x);
 
 /* --- registration for the cache (gpudirect.c) ----------------------------- */

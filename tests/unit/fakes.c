@@ -1026,6 +1026,8 @@ static struct ibv_mr *v_reg(struct ibv_pd *pd, void *addr, size_t len,
 {
 	FAULT_IBV("ibv_reg_mr_iova2");
 	COUNT(fake_ibv.reg_calls);
+	if (fake_ibv.reg_hook)
+		fake_ibv.reg_hook();
 	pthread_mutex_lock(&rec);
 	fake_ibv.last_iova = iova;
 	fake_ibv.last_len = len;
@@ -1098,6 +1100,8 @@ static struct ibv_mr *v_reg_dmabuf(struct ibv_pd *pd, uint64_t offset,
 					       access);
 	}
 	COUNT(fake_ibv.dmabuf_calls);
+	if (fake_ibv.reg_hook)
+		fake_ibv.reg_hook();
 	return dmabuf_reg(pd, offset, len, iova, fd, access, -1,
 			  fake_ibv.dmabuf_errno);
 }

@@ -14,7 +14,7 @@
 #include "private/gpudirect-private.h"
 
 #define FAKE_MAX_DEVS 4
-#define FAKE_MAX_ALLOCS 64
+#define FAKE_MAX_ALLOCS 256
 #define FAKE_MAX_RESERVATIONS 8
 
 /*
@@ -110,6 +110,8 @@ struct fake_verbs {
 	int last_fd, last_access;
 	int last_fd_open; /* the fd was open during the call */
 	int lean;	  /* skip the fdinfo look-up (benchmarks) */
+	/* called by each registration (not the probe) before it answers */
+	void (*reg_hook)(void);
 	int no_hold; /* MRs keep no dup of the dma-buf fd (100k-entry bench) */
 	char last_exp_name[64];	 /* fdinfo exp_name of the fd passed */
 	size_t last_dmabuf_size; /* fdinfo size of the fd passed */

@@ -87,7 +87,7 @@ int main(void)
 	CHECK_INT(bad, 0);
 	CHECK_INT(gdr_cache_query_stats(cache, &st, sizeof(st)), 0);
 	CHECK_INT(st.in_use, 0);
-	CHECK_INT(st.hits + st.misses + st.passthrough, gets);
+	CHECK_INT(st.hits + st.misses + st.passthrough + st.uncached, gets);
 	CHECK_INT(fake_ibv.live_mrs, st.entries);
 	printf("%d threads x %d: %ld gets, %llu hits, %llu misses, %llu "
 	       "evictions, %llu invalidated, %ld bad\n",

@@ -179,29 +179,312 @@ static void freed_and_reallocated(void)
 
 static void vmm_chunks(void)
 {
+	struct gdr_cache_get_info info;
 	struct gdr_cache *c;
-	struct fake_alloc *k1, *k2;
-	char *p;
+	struct ibv_mr *mr;
+	char *r;
 
-	check_scope = "a VMM range of two chunks: each validated by its own id";
+	/* The driver's model (tests/conform): RANGE_* is the whole
+	 * reservation at every chunk; each chunk its own buffer id. */
+	check_scope = "a VMM range of 4 chunks: each validated by its own id";
 	c = fresh(0, (size_t)-1, 0);
-	p = fake_alloc_device(0, 2 * MiB);
-	k1 = &fake_cu.allocs[fake_cu.num_allocs - 1];
-	k1->vmm = 1;
-	k2 = fake_add_alloc((uintptr_t)p + 2 * MiB, 2 * MiB, 0,
-			    CU_MEMORYTYPE_DEVICE);
-	k2->vmm = 1;
-	cycle(c, p, 4 * MiB);
-	cycle(c, p + 4096, 4096);    /* chunk 1 */
-	cycle(c, p + 3 * MiB, 4096); /* chunk 2 */
+	r = fake_vmm(0, 4, 2 * MiB, 0);
+	mr = gdr_cache_get_ex(c, r, 8 * MiB, &info, sizeof(info));
+	CHECK(mr != NULL);
+	CHECK_INT(info.result, GDR_CACHE_RESULT_MISS);
+	CHECK_INT(info.num_mappings, 4);
+	CHECK_INT(fake_cu.range_calls, 4);
+	gdr_cache_put(c, mr);
+	cycle(c, r + 4096, 4096);	/* chunk 0 */
+	cycle(c, r + 7 * MiB, 4096);	/* chunk 3 */
+	cycle(c, r + 2 * MiB, 2 * MiB); /* chunk 1 exactly */
+	cycle(c, r + 4 * MiB - 1, 2);	/* across chunks 1 and 2 */
 	CHECK_INT(fake_ibv.dmabuf_calls, 1);
-	CHECK_INT(stats(c).hits, 2);
-	fake_realloc(p + 3 * MiB); /* chunk 2 remapped */
-	cycle(c, p + 4096, 4096);
-	CHECK_INT(stats(c).stale, 0); /* chunk 1 still what it was */
-	cycle(c, p + 3 * MiB, 4096);
+	CHECK_INT(stats(c).hits, 4);
+
+	check_scope = "a VMM chunk replaced: the whole range is stale";
+	fake_vmm_replace(r + 6 * MiB);
+	cycle(c, r + 4096, 4096); /* chunk 0 still what it was */
+	CHECK_INT(stats(c).stale, 0);
+	mr = gdr_cache_get_ex(c, r, 8 * MiB, &info, sizeof(info));
+	CHECK(mr != NULL);
+	CHECK_INT(info.result, GDR_CACHE_RESULT_MISS);
 	CHECK_INT(stats(c).stale, 1);
 	CHECK_INT(fake_ibv.dmabuf_calls, 2);
+	if (mr)
+		gdr_cache_put(c, mr);
+
+	check_scope = "a hit starting exactly at the replaced chunk";
+	fake_vmm_replace(r + 6 * MiB);
+	cycle(c, r + 6 * MiB, 4096);
+	CHECK_INT(stats(c).stale, 2);
+
+	check_scope = "a hit ending exactly where the replaced chunk starts";
+	cycle(c, r, 8 * MiB); /* cached again */
+	fake_vmm_replace(r + 6 * MiB);
+	cycle(c, r + 4 * MiB, 2 * MiB); /* chunk 2 only: still valid */
+	CHECK_INT(stats(c).stale, 2);
+
+	check_scope = "a VMM chunk unmapped: a hole is stale";
+	cycle(c, r, 8 * MiB);
+	fake_free(r + 2 * MiB);
+	CHECK(gdr_cache_get(c, r, 8 * MiB) == NULL); /* cannot export */
+	CHECK_INT(stats(c).stale, 4);
+	CHECK_INT(stats(c).entries, 0);
+	done(c);
+}
+
+/* A replaced chunk under one entry makes every entry over it stale. */
+static void stale_drops_overlaps(void)
+{
+	struct gdr_cache *c;
+	char *p;
+
+	check_scope = "a stale hit drops every entry over the freed memory";
+	c = fresh(0, (size_t)-1, 0);
+	p = fake_alloc_device(0, 4 * MiB);
+	cycle(c, p, 4096);
+	cycle(c, p + MiB, 4096);
+	cycle(c, p + 2 * MiB, 4096);
+	CHECK_INT(fake_ibv.live_mrs, 3);
+	fake_realloc(p);
+	cycle(c, p + MiB, 4096); /* stale: all three go, one comes back */
+	CHECK_INT(stats(c).stale, 1);
+	CHECK_INT(stats(c).entries, 1);
+	CHECK_INT(fake_ibv.live_mrs, 1);
+	done(c);
+}
+
+/* WHOLE_ALLOC on VMM memory widens to the chunks, not the reservation. */
+static void whole_vmm(void)
+{
+	struct gdr_cache_attr attr = { .comp_mask =
+					       GDR_CACHE_ATTR_FLAGS |
+					       GDR_CACHE_ATTR_MAX_REG_RATIO,
+				       .flags = GDR_CACHE_WHOLE_ALLOC,
+				       .max_reg_ratio = 4 };
+	struct gdr_cache *c;
+	struct ibv_mr *mr;
+	char *r;
+
+	check_scope = "whole allocation of VMM memory: the chunks touched";
+	c = fresh(0, (size_t)-1, 0);
+	gdr_cache_destroy(c);
+	c = gdr_cache_create(&fake_pd, &attr);
+	r = fake_vmm(0, 8, 2 * MiB, 0);
+	mr = cycle(c, r + 2 * MiB + 100, MiB);
+	CHECK(mr && mr->addr == (void *)(r + 2 * MiB));
+	CHECK_INT(mr ? mr->length : 0, 2 * MiB);
+	mr = cycle(c, r + 7 * MiB, 2 * MiB); /* chunks 3 and 4 */
+	CHECK(mr && mr->addr == (void *)(r + 6 * MiB));
+	CHECK_INT(mr ? mr->length : 0, 4 * MiB);
+
+	check_scope =
+		"whole allocation at exactly the ratio, and one byte past";
+	mr = cycle(c, r + 12 * MiB + 4096, MiB / 2); /* 2 MiB = 4 x 512 KiB */
+	CHECK_INT(mr ? mr->length : 0, 2 * MiB);
+	mr = cycle(c, r + 14 * MiB + 4096, MiB / 2 - 1);
+	CHECK_INT(mr ? mr->length : 0, MiB / 2 - 1);
+	done(c);
+}
+
+/* More mappings than an entry may validate: registered, not cached. */
+static void many_mappings(void)
+{
+	struct gdr_cache_get_info info;
+	struct gdr_cache *c;
+	struct ibv_mr *mr;
+	char *r;
+
+	check_scope = "a range over more than GDR_CACHE_MAX_MAPPINGS chunks";
+	c = fresh(0, (size_t)-1, 0);
+	r = fake_vmm(0, GDR_CACHE_MAX_MAPPINGS + 1, 2 * MiB, 0);
+	memset(&info, 0x5a, sizeof(info));
+	mr = gdr_cache_get_ex(c, r, (GDR_CACHE_MAX_MAPPINGS + 1) * 2 * MiB,
+			      &info, sizeof(info));
+	CHECK(mr != NULL);
+	CHECK_INT(info.result, GDR_CACHE_RESULT_UNCACHED);
+	CHECK_HAS(info.reason, "more than 64 mappings");
+	CHECK_STR(gdr_last_error(), "");
+	CHECK_INT(stats(c).uncached, 1);
+	CHECK_INT(stats(c).entries, 0);
+	CHECK_INT(fake_ibv.live_mrs, 1);
+	CHECK_INT(gdr_cache_put(c, mr), 0);
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	mr = cycle(c, r, GDR_CACHE_MAX_MAPPINGS * 2 * MiB); /* exactly 64 */
+	CHECK_INT(stats(c).entries, 1);
+	done(c);
+}
+
+/* Trusted mode: no driver question on a hit; purge is the safety net. */
+static void trusted(void)
+{
+	struct gdr_cache *c;
+	char *p, *r;
+	int calls;
+
+	check_scope = "trusted: a hit asks the driver nothing";
+	c = fresh(GDR_CACHE_TRUSTED, (size_t)-1, 0);
+	p = fake_alloc_device(0, 4 * MiB);
+	r = fake_vmm(0, 4, 2 * MiB, 0);
+	cycle(c, p, 4096);
+	cycle(c, r, 8 * MiB);
+	calls = fake_cu.ptr_attr_calls + fake_cu.range_calls;
+	cycle(c, p + 100, 100);
+	cycle(c, r + 4096, 7 * MiB);
+	CHECK_INT(fake_cu.ptr_attr_calls + fake_cu.range_calls, calls);
+	CHECK_INT(stats(c).hits, 2);
+
+	check_scope = "trusted: the caller's invalidate is what keeps it right";
+	CHECK_INT(gdr_cache_invalidate(c, r + 6 * MiB, 2 * MiB), 0);
+	fake_vmm_replace(r + 6 * MiB);
+	cycle(c, r, 8 * MiB);
+	CHECK_INT(stats(c).misses, 3);
+
+	check_scope = "trusted: purge finds memory freed without invalidate";
+	fake_realloc(p);
+	CHECK_INT(gdr_cache_purge(c), 0);
+	CHECK_INT(stats(c).stale, 1);
+	CHECK_INT(stats(c).entries, 1);
+	done(c);
+}
+
+/* A registration answering EAGAIN is an error like any other. */
+static void eagain(void)
+{
+	struct gdr_cache *c;
+	char *p;
+
+	check_scope = "a registration failing with EAGAIN";
+	c = fresh(0, (size_t)-1, 0);
+	p = fake_alloc_device(0, 1 * MiB);
+	fake_ibv.dmabuf_errno = EAGAIN;
+	errno = 0;
+	CHECK(gdr_cache_get(c, p, 4096) == NULL);
+	CHECK_INT(errno, EAGAIN);
+	errno_seen("gdr_cache_get", errno);
+	CHECK_HAS(gdr_last_error(), "EAGAIN");
+	fake_ibv.dmabuf_errno = 0;
+	CHECK_INT(stats(c).entries, 0);
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	cycle(c, p, 4096);
+	done(c);
+}
+
+/* An invalidate while the registration of a range is in flight. */
+static struct gdr_cache *flight_cache;
+static char *flight_ptr;
+static pthread_barrier_t in_flight, invalidated;
+
+static void flight_hook(void)
+{
+	fake_ibv.reg_hook = NULL;
+	pthread_barrier_wait(&in_flight);
+	pthread_barrier_wait(&invalidated);
+}
+
+static void *flight_get(void *arg)
+{
+	return gdr_cache_get(flight_cache, flight_ptr, 65536);
+}
+
+static void invalidate_in_flight(void)
+{
+	struct ibv_mr *mr, *again;
+	pthread_t t;
+	void *ret;
+
+	check_scope = "an invalidate landing while a registration is in flight";
+	flight_cache = fresh(0, (size_t)-1, 0);
+	flight_ptr = fake_alloc_device(0, 1 * MiB);
+	pthread_barrier_init(&in_flight, NULL, 2);
+	pthread_barrier_init(&invalidated, NULL, 2);
+	fake_ibv.reg_hook = flight_hook;
+	pthread_create(&t, NULL, flight_get, NULL);
+	pthread_barrier_wait(&in_flight);
+	CHECK_INT(gdr_cache_invalidate(flight_cache, flight_ptr, 4096), 0);
+	pthread_barrier_wait(&invalidated);
+	pthread_join(t, &ret);
+	mr = ret;
+	CHECK(mr != NULL);
+	/* Its caller has it; the cache keeps nothing of before the
+	 * invalidate. */
+	CHECK_INT(stats(flight_cache).entries, 0);
+	again = gdr_cache_get(flight_cache, flight_ptr, 65536);
+	CHECK(again != NULL && again != mr);
+	CHECK_INT(fake_ibv.dmabuf_calls, 2);
+	CHECK_INT(gdr_cache_put(flight_cache, mr), 0);
+	CHECK_INT(gdr_cache_put(flight_cache, again), 0);
+	CHECK_INT(fake_ibv.live_mrs, 1);
+	pthread_barrier_destroy(&in_flight);
+	pthread_barrier_destroy(&invalidated);
+	done(flight_cache);
+}
+
+/* Many MRs out at once, most not cached (the outside table grows). */
+static void many_out(void)
+{
+	static char host[200 * 4096];
+	struct ibv_mr *mr[200];
+	struct gdr_cache *c;
+	int i, bad = 0;
+
+	check_scope = "200 MRs given out at once, host memory not cached";
+	c = fresh(0, (size_t)-1, 0);
+	for (i = 0; i < 200; i++)
+		mr[i] = gdr_cache_get(c, host + i * 4096, 4096);
+	CHECK_INT(stats(c).in_use, 200);
+	for (i = 199; i >= 0; i--)
+		bad += !mr[i] || gdr_cache_put(c, mr[i]) != 0;
+	CHECK_INT(bad, 0);
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	CHECK_INT(stats(c).in_use, 0);
+	done(c);
+}
+
+/* Every successful call leaves gdr_last_error() empty. */
+static void clears_error(void)
+{
+	struct gdr_cache_stats st;
+	struct gdr_cache *c;
+	struct ibv_mr *mr;
+	char *p;
+
+	check_scope = "successful cache calls clear the last error";
+	c = fresh(0, (size_t)-1, 0);
+	p = fake_alloc_device(0, 1 * MiB);
+#define AFTER_FAILURE(call)                                                    \
+	do {                                                                   \
+		gdr_cache_get(c, NULL, 1);                                     \
+		CHECK(gdr_last_error()[0] != '\0');                            \
+		call;                                                          \
+		CHECK_STR(gdr_last_error(), "");                               \
+	} while (0)
+	AFTER_FAILURE(mr = gdr_cache_get(c, p, 4096));
+	AFTER_FAILURE(gdr_cache_put(c, mr));
+	AFTER_FAILURE(mr = gdr_cache_get(c, p, 4096)); /* a hit */
+	AFTER_FAILURE(gdr_cache_put(c, mr));
+	AFTER_FAILURE(gdr_cache_invalidate(c, p, 4096));
+	AFTER_FAILURE(gdr_cache_purge(c));
+	AFTER_FAILURE(gdr_cache_query_stats(c, &st, sizeof(st)));
+	AFTER_FAILURE(gdr_cache_destroy(c));
+	AFTER_FAILURE(c = gdr_cache_create(&fake_pd, NULL));
+#undef AFTER_FAILURE
+	done(c);
+}
+
+/* Spans that wrap around the address space are refused. */
+static void wrapping(void)
+{
+	struct gdr_cache *c;
+
+	check_scope = "ranges that wrap around the address space";
+	c = fresh(0, (size_t)-1, 0);
+	CHECK_INT(gdr_cache_invalidate(c, (void *)(UINTPTR_MAX - 10), 20),
+		  EINVAL);
+	CHECK(gdr_cache_get(c, (void *)(UINTPTR_MAX - 10), 20) == NULL);
+	CHECK_INT(errno, EINVAL);
+	CHECK_INT(gdr_cache_invalidate(c, (void *)(UINTPTR_MAX - 10), 10), 0);
 	done(c);
 }
 
@@ -402,7 +685,38 @@ static void errors(void)
 	CHECK(gdr_cache_create(&fake_pd, NULL) == NULL);
 	CHECK_INT(errno, EINVAL);
 	CHECK_HAS(gdr_last_error(),
-		  "GPUDIRECT_CACHE_MAX_BYTES=lots is not a number");
+		  "GPUDIRECT_CACHE_MAX_BYTES=lots is not a decimal number");
+	{
+		/* Digits only: no octal, hex, sign or space. */
+		static const char *const bad[] = {
+			"010", "0x10", " -1", "+5",
+			"-1",  "5 ",   "1e3", "99999999999999999999999"
+		};
+		size_t i;
+
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			fakes_reset();
+			fakes_setenv("GPUDIRECT_CACHE_MAX_ENTRIES",
+				     bad[i][0] == '0' && bad[i][1] == '1'
+					     ? "010x"
+					     : bad[i]);
+			fakes_install(&fx, NULL, NULL, NULL);
+			CHECK(gdr_cache_create(&fake_pd, NULL) == NULL);
+			CHECK_HAS(gdr_last_error(),
+				  "GPUDIRECT_CACHE_MAX_ENTRIES=");
+		}
+		/* 010 is ten, not eight. */
+		fakes_reset();
+		fakes_setenv("GPUDIRECT_CACHE_MAX_ENTRIES", "010");
+		fakes_install(&fx, NULL, NULL, NULL);
+		c = gdr_cache_create(&fake_pd, NULL);
+		CHECK(c != NULL);
+		p = fake_alloc_device(0, 16 * MiB);
+		for (i = 0; i < 12; i++)
+			cycle(c, p + i * MiB, 4096);
+		CHECK_INT(stats(c).entries, 10);
+		done(c);
+	}
 
 	check_scope = "registration options pass through";
 	fakes_reset();
@@ -539,6 +853,15 @@ int main(void)
 	whole_allocation();
 	freed_and_reallocated();
 	vmm_chunks();
+	stale_drops_overlaps();
+	whole_vmm();
+	many_mappings();
+	trusted();
+	eagain();
+	invalidate_in_flight();
+	many_out();
+	clears_error();
+	wrapping();
 	limits();
 	invalidate_purge();
 	host_memory();

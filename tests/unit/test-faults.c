@@ -23,6 +23,7 @@
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
 
 void *malloc(size_t n)
 {
@@ -49,6 +50,23 @@ void *realloc(void *p, size_t n)
 		return NULL;
 	}
 	return __libc_realloc(p, n);
+}
+
+int posix_memalign(void **p, size_t align, size_t n)
+{
+	if (fault_alloc && fault_inject("posix_memalign"))
+		return ENOMEM;
+	*p = __libc_memalign(align, n);
+	return *p ? 0 : ENOMEM;
+}
+
+void *aligned_alloc(size_t align, size_t n)
+{
+	if (fault_alloc && fault_inject("aligned_alloc")) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __libc_memalign(align, n);
 }
 #endif
 

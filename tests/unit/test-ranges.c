@@ -106,7 +106,7 @@ int main(void)
 	CHECK_INT(bad_overlap, 0);
 	printf("40000 random steps, %d ranges live at the end in %zu blocks: "
 	       "%d wrong covers, %d wrong overlap sets\n",
-	       live, x.num_blocks, bad_cover, bad_overlap);
+	       live, gdr_ranges_num_blocks(&x), bad_cover, bad_overlap);
 	/* Removing what is not there changes nothing. */
 	CHECK_INT(gdr_ranges_remove(&x, 1, &x), ENOENT);
 	for (i = 0; i < N; i++)
@@ -115,7 +115,7 @@ int main(void)
 						    &items[i]),
 				  0);
 	CHECK_INT(x.count, 0);
-	CHECK_INT(x.num_blocks, 0);
+	CHECK_INT(gdr_ranges_num_blocks(&x), 0);
 	CHECK(gdr_ranges_cover(&x, 4096, 4097) == NULL);
 	gdr_ranges_clear(&x);
 
@@ -126,7 +126,8 @@ int main(void)
 			bad++;
 	CHECK_INT(bad, 0);
 	/* Appends leave full blocks: ceil(100000 / RANGES_BLOCK). */
-	CHECK_INT(x.num_blocks, (100000 + RANGES_BLOCK - 1) / RANGES_BLOCK);
+	CHECK_INT(gdr_ranges_num_blocks(&x),
+		  (100000 + RANGES_BLOCK - 1) / RANGES_BLOCK);
 	CHECK(gdr_ranges_cover(&x, 4096 * 777 + 10, 4096 * 777 + 20) ==
 	      &items[0]);
 	CHECK(gdr_ranges_cover(&x, 4096 * 777 + 10, 4096 * 778 + 20) == NULL);
