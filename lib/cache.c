@@ -93,14 +93,30 @@ struct entry {
 
 _Static_assert(sizeof(struct entry) == 64, "an entry is one cache line");
 
-struct slab {
-	struct entry e[SLAB];
-	struct slab *next;
+/* Memory for entries: runs of SLAB of them, in chunks that grow. */
+struct chunk {
+	struct chunk *next;
+	size_t size;
+	struct entry *e;
 };
+
+/*
+ * The front table: a direct-mapped hash from an entry's start to the entry
+ * last cached there, for the common get of a buffer as it was registered
+ * and the put of its MR: one slot and the entry, no search. Written only
+ * under the lock, read without it; a slot is a hint (the entry is checked
+ * after it is held), so the table is rebuilt in place as it grows, in
+ * address space reserved for its largest size (vmem.c): nothing a reader
+ * may be reading is ever unmapped.
+ */
+#define FRONT_MIN_BITS 8
+#define FRONT_MAX_BITS 24
 
 struct gdr_cache {
 	/* Read by every hit; written only under the lock. */
 	struct gdr_ranges index;
+	struct entry **front;	 /* the front table */
+	unsigned int front_bits; /* atomic: 0 until it is there */
 	uint32_t flags;
 	struct ibv_pd *pd;
 	uint64_t bad_hits __attribute__((aligned(64))); /* atomic */
@@ -113,10 +129,11 @@ struct gdr_cache {
 	struct gdr_reg_attr reg;
 	bool have_reg;
 	/* entries */
-	struct slab *slabs;
-	struct entry **slots; /* every entry, for the clock and the walks */
-	size_t num_slots, hand;
+	struct entry **slabv; /* every run of SLAB entries, in order */
+	size_t num_slots, cap_slabs, hand;
+	struct chunk *chunks;
 	struct entry *free;
+	struct entry *freed;   /* atomic: freed without the lock */
 	struct entry *zombies; /* deregistration failed: still registered */
 	/* entries given out but out of the index, by MR */
 	struct entry **outside;
@@ -195,29 +212,58 @@ static const struct map *maps_of(const struct entry *e)
 
 /* --- entries (under the lock) ------------------------------------------------ */
 
+/* Entry @i of all the cache's slabs. */
+static struct entry *slot_at(const struct gdr_cache *c, size_t i)
+{
+	return &c->slabv[i / SLAB][i % SLAB];
+}
+
+#define CHUNK_MAX ((size_t)256 << 10) /* bytes of entries at a time */
+
+/* More free entries: a chunk as large as all before it, up to 256 KiB. */
 static int slab_add(struct gdr_cache *c)
 {
-	struct entry **slots;
-	struct slab *s;
-	int i;
+	size_t bytes = c->num_slots * sizeof(struct entry), runs, k, i;
+	struct chunk *ch;
 
-	slots = realloc(c->slots, (c->num_slots + SLAB) * sizeof(*slots));
-	if (!slots)
-		return ENOMEM;
-	c->slots = slots;
-	s = aligned_alloc(64, (sizeof(*s) + 63) / 64 * 64);
-	if (!s)
-		return ENOMEM;
-	memset(s, 0, sizeof(*s));
-	for (i = SLAB - 1; i >= 0; i--) {
-		s->e[i].word = REFS_DEAD;
-		s->e[i].u.next = c->free;
-		c->free = &s->e[i];
+	if (bytes < SLAB * sizeof(struct entry))
+		bytes = SLAB * sizeof(struct entry);
+	if (bytes > CHUNK_MAX)
+		bytes = CHUNK_MAX;
+	runs = bytes / (SLAB * sizeof(struct entry));
+	if (c->num_slots / SLAB + runs > c->cap_slabs) {
+		size_t cap = c->cap_slabs ? 2 * c->cap_slabs : 8;
+		struct entry **v;
+
+		while (cap < c->num_slots / SLAB + runs)
+			cap *= 2;
+		v = realloc(c->slabv, cap * sizeof(*v));
+		if (!v)
+			return ENOMEM;
+		c->slabv = v;
+		c->cap_slabs = cap;
 	}
-	for (i = 0; i < SLAB; i++)
-		c->slots[c->num_slots++] = &s->e[i];
-	s->next = c->slabs;
-	c->slabs = s;
+	ch = malloc(sizeof(*ch));
+	if (!ch)
+		return ENOMEM;
+	ch->size = bytes;
+	ch->e = aligned_alloc(64, bytes);
+	if (ch->e)
+		memset(ch->e, 0, bytes);
+	if (!ch->e) {
+		free(ch);
+		return ENOMEM;
+	}
+	ch->next = c->chunks;
+	c->chunks = ch;
+	for (i = runs * SLAB; i-- > 0;) {
+		ch->e[i].word = REFS_DEAD;
+		ch->e[i].u.next = c->free;
+		c->free = &ch->e[i];
+	}
+	for (k = 0; k < runs; k++)
+		c->slabv[c->num_slots / SLAB + k] = &ch->e[k * SLAB];
+	c->num_slots += runs * SLAB;
 	return 0;
 }
 
@@ -226,6 +272,9 @@ static struct entry *entry_new(struct gdr_cache *c)
 {
 	struct entry *e;
 
+	if (!c->free)
+		c->free =
+			__atomic_exchange_n(&c->freed, NULL, __ATOMIC_ACQUIRE);
 	if (!c->free && slab_add(c))
 		return NULL;
 	e = c->free;
@@ -256,17 +305,93 @@ static void maps_free(struct entry *e)
 	e->num_maps = 0;
 }
 
-/* Back to the free list (its word is dead already). */
-static void entry_free(struct gdr_cache *c, struct entry *e)
+/* Forget a dead entry's MR and hits (it is ours alone). */
+static void entry_clear(struct gdr_cache *c, struct entry *e)
 {
-	c->retired_hits += __atomic_exchange_n(&e->word, (uint64_t)REFS_DEAD,
+	__atomic_fetch_add(&c->retired_hits,
+			   __atomic_exchange_n(&e->word, (uint64_t)REFS_DEAD,
 					       __ATOMIC_SEQ_CST) >>
-			   HIT_SHIFT;
+				   HIT_SHIFT,
+			   __ATOMIC_RELAXED);
 	__atomic_store_n(&e->mr, NULL, __ATOMIC_RELAXED);
 	maps_free(e);
 	__atomic_store_n(&e->state, (uint8_t)S_FREE, __ATOMIC_RELAXED);
+}
+
+/* Under the lock: back to the free list (its word is dead already). */
+static void entry_free(struct gdr_cache *c, struct entry *e)
+{
+	entry_clear(c, e);
 	e->u.next = c->free;
 	c->free = e;
+}
+
+/* Without the lock: onto the freed stack, which the next entry_new()
+ * takes whole under the lock (so no pop races a push). */
+static void entry_free_nolock(struct gdr_cache *c, struct entry *e)
+{
+	struct entry *head = __atomic_load_n(&c->freed, __ATOMIC_RELAXED);
+
+	entry_clear(c, e);
+	do
+		e->u.next = head;
+	while (!__atomic_compare_exchange_n(
+		&c->freed, &head, e, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+}
+
+/* --- the front table ----------------------------------------------------- */
+
+/* Two multiplications: buffers are often aligned (64 KiB, 2 MiB apart),
+ * which a single multiplicative hash maps onto a few slots. */
+static size_t front_slot(unsigned int bits, uintptr_t start)
+{
+	uint64_t h = (uint64_t)start * 0x9e3779b97f4a7c15ull;
+
+	h ^= h >> 32;
+	h *= 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> (64 - bits));
+}
+
+static struct entry *front_get(const struct gdr_cache *c, uintptr_t start)
+{
+	unsigned int bits = __atomic_load_n(&c->front_bits, __ATOMIC_ACQUIRE);
+
+	return bits ? LD(c->front[front_slot(bits, start)]) : NULL;
+}
+
+/*
+ * Under the lock: remember @e under its start, the table grown to twice
+ * the entries first. Out of memory, the table stays as it is (a hint).
+ */
+static void front_set(struct gdr_cache *c, struct entry *e)
+{
+	unsigned int bits = c->front_bits, want = bits ? bits : FRONT_MIN_BITS;
+	size_t i;
+
+	while (want < FRONT_MAX_BITS && 2 * c->entries > ((size_t)1 << want))
+		want++;
+	if (!c->front) {
+		c->front =
+			gdr_vmem_reserve(sizeof(*c->front) << FRONT_MAX_BITS);
+		if (!c->front)
+			return;
+	}
+	if (want > bits) {
+		if (gdr_vmem_commit(c->front, sizeof(*c->front) << bits,
+				    sizeof(*c->front) << want))
+			return;
+		/* In place: readers meanwhile find a hint, or none. */
+		for (i = 0; bits && i < ((size_t)1 << bits); i++)
+			ST(c->front[i], NULL);
+		for (i = 0; i < c->num_slots; i++)
+			if (LD(slot_at(c, i)->state) == S_LIVE)
+				ST(c->front[front_slot(want,
+						       slot_at(c, i)->start)],
+				   slot_at(c, i));
+		__atomic_store_n(&c->front_bits, want, __ATOMIC_RELEASE);
+		bits = want;
+	}
+	ST(c->front[front_slot(bits, e->start)], e);
 }
 
 /* Back to the free list, never opened. */
@@ -291,7 +416,13 @@ static void abandon(struct gdr_cache *c, struct entry *e)
 		entry_free(c, e);
 }
 
-/* --- the outside table: entries given out, out of the index ---------------- */
+/* --- the outside table: entries given out, out of the index --------------- */
+
+/*
+ * Under the lock: the entries a put cannot find through the index (not
+ * cached, or dropped while in use), by MR. The cache's own address marks
+ * a removed slot.
+ */
 
 static size_t mr_hash(const struct ibv_mr *mr, size_t cap)
 {
@@ -369,7 +500,7 @@ static void outside_remove(struct gdr_cache *c, struct entry *e)
 
 /*
  * Deregister what the lock's holder collected (dead, claimed, out of the
- * index and of the outside table), with no lock held. An MR whose
+ * index), with no lock held. An MR whose
  * deregistration fails stays registered: it is kept and tried again by
  * the next release, at the latest by gdr_cache_destroy(). 0 or the first
  * errno.
@@ -380,13 +511,15 @@ static int release_all(struct gdr_cache *c, struct entry *list)
 	struct entry *e, *next, *done = NULL, *failed = NULL;
 	int err, first = 0;
 
-	pthread_mutex_lock(&c->lock);
-	while ((e = c->zombies)) { /* the earlier failures first */
-		c->zombies = e->u.next;
-		e->u.next = list;
-		list = e;
+	if (__atomic_load_n(&c->zombies, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&c->lock);
+		while ((e = c->zombies)) { /* the earlier failures first */
+			c->zombies = e->u.next;
+			e->u.next = list;
+			list = e;
+		}
+		pthread_mutex_unlock(&c->lock);
 	}
-	pthread_mutex_unlock(&c->lock);
 	for (e = list; e; e = next) {
 		next = e->u.next;
 		err = e->mr ? s->verbs.dereg_mr(e->mr) : 0;
@@ -403,17 +536,17 @@ static int release_all(struct gdr_cache *c, struct entry *list)
 			done = e;
 		}
 	}
-	if (!done && !failed)
-		return 0;
-	pthread_mutex_lock(&c->lock);
 	for (e = done; e; e = next) {
 		next = e->u.next;
-		entry_free(c, e);
+		entry_free_nolock(c, e);
 	}
+	if (!failed)
+		return 0;
+	pthread_mutex_lock(&c->lock);
 	for (e = failed; e; e = next) {
 		next = e->u.next;
 		e->u.next = c->zombies;
-		c->zombies = e;
+		__atomic_store_n(&c->zombies, e, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&c->lock);
 	return first;
@@ -475,7 +608,7 @@ static void evict(struct gdr_cache *c, struct entry **release)
 	while (((c->max_entries && c->entries > c->max_entries) ||
 		(c->max_bytes && c->bytes > c->max_bytes)) &&
 	       steps--) {
-		struct entry *e = c->slots[c->hand];
+		struct entry *e = slot_at(c, c->hand);
 		uint64_t w = LD(e->word);
 
 		c->hand = (c->hand + 1) % c->num_slots;
@@ -497,8 +630,8 @@ static int release_last(struct gdr_cache *c, struct entry *e)
 		return 0;
 	pthread_mutex_lock(&c->lock);
 	outside_remove(c, e);
-	maps_free(e);
 	pthread_mutex_unlock(&c->lock);
+	maps_free(e); /* ours alone now */
 	e->u.next = NULL;
 	return release_all(c, e);
 }
@@ -690,7 +823,7 @@ static uint64_t in_use(const struct gdr_cache *c)
 	size_t i;
 
 	for (i = 0; i < c->num_slots; i++) {
-		r = refs_of(LD(c->slots[i]->word));
+		r = refs_of(LD(slot_at(c, i)->word));
 		if (r != REFS_DEAD)
 			n += r;
 	}
@@ -700,7 +833,7 @@ static uint64_t in_use(const struct gdr_cache *c)
 GDR_EXPORT int gdr_cache_destroy(struct gdr_cache *c)
 {
 	struct entry *release = NULL;
-	struct slab *s, *next;
+	struct chunk *ch;
 	uint64_t busy;
 	size_t i;
 	int err;
@@ -721,7 +854,7 @@ GDR_EXPORT int gdr_cache_destroy(struct gdr_cache *c)
 		return EBUSY;
 	}
 	for (i = 0; i < c->num_slots; i++)
-		drop(c, c->slots[i], &release);
+		drop(c, slot_at(c, i), &release);
 	pthread_mutex_unlock(&c->lock);
 	err = release_all(c, release);
 	if (err) {
@@ -734,13 +867,16 @@ GDR_EXPORT int gdr_cache_destroy(struct gdr_cache *c)
 		return gdr_errno_public(err);
 	}
 	gdr_ranges_clear(&c->index);
-	for (s = c->slabs; s; s = next) {
-		next = s->next;
-		for (i = 0; i < SLAB; i++)
-			maps_free(&s->e[i]);
-		free(s);
+	gdr_vmem_free(c->front, sizeof(*c->front) << FRONT_MAX_BITS,
+		      c->front_bits ? sizeof(*c->front) << c->front_bits : 0);
+	for (i = 0; i < c->num_slots; i++)
+		maps_free(slot_at(c, i));
+	while ((ch = c->chunks)) {
+		c->chunks = ch->next;
+		free(ch->e);
+		free(ch);
 	}
-	free(c->slots);
+	free(c->slabv);
 	free(c->outside);
 	pthread_mutex_destroy(&c->lock);
 	pthread_cond_destroy(&c->cond);
@@ -771,12 +907,18 @@ static void get_info(struct gdr_cache_get_info *info, size_t size,
  * NULL when none does or the index kept changing. */
 static struct entry *lookup(struct gdr_cache *c, uintptr_t a, uintptr_t b)
 {
+	struct entry *e = front_get(c, a);
 	void *item;
 	int t;
 
+	/* The entry cached under this start, if it still is and covers. */
+	if (e && tryget(e)) {
+		if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == S_LIVE &&
+		    e->start <= a && e->end >= b)
+			return e;
+		undo(c, e);
+	}
 	for (t = 0; t < READ_TRIES; t++) {
-		struct entry *e;
-
 		if (gdr_ranges_cover_read(&c->index, a, b, &item))
 			continue;
 		if (!item)
@@ -797,6 +939,7 @@ struct plan {
 	enum kind kind;
 	uintptr_t a, b; /* the range to register */
 	bool device;	/* device memory */
+	struct gdr_ptr_info pi;
 	int num_maps;
 	struct map maps[GDR_CACHE_MAX_MAPPINGS];
 	char why[GDR_REASON_LEN]; /* why not cached (K_PASS) */
@@ -810,7 +953,7 @@ static int plan_miss(struct gdr_cache *c, void *ptr, size_t len, struct plan *p,
 		     char *why, size_t n)
 {
 	const struct gdr_cuda_lib *lib;
-	struct gdr_ptr_info pi;
+	struct gdr_ptr_info *pi = &p->pi;
 	uintptr_t a = (uintptr_t)ptr, b = a + len, wa, wb;
 	int err, k;
 
@@ -818,11 +961,11 @@ static int plan_miss(struct gdr_cache *c, void *ptr, size_t len, struct plan *p,
 	p->b = b;
 	p->num_maps = 0;
 	p->why[0] = '\0';
-	err = gdr_classify(ptr, len, &pi, why, n);
+	err = gdr_classify(ptr, len, pi, why, n);
 	if (err)
 		return err;
-	p->device =
-		pi.type == GDR_MEM_CUDA_DEVICE || pi.type == GDR_MEM_CUDA_POOL;
+	p->device = pi->type == GDR_MEM_CUDA_DEVICE ||
+		    pi->type == GDR_MEM_CUDA_POOL;
 	if (!p->device) {
 		p->kind = (c->flags & GDR_CACHE_HOST) ? K_HOST : K_PASS;
 		if (p->kind == K_PASS)
@@ -885,15 +1028,18 @@ static int maps_set(struct entry *e, const struct plan *p)
 	return 0;
 }
 
-static int reg(struct gdr_cache *c, uintptr_t a, uintptr_t b,
-	       struct ibv_mr **mr, char *why, size_t n)
+/* Register [a, b), classified already (the same allocations as the
+ * buffer's). */
+static int reg(struct gdr_cache *c, const struct plan *p, uintptr_t a,
+	       uintptr_t b, struct ibv_mr **mr, char *why, size_t n)
 {
 	return gdr_register_internal(c->pd, (void *)a, b - a,
-				     c->have_reg ? &c->reg : NULL, mr, why, n);
+				     c->have_reg ? &c->reg : NULL, &p->pi, mr,
+				     why, n);
 }
 
-/* A get that registers for itself only: the entry goes to the outside
- * table, deregistered at its put. */
+/* A get that registers for itself only: the entry is out of the index
+ * from the start, deregistered at its put. */
 static struct entry *uncached(struct gdr_cache *c, const struct plan *p,
 			      void *ptr, size_t len, char *why, size_t n,
 			      int *err)
@@ -901,7 +1047,7 @@ static struct entry *uncached(struct gdr_cache *c, const struct plan *p,
 	struct ibv_mr *mr;
 	struct entry *e;
 
-	*err = reg(c, (uintptr_t)ptr, (uintptr_t)ptr + len, &mr, why, n);
+	*err = reg(c, p, (uintptr_t)ptr, (uintptr_t)ptr + len, &mr, why, n);
 	if (*err)
 		return NULL;
 	pthread_mutex_lock(&c->lock);
@@ -979,7 +1125,7 @@ static struct entry *miss(struct gdr_cache *c, const struct plan *p,
 		return NULL;
 	}
 
-	*err = reg(c, p->a, p->b, &mr, why, n);
+	*err = reg(c, p, p->a, p->b, &mr, why, n);
 
 	pthread_mutex_lock(&c->lock);
 	if (LD(e->state) == S_PENDING && *err) {
@@ -991,20 +1137,19 @@ static struct entry *miss(struct gdr_cache *c, const struct plan *p,
 		c->entries++;
 		c->bytes += e->end - e->start;
 		c->misses++;
+		front_set(c, e);
 		evict(c, &release);
 	} else if (!*err) {
 		/* Invalidated while in flight: this get only. */
 		__atomic_store_n(&e->mr, mr, __ATOMIC_RELEASE);
 		e->kind = K_PASS;
-		if (outside_add(c, e)) {
-			*err = ENOMEM;
-			gdr_fmt(why, n, "out of memory for a cache entry");
-		} else {
-			c->uncached++;
-		}
+		if (outside_add(c, e))
+			gdr_debug("cache: out of memory for the outside "
+				  "table; its put finds it by a walk");
+		c->uncached++;
 	}
 	if (*err) {
-		/* Nothing registered, or nowhere to keep it: gone. */
+		/* Nothing registered: gone. */
 		abandon(c, e);
 		e = NULL;
 	}
@@ -1038,13 +1183,17 @@ static void stale(struct gdr_cache *c, struct entry *e,
 	put_entry(c, e);
 }
 
-static struct ibv_mr *get(struct gdr_cache *c, void *ptr, size_t len,
-			  struct gdr_cache_get_info *info, size_t info_size)
+/*
+ * Everything but a hit that needs no driver question: validation of a hit
+ * (@e, held), misses, waits. Kept apart from the hit path.
+ */
+static __attribute__((noinline)) struct ibv_mr *
+get_slow(struct gdr_cache *c, void *ptr, size_t len, struct entry *e,
+	 struct gdr_cache_get_info *info, size_t info_size)
 {
 	const struct gdr_cuda_lib *lib;
 	uintptr_t a = (uintptr_t)ptr, b = a + len;
 	struct gdr_range gone;
-	struct entry *e;
 	struct plan p;
 	char why[GDR_MSG_LEN];
 	int err = 0, tries;
@@ -1053,7 +1202,8 @@ static struct ibv_mr *get(struct gdr_cache *c, void *ptr, size_t len,
 	for (tries = 0; tries < GET_TRIES; tries++) {
 		enum gdr_cache_result result = GDR_CACHE_RESULT_HIT;
 
-		e = lookup(c, a, b);
+		if (tries)
+			e = lookup(c, a, b);
 		if (!e) {
 			err = plan_miss(c, ptr, len, &p, why, sizeof(why));
 			if (err)
@@ -1082,11 +1232,11 @@ static struct ibv_mr *get(struct gdr_cache *c, void *ptr, size_t len,
 			gone.end = e->end;
 			if (!lib || !still_valid(&lib->cu, e, a, b, &gone)) {
 				stale(c, e, &gone);
+				e = NULL;
 				continue;
 			}
 		}
-		if (info)
-			get_info(info, info_size, result, e->num_maps, "");
+		get_info(info, info_size, result, e->num_maps, "");
 		return mr_of(e);
 	}
 	get_info(info, info_size, 0, 0, "");
@@ -1114,10 +1264,16 @@ static const char bad_get_args[] =
 GDR_EXPORT struct ibv_mr *gdr_cache_get(struct gdr_cache *c, void *ptr,
 					size_t len)
 {
+	struct entry *e;
+
 	gdr_clear_error();
 	if (!get_args_ok(c, ptr, len))
 		return gdr_fail(EINVAL, "%s", bad_get_args);
-	return get(c, ptr, len, NULL, 0);
+	/* The hit path: no lock, no driver question. */
+	e = lookup(c, (uintptr_t)ptr, (uintptr_t)ptr + len);
+	if (e && e->kind != K_VALIDATED)
+		return mr_of(e);
+	return get_slow(c, ptr, len, e, NULL, 0);
 }
 
 GDR_EXPORT struct ibv_mr *gdr_cache_get_ex(struct gdr_cache *c, void *ptr,
@@ -1136,45 +1292,60 @@ GDR_EXPORT struct ibv_mr *gdr_cache_get_ex(struct gdr_cache *c, void *ptr,
 		get_info(info, info_size, 0, 0, "");
 		return gdr_fail(EINVAL, "%s", bad_get_args);
 	}
-	return get(c, ptr, len, info, info_size);
+	return get_slow(c, ptr, len,
+			lookup(c, (uintptr_t)ptr, (uintptr_t)ptr + len), info,
+			info_size);
 }
 
-/* The entry @mr came from: in the index (no lock), else outside it. */
+/*
+ * The entry @mr came from: cached under its start (no lock), in the index
+ * by its exact range (no lock), in the outside table, else by a walk (one
+ * the outside table had no room for). A dead entry may still show the MR
+ * it is deregistering, whose address a new registration can get
+ * meanwhile: only a live word counts.
+ */
+static bool holds(const struct entry *e, const struct ibv_mr *mr)
+{
+	return e && mr_of(e) == mr && refs_of(LD(e->word)) != REFS_DEAD;
+}
+
 static struct entry *find_mr(struct gdr_cache *c, struct ibv_mr *mr)
 {
 	uintptr_t a = (uintptr_t)mr->addr;
-	void *cand[4];
 	struct entry **slot, *e;
-	unsigned int n;
+	void *cand[4];
+	unsigned int n, k;
 	size_t i;
 	int t;
 
+	e = front_get(c, a);
+	if (holds(e, mr))
+		return e;
 	if (a > UINTPTR_MAX - mr->length)
 		return NULL;
 	for (t = 0; t < READ_TRIES; t++) {
 		if (gdr_ranges_exact_read(&c->index, a, a + mr->length, cand, 4,
 					  &n))
 			continue;
-		for (i = 0; i < n; i++)
-			if (mr_of(cand[i]) == mr)
-				return cand[i];
+		for (k = 0; k < n; k++)
+			if (holds(cand[k], mr))
+				return cand[k];
 		break;
 	}
 	pthread_mutex_lock(&c->lock);
 	/* With the lock no writer is in the index: this read holds. */
 	e = NULL;
 	if (!gdr_ranges_exact_read(&c->index, a, a + mr->length, cand, 4, &n))
-		for (i = 0; i < n && !e; i++)
-			if (mr_of(cand[i]) == mr)
-				e = cand[i];
+		for (k = 0; k < n && !e; k++)
+			if (holds(cand[k], mr))
+				e = cand[k];
 	slot = e ? NULL : outside_slot(c, mr);
-	if (slot)
+	if (slot && holds(*slot, mr))
 		e = *slot;
-	/* One the outside table had no room for. */
 	for (i = 0; !e && i < c->num_slots; i++)
-		if (LD(c->slots[i]->state) == S_DEAD &&
-		    mr_of(c->slots[i]) == mr)
-			e = c->slots[i];
+		if (LD(slot_at(c, i)->state) != S_FREE &&
+		    holds(slot_at(c, i), mr))
+			e = slot_at(c, i);
 	pthread_mutex_unlock(&c->lock);
 	return e;
 }
@@ -1251,7 +1422,7 @@ GDR_EXPORT int gdr_cache_purge(struct gdr_cache *c)
 		return ENOMEM;
 	}
 	for (i = 0; i < c->num_slots && n < c->entries; i++) {
-		e = c->slots[i];
+		e = slot_at(c, i);
 		if (LD(e->state) == S_LIVE &&
 		    (e->kind == K_VALIDATED || e->kind == K_TRUSTED) &&
 		    !refs_of(LD(e->word)) && tryget(e))
@@ -1295,10 +1466,10 @@ GDR_EXPORT int gdr_cache_query_stats(struct gdr_cache *c,
 	}
 	memset(&st, 0, sizeof(st));
 	pthread_mutex_lock(&c->lock);
-	hits = c->retired_hits;
+	hits = __atomic_load_n(&c->retired_hits, __ATOMIC_RELAXED);
 	for (i = 0; i < c->num_slots; i++)
-		if (LD(c->slots[i]->state) != S_FREE)
-			hits += LD(c->slots[i]->word) >> HIT_SHIFT;
+		if (LD(slot_at(c, i)->state) != S_FREE)
+			hits += LD(slot_at(c, i)->word) >> HIT_SHIFT;
 	st.hits = hits - LD(c->bad_hits);
 	st.misses = c->misses;
 	st.stale = c->stale;

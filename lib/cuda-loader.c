@@ -134,7 +134,6 @@ int gdr_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags, char *why,
 	void *lib = NULL;
 	int e;
 
-	memset(ops, 0, sizeof(*ops));
 	/* Counters read before asking: a load racing with us changes them. */
 	if (!(flags & GDR_CUDA_NOLOAD) || !known_absent(&now))
 		lib = dlopen("libcuda.so.1",
@@ -146,7 +145,8 @@ int gdr_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags, char *why,
 		__atomic_store_n(&absent_subs, now.subs, __ATOMIC_RELEASE);
 	}
 	if (!lib) {
-		err = dlerror();
+		memset(ops, 0, sizeof(*ops));
+		err = dlerror(); /* also clears the state it leaves */
 		if (flags & GDR_CUDA_NOLOAD)
 			gdr_fmt(why, n,
 				"libcuda.so.1 is not loaded in this "

@@ -62,13 +62,11 @@ void *gdr_fail(int err, const char *fmt, ...)
 	return NULL;
 }
 
-void gdr_debug(const char *fmt, ...)
+void gdr_debug_line(const char *fmt, ...)
 {
 	char line[GDR_MSG_LEN + 64];
 	va_list ap;
 
-	if (!__atomic_load_n(&gdr_debug_on, __ATOMIC_RELAXED))
-		return;
 	va_start(ap, fmt);
 	gdr_vfmt(line, sizeof(line), fmt, ap);
 	va_end(ap);

@@ -92,45 +92,87 @@ static const char *result_str(enum gdr_attempt_result r)
 					 : "skipped";
 }
 
+/* Why a path was skipped, when its words are not written yet. */
+enum later {
+	LATER_NONE = 0,	     /* written (or none) */
+	LATER_CONDITION = 1, /* the first condition of the backend that fails */
+	LATER_MASK = 2,	     /* not allowed by the path mask */
+	LATER_MEMORY = 3,    /* the path is for the other kind of memory */
+};
+
 /* The reasons in full, for the message; the record keeps what fits. */
 struct reasons {
 	char text[GDR_REG_INFO_MAX_ATTEMPTS][GDR_WHY_LEN];
 	bool moot[GDR_REG_INFO_MAX_ATTEMPTS]; /* the path does not apply */
-	/* skipped for a condition, reason not yet written (nobody asked) */
-	bool later[GDR_REG_INFO_MAX_ATTEMPTS];
+	/* skipped, reason not yet written (nobody asked): enum later */
+	unsigned char later[GDR_REG_INFO_MAX_ATTEMPTS];
 };
 
-/* The reason of attempt @i, now that someone reads it. */
-static void write_reason(struct gdr_reg_info *rec, struct reasons *full,
-			 unsigned int i, const char *why)
+/* Copy @why into the record's attempt @i and the full text. */
+static void set_reason(struct gdr_reg_info *rec, struct reasons *full,
+		       unsigned int i, const char *why)
 {
-	size_t n = strnlen(why, sizeof(rec->attempts[i].reason) - 1);
+	size_t n = strnlen(why, GDR_WHY_LEN - 1);
 
-	gdr_fmt(full->text[i], GDR_WHY_LEN, "%s", why);
+	memcpy(full->text[i], why, n);
+	full->text[i][n] = '\0';
+	if (n > sizeof(rec->attempts[i].reason) - 1)
+		n = sizeof(rec->attempts[i].reason) - 1;
 	memcpy(rec->attempts[i].reason, why, n);
 	rec->attempts[i].reason[n] = '\0';
-	full->later[i] = false;
 }
 
+/* Write the reason of a skipped attempt now: @why is room for it. */
+static void write_later(const struct gdr_req *req,
+			const struct gdr_subject *subj, const char *mask_src,
+			struct gdr_reg_info *rec, struct reasons *full,
+			unsigned int i, char *why, size_t n)
+{
+	const struct gdr_backend *b = gdr_backends[i];
+
+	why[0] = '\0';
+	switch (full->later[i]) {
+	case LATER_CONDITION:
+		gdr_checks_first_failure(b->needs, subj, why, n);
+		break;
+	case LATER_MASK: gdr_fmt(why, n, "not allowed by %s", mask_src); break;
+	case LATER_MEMORY:
+		gdr_fmt(why, n,
+			"this path registers %s memory, the buffer is %s "
+			"memory",
+			b->device_memory ? "device" : "host",
+			gdr_mem_type_str(req->pi.type));
+		break;
+	default: return;
+	}
+	set_reason(rec, full, i, why);
+	full->later[i] = LATER_NONE;
+}
+
+/*
+ * Record what became of path @b. @why is its reason, or NULL when it is
+ * written later (@later says how).
+ */
 static void record(struct gdr_reg_info *rec, struct reasons *full,
 		   const struct gdr_backend *b, enum gdr_attempt_result result,
-		   int err, const char *why)
+		   int err, enum later later, const char *why)
 {
+	unsigned int i = rec->num_attempts;
 	struct gdr_path_attempt *a;
-	size_t n;
 
-	if (rec->num_attempts >= GDR_REG_INFO_MAX_ATTEMPTS)
+	if (i >= GDR_REG_INFO_MAX_ATTEMPTS)
 		return;
-	gdr_fmt(full->text[rec->num_attempts], GDR_WHY_LEN, "%s", why);
 	a = &rec->attempts[rec->num_attempts++];
-	n = strnlen(why, sizeof(a->reason) - 1);
 	a->path = b->path;
 	a->result = result;
 	a->err = gdr_errno_public(err);
-	memcpy(a->reason, why, n);
-	a->reason[n] = '\0';
-	gdr_debug("%s: %s%s%s", b->name, result_str(result), *why ? ": " : "",
-		  why);
+	full->later[i] = (unsigned char)later;
+	if (why)
+		set_reason(rec, full, i, why);
+	else
+		full->text[i][0] = a->reason[0] = '\0';
+	gdr_debug("%s: %s%s%s", b->name, result_str(result),
+		  why && *why ? ": " : "", why ? why : "");
 }
 
 static int check_args(struct ibv_pd *pd, void *ptr, size_t len,
@@ -293,7 +335,10 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 	struct ibv_mr *mr;
 	unsigned int i;
 
-	/* Not the 4 KiB of texts: this runs on every registration. */
+	/* Words only for someone who reads them: the record, the debug
+	 * lines, or a failure (then written below). Not the 4 KiB of texts:
+	 * this runs on every registration. */
+	texts = texts || __atomic_load_n(&gdr_debug_on, __ATOMIC_RELAXED);
 	memset(full.moot, 0, sizeof(full.moot));
 	memset(full.later, 0, sizeof(full.later));
 	memset(&subj, 0, sizeof(subj));
@@ -307,44 +352,47 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 	}
 	for (bp = gdr_backends; *bp; bp++) {
 		const struct gdr_backend *b = *bp;
+		unsigned int at = rec->num_attempts;
 		int e;
 
 		why[0] = '\0';
 		if (!(mask & GDR_PATH_BIT(b->path))) {
-			gdr_fmt(why, sizeof(why), "not allowed by %s",
-				mask_src);
-			record(rec, &full, b, GDR_ATTEMPT_SKIPPED, 0, why);
+			record(rec, &full, b, GDR_ATTEMPT_SKIPPED, 0,
+			       LATER_MASK, NULL);
+			if (texts)
+				write_later(req, &subj, mask_src, rec, &full,
+					    at, why, sizeof(why));
 			continue;
 		}
 		if (b->device_memory != device) {
-			gdr_fmt(why, sizeof(why),
-				"this path registers %s memory, the buffer is "
-				"%s memory",
-				b->device_memory ? "device" : "host",
-				gdr_mem_type_str(req->pi.type));
 			record(rec, &full, b, GDR_ATTEMPT_SKIPPED, EOPNOTSUPP,
-			       why);
+			       LATER_MEMORY, NULL);
+			if (texts)
+				write_later(req, &subj, mask_src, rec, &full,
+					    at, why, sizeof(why));
 			continue;
 		}
 		e = gdr_checks_first_failure(b->needs, &subj,
 					     texts ? why : NULL, sizeof(why));
 		if (e) {
-			full.moot[rec->num_attempts] =
-				!gdr_backend_applies(b, &subj);
-			full.later[rec->num_attempts] = !texts;
-			record(rec, &full, b, GDR_ATTEMPT_SKIPPED, e, why);
+			if (at < GDR_REG_INFO_MAX_ATTEMPTS)
+				full.moot[at] = !gdr_backend_applies(b, &subj);
+			record(rec, &full, b, GDR_ATTEMPT_SKIPPED, e,
+			       texts ? LATER_NONE : LATER_CONDITION,
+			       texts ? why : NULL);
 			continue;
 		}
 		mr = b->reg(req, why, sizeof(why));
 		if (mr) {
 			/* A backend may say how it registered (the PCIe
 			 * mapping's policy). */
-			record(rec, &full, b, GDR_ATTEMPT_USED, 0, why);
+			record(rec, &full, b, GDR_ATTEMPT_USED, 0, LATER_NONE,
+			       why);
 			rec->path = b->path;
 			return mr;
 		}
 		e = errno ? errno : EIO;
-		record(rec, &full, b, GDR_ATTEMPT_FAILED, e, why);
+		record(rec, &full, b, GDR_ATTEMPT_FAILED, e, LATER_NONE, why);
 		/* Only "not supported" moves on to the next path. */
 		if (!gdr_err_is_unsupported(e)) {
 			first_hard = e;
@@ -354,13 +402,9 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 	/* No path could take it (whichever "not supported" each said), or
 	 * one failed for real. */
 	*err_out = first_hard ? first_hard : EOPNOTSUPP;
-	for (i = 0; i < rec->num_attempts && gdr_backends[i]; i++) {
-		if (!full.later[i])
-			continue;
-		gdr_checks_first_failure(gdr_backends[i]->needs, &subj, why,
-					 sizeof(why));
-		write_reason(rec, &full, i, why);
-	}
+	for (i = 0; i < rec->num_attempts && gdr_backends[i]; i++)
+		write_later(req, &subj, mask_src, rec, &full, i, why,
+			    sizeof(why));
 	gdr_fmt(msg, msg_len, "cannot register [%p, +%zu) (%s", req->ptr,
 		req->len, gdr_mem_type_str(req->pi.type));
 	if (device)
@@ -402,8 +446,8 @@ static void give_info(const struct gdr_reg_info *rec, struct gdr_reg_info *info,
 /* A registration, start to end: 0 and *@mr, or an errno with @why. */
 static int do_register(struct ibv_pd *pd, void *ptr, size_t len,
 		       const struct gdr_reg_attr *attr,
-		       struct gdr_reg_info *rec, bool texts, struct ibv_mr **mr,
-		       char *why, size_t n)
+		       const struct gdr_ptr_info *pi, struct gdr_reg_info *rec,
+		       bool texts, struct ibv_mr **mr, char *why, size_t n)
 {
 	const struct gdr_node *node;
 	struct gdr_req req;
@@ -411,7 +455,7 @@ static int do_register(struct ibv_pd *pd, void *ptr, size_t len,
 	uint32_t mask = paths_known();
 	int err;
 
-	memset(rec, 0, sizeof(*rec));
+	memset(rec, 0, GDR_REG_INFO_MIN_SIZE); /* attempts as recorded */
 	rec->device = -1;
 	*mr = NULL;
 	why[0] = '\0';
@@ -438,7 +482,10 @@ static int do_register(struct ibv_pd *pd, void *ptr, size_t len,
 	req.node = node;
 	req.flags = attr && (attr->comp_mask & GDR_REG_ATTR_FLAGS) ? attr->flags
 								   : 0;
-	err = gdr_classify(ptr, len, &req.pi, why, n);
+	if (pi)
+		req.pi = *pi;
+	else
+		err = gdr_classify(ptr, len, &req.pi, why, n);
 	rec->mem_type = req.pi.type;
 	rec->device = req.pi.device;
 	if (err)
@@ -468,13 +515,14 @@ static int do_register(struct ibv_pd *pd, void *ptr, size_t len,
 }
 
 int gdr_register_internal(struct ibv_pd *pd, void *ptr, size_t len,
-			  const struct gdr_reg_attr *attr, struct ibv_mr **mr,
+			  const struct gdr_reg_attr *attr,
+			  const struct gdr_ptr_info *pi, struct ibv_mr **mr,
 			  char *why, size_t n)
 {
 	struct gdr_reg_info rec;
 
 	return gdr_errno_public(
-		do_register(pd, ptr, len, attr, &rec, false, mr, why, n));
+		do_register(pd, ptr, len, attr, pi, &rec, false, mr, why, n));
 }
 
 static struct ibv_mr *register_ex(struct ibv_pd *pd, void *ptr, size_t len,
@@ -494,8 +542,8 @@ static struct ibv_mr *register_ex(struct ibv_pd *pd, void *ptr, size_t len,
 				"fields of struct gdr_reg_info (%zu); pass "
 				"sizeof(*info)",
 				info_size, (size_t)GDR_REG_INFO_MIN_SIZE);
-	err = do_register(pd, ptr, len, attr, &rec, info != NULL, &mr, why,
-			  sizeof(why));
+	err = do_register(pd, ptr, len, attr, NULL, &rec, info != NULL, &mr,
+			  why, sizeof(why));
 	if (info)
 		give_info(&rec, info, info_size, v0_1);
 	if (!err)

@@ -272,7 +272,14 @@ void gdr_append(char *buf, size_t n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Set by the node probe from GPUDIRECT_DEBUG; read atomically. */
 extern int gdr_debug_on;
-void gdr_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* One line on stderr when GPUDIRECT_DEBUG is set (the check inline: the
+ * hot paths pay a load, not a call). */
+void gdr_debug_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define gdr_debug(...)                                                         \
+	do {                                                                   \
+		if (__atomic_load_n(&gdr_debug_on, __ATOMIC_RELAXED))          \
+			gdr_debug_line(__VA_ARGS__);                           \
+	} while (0)
 /* The name of a CUDA error, or its number. */
 const char *gdr_cu_errname(const struct gdr_cuda_ops *cu, CUresult r, char *buf,
 			   size_t n);
@@ -651,6 +658,16 @@ void gdr_report_print_text(const struct gdr_report *r, FILE *out);
 void gdr_report_print_json(const struct gdr_report *r, FILE *out);
 const char *gdr_verdict_str(enum gdr_verdict v);
 
+/* --- reserved address space (vmem.c) ------------------------------------ */
+/* Reserve @size bytes of address space (no memory yet). NULL with errno. */
+void *gdr_vmem_reserve(size_t size);
+/* Make [@old, @size) of it usable, zeroed: 0 or an errno. */
+int gdr_vmem_commit(void *p, size_t old, size_t size);
+/* Give it all back; @used: what was committed. */
+void gdr_vmem_free(void *p, size_t reserved, size_t used);
+/* Bytes committed now (for the memory benchmark). */
+size_t gdr_vmem_committed(void);
+
 /* --- range index (ranges.c) ---------------------------------------------- */
 #define RANGES_BLOCK 32 /* ranges per block */
 struct gdr_range {
@@ -659,6 +676,7 @@ struct gdr_range {
 };
 struct gdr_ranges_block;
 struct gdr_ranges_dir;
+struct gdr_ranges_chunk;
 /*
  * Zero-initialised. One writer at a time (insert, remove, clear and the
  * plain queries, under the caller's lock); readers without a lock use the
@@ -670,7 +688,9 @@ struct gdr_ranges {
 	struct gdr_ranges_dir *dir;
 	size_t count;
 	size_t max_len; /* the longest range held since the index was empty */
-	struct gdr_ranges_block *spare; /* emptied blocks, kept for reuse */
+	struct gdr_ranges_block *spare;	 /* free blocks, kept for reuse */
+	struct gdr_ranges_chunk *chunks; /* where the blocks live */
+	size_t num_chunk_blocks;
 };
 /* Add [start, end) -> @item. 0, or ENOMEM with the index unchanged. */
 int gdr_ranges_insert(struct gdr_ranges *x, uintptr_t start, uintptr_t end,
@@ -699,9 +719,11 @@ void gdr_ranges_clear(struct gdr_ranges *x);
 
 /* --- registration for the cache (gpudirect.c) ----------------------------- */
 /* gdr_register_ex() without touching gdr_last_error(): 0 and the MR in
- * *@mr, or an errno with the message in @why. */
+ * *@mr, or an errno with the message in @why. @pi: the buffer's
+ * classification when the caller has it (NULL: classified here). */
 int gdr_register_internal(struct ibv_pd *pd, void *ptr, size_t len,
-			  const struct gdr_reg_attr *attr, struct ibv_mr **mr,
+			  const struct gdr_reg_attr *attr,
+			  const struct gdr_ptr_info *pi, struct ibv_mr **mr,
 			  char *why, size_t n);
 
 /* --- the modelled node (model.c) ----------------------------------------- */

@@ -216,36 +216,38 @@ static const struct gdr_cuda_lib *get_table(unsigned int flags, char *why,
 	CUresult r;
 	int err;
 
+	struct gdr_cuda_lib got;
+
 	if (t)
 		return t;
-	t = calloc(1, sizeof(*t));
-	if (!t) {
-		gdr_fmt(why, n, "out of memory while loading libcuda.so.1");
-		return NULL;
-	}
-	err = gdr_seam()->cuda_load(&t->cu, flags, why, n);
+	/* Asked on every registration of host memory while the process has
+	 * no CUDA: nothing is allocated for a "no". */
+	err = gdr_seam()->cuda_load(&got.cu, flags, why, n);
 	if (!err) {
-		r = t->cu.cuDriverGetVersion(&t->driver_version);
+		r = got.cu.cuDriverGetVersion(&got.driver_version);
 		if (r != CUDA_SUCCESS) {
 			gdr_fmt(why, n,
 				"cuDriverGetVersion failed with %s; check the "
 				"NVIDIA driver installation (nvidia-smi)",
-				gdr_cu_errname(&t->cu, r, name, sizeof(name)));
+				gdr_cu_errname(&got.cu, r, name, sizeof(name)));
 			err = EIO;
 		}
 	}
-	if (err) {
-		free(t); /* not cached: the process may load CUDA later */
+	if (err)
+		return NULL; /* not cached: the process may load CUDA later */
+	t = malloc(sizeof(*t));
+	if (!t) {
+		gdr_fmt(why, n, "out of memory while loading libcuda.so.1");
 		return NULL;
 	}
+	*t = got;
 	return publish(&table, t);
 }
 
 const struct gdr_cuda_lib *gdr_cuda_table(void)
 {
-	char why[256];
-
-	return get_table(GDR_CUDA_NOLOAD, why, sizeof(why));
+	/* Nobody reads why it is not loaded: no words are made (n = 0). */
+	return get_table(GDR_CUDA_NOLOAD, NULL, 0);
 }
 
 const struct gdr_cuda *gdr_cuda_get(bool init)

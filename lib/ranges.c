@@ -22,6 +22,7 @@
  * (relaxed) accesses, ordered by the count's acquire and release.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,14 +36,14 @@
  * cache lines of starts and then the one line with the end and the item.
  */
 struct gdr_ranges_block {
+	unsigned int n; /* first: on the line of the first starts */
 	uintptr_t start[RANGES_BLOCK];
 	struct {
 		uintptr_t end;
 		void *item;
 	} ei[RANGES_BLOCK];
-	unsigned int n;
 	struct gdr_ranges_block *spare; /* the next kept block */
-};
+} __attribute__((aligned(64)));
 
 /* The summaries of the blocks, in one allocation of a fixed capacity. */
 struct gdr_ranges_dir {
@@ -116,16 +117,16 @@ static size_t dir_blocks(const struct gdr_ranges_dir *d)
 }
 
 /*
- * Ask for every line of a block at once: the binary search's loads depend
- * on each other, the prefetches do not, so the block costs about one
- * memory latency instead of one per line.
+ * Ask for the lines of a block's starts at once: the binary search's
+ * loads depend on each other, the prefetches do not, so the search costs
+ * about one memory latency instead of one per line.
  */
-static void prefetch_block(const struct gdr_ranges_block *b)
+static void prefetch_starts(const struct gdr_ranges_block *b)
 {
 	const char *p = (const char *)b;
 	size_t off;
 
-	for (off = 0; off < sizeof(*b); off += 64)
+	for (off = 0; off < offsetof(struct gdr_ranges_block, ei); off += 64)
 		__builtin_prefetch(p + off);
 }
 
@@ -145,7 +146,7 @@ static void *cover(const struct gdr_ranges *x, uintptr_t a, uintptr_t b)
 		return NULL;
 	i = last_at_or_before(d->first, dir_blocks(d), a);
 	if (i >= 0 && LD(d->blocks[i]))
-		prefetch_block(LD(d->blocks[i]));
+		prefetch_starts(LD(d->blocks[i]));
 	/* Nearest start first: where ranges do not nest, that one. */
 	for (; i >= 0 && LD(d->last[i]) >= lo; i--) {
 		const struct gdr_ranges_block *blk = LD(d->blocks[i]);
@@ -282,22 +283,60 @@ static void summarise(struct gdr_ranges_dir *d, size_t i)
 	ST(d->max_end[i], m);
 }
 
-/* A block: a kept one, or a new one. NULL when out of memory. */
+static void block_keep(struct gdr_ranges *x, struct gdr_ranges_block *b)
+{
+	b->spare = x->spare;
+	x->spare = b;
+}
+
+/* Blocks come in chunks as large as all before them, up to 256 KiB. */
+struct gdr_ranges_chunk {
+	struct gdr_ranges_chunk *next;
+	size_t size, n;
+	struct gdr_ranges_block *b;
+};
+
+#define CHUNK_MAX ((size_t)256 << 10)
+
+/* A block: a kept one, or one of a new chunk. NULL when out of memory. */
 static struct gdr_ranges_block *block_new(struct gdr_ranges *x)
 {
 	struct gdr_ranges_block *b = x->spare;
+	struct gdr_ranges_chunk *ch;
+	size_t n, i;
 
 	if (b) {
 		x->spare = b->spare;
 		return b;
 	}
-	return calloc(1, sizeof(*b));
+	n = x->num_chunk_blocks ? x->num_chunk_blocks : 4;
+	if (n * sizeof(*b) > CHUNK_MAX)
+		n = CHUNK_MAX / sizeof(*b);
+	ch = malloc(sizeof(*ch));
+	if (!ch)
+		return NULL;
+	ch->size = n * sizeof(*b);
+	ch->n = n;
+	ch->b = aligned_alloc(64, ch->size);
+	if (ch->b)
+		memset(ch->b, 0, ch->size);
+	if (!ch->b) {
+		free(ch);
+		return NULL;
+	}
+	ch->next = x->chunks;
+	x->chunks = ch;
+	x->num_chunk_blocks += n;
+	for (i = n; i-- > 1;)
+		block_keep(x, &ch->b[i]);
+	return &ch->b[0];
 }
 
-static void block_keep(struct gdr_ranges *x, struct gdr_ranges_block *b)
+static size_t dir_size(size_t cap)
 {
-	b->spare = x->spare;
-	x->spare = b;
+	return sizeof(struct gdr_ranges_dir) +
+	       cap * (3 * sizeof(uintptr_t) +
+		      sizeof(struct gdr_ranges_block *));
 }
 
 /*
@@ -313,8 +352,7 @@ static int reserve(struct gdr_ranges *x)
 	if (old && n < old->cap)
 		return 0;
 	/* Zeroed: a reader that sees a slot before its block sees NULL. */
-	p = calloc(1, sizeof(*d) + cap * (3 * sizeof(uintptr_t) +
-					  sizeof(struct gdr_ranges_block *)));
+	p = calloc(1, dir_size(cap));
 	if (!p)
 		return ENOMEM;
 	d = (struct gdr_ranges_dir *)p;
@@ -490,18 +528,16 @@ size_t gdr_ranges_num_blocks(const struct gdr_ranges *x)
 void gdr_ranges_clear(struct gdr_ranges *x)
 {
 	struct gdr_ranges_dir *d = x->dir, *older;
-	struct gdr_ranges_block *b;
-	size_t i;
+	struct gdr_ranges_chunk *ch;
 
-	for (i = 0; d && i < d->num_blocks; i++)
-		free(d->blocks[i]);
 	for (; d; d = older) {
 		older = d->older;
 		free(d);
 	}
-	while ((b = x->spare)) {
-		x->spare = b->spare;
-		free(b);
+	while ((ch = x->chunks)) {
+		x->chunks = ch->next;
+		free(ch->b);
+		free(ch);
 	}
 	memset(x, 0, sizeof(*x));
 }

@@ -36,14 +36,19 @@ void gdr_seam_default(struct gdr_seam *s)
 	s->read_link = readlink;
 }
 
+static int seam_ready; /* atomic: seam_init ran */
+
 static void seam_init(void)
 {
 	gdr_seam_default(&seam);
+	__atomic_store_n(&seam_ready, 1, __ATOMIC_RELEASE);
 }
 
+/* Asked by every registration and put: a load once it is set up. */
 const struct gdr_seam *gdr_seam(void)
 {
-	pthread_once(&seam_once, seam_init);
+	if (!__atomic_load_n(&seam_ready, __ATOMIC_ACQUIRE))
+		pthread_once(&seam_once, seam_init);
 	return &seam;
 }
 

@@ -936,9 +936,10 @@ static CUresult f_export(void *handle, CUdeviceptr p, size_t size,
 static int fake_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags,
 			  char *why, size_t n)
 {
-	memset(ops, 0, sizeof(*ops));
 	if (fault_inject("dlopen libcuda")) {
-		snprintf(why, n, "libcuda.so.1 could not be loaded (injected)");
+		if (n)
+			snprintf(why, n,
+				 "libcuda.so.1 could not be loaded (injected)");
 		return ENOENT;
 	}
 	COUNT(fake_cu.loads);
@@ -946,16 +947,19 @@ static int fake_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags,
 		COUNT(fake_cu.noload_loads);
 		if (__atomic_load_n(&fake_cu.not_loaded, __ATOMIC_RELAXED) ||
 		    fake_cu.load_fails) {
-			snprintf(why, n,
-				 "libcuda.so.1 is not loaded in this "
-				 "process");
+			if (n)
+				snprintf(why, n,
+					 "libcuda.so.1 is not loaded in this "
+					 "process");
 			return ENOENT;
 		}
 	}
+	memset(ops, 0, sizeof(*ops));
 	/* The model says whether the driver loads (model_cu was filled at
 	 * install time, once, for concurrent loads to share). */
 	if (fake_model.cuda_error[0]) {
-		snprintf(why, n, "%s", fake_model.cuda_error);
+		if (n)
+			snprintf(why, n, "%s", fake_model.cuda_error);
 		return ENOENT;
 	}
 	/* Loading it is what an application (or the report) does. */
