@@ -11,6 +11,8 @@
  *          once with and once without GDR_CACHE_WHOLE_ALLOC.
  *   purge  memory freed under an idle entry stays pinned by the MR; after
  *          gdr_cache_purge() cuMemGetInfo shows it released.
+ *   vmm    a VMM range of 4 chunks, the last replaced: the next get over it
+ *          registers again.
  *
  * Exits 77 where there is no GPU.
  */
@@ -252,6 +254,94 @@ static void purge(void)
 	CHECK_INT(gdr_cache_destroy(c), 0);
 }
 
+/* Map a new physical allocation of @g bytes at @va. */
+static int chunk(CUdeviceptr va, size_t g, CUmemGenericAllocationHandle *h)
+{
+	CUmemAllocationProp prop;
+	CUmemAccessDesc acc;
+
+	memset(&prop, 0, sizeof(prop));
+	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	prop.allocFlags.gpuDirectRDMACapable = 1;
+	memset(&acc, 0, sizeof(acc));
+	acc.location = prop.location;
+	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	if (ct.cuMemCreate(h, g, &prop, 0))
+		return -1;
+	if (ct.cuMemMap(va, g, 0, *h, 0) || ct.cuMemSetAccess(va, g, &acc, 1)) {
+		ct.cuMemRelease(*h);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A VMM range of 4 chunks, its last chunk replaced: the driver's RANGE_*
+ * attributes describe the whole reservation at every chunk, so only the
+ * per-mapping buffer ids can tell (the stale hit of 0.2).
+ */
+static void vmm(void)
+{
+	CUmemGenericAllocationHandle h[4];
+	struct gdr_cache_get_info info;
+	struct gdr_cache_stats st;
+	struct gdr_cache *c;
+	struct ibv_mr *mr, *first;
+	size_t g = 2 * MiB;
+	CUdeviceptr r;
+	int i, ok = 1, calls;
+
+	check_scope = "vmm chunk replaced";
+	c = gdr_cache_create(&fake_pd, NULL);
+	CHECK(c != NULL);
+	CHECK_INT(ct.cuMemAddressReserve(&r, 4 * g, 0, 0, 0), CUDA_SUCCESS);
+	for (i = 0; i < 4; i++)
+		ok &= chunk(r + i * g, g, &h[i]) == 0;
+	CHECK(ok);
+	if (!c || !ok)
+		return;
+	first = gdr_cache_get_ex(c, (void *)r, 4 * g, &info, sizeof(info));
+	CHECK(first != NULL);
+	CHECK_INT(info.result, GDR_CACHE_RESULT_MISS);
+	CHECK_INT(info.num_mappings, 4);
+	CHECK_INT(gdr_cache_put(c, first), 0);
+	mr = gdr_cache_get_ex(c, (void *)(r + g + 4096), 2 * g, &info,
+			      sizeof(info));
+	CHECK(mr == first);
+	CHECK_INT(info.result, GDR_CACHE_RESULT_HIT);
+	CHECK_INT(gdr_cache_put(c, mr), 0);
+
+	/* Chunk 3 unmapped, released, a new allocation mapped there. */
+	CHECK_INT(ct.cuMemUnmap(r + 3 * g, g), CUDA_SUCCESS);
+	CHECK_INT(ct.cuMemRelease(h[3]), CUDA_SUCCESS);
+	CHECK_INT(chunk(r + 3 * g, g, &h[3]), 0);
+	calls = fake_ibv.dmabuf_calls;
+	mr = gdr_cache_get_ex(c, (void *)r, 4 * g, &info, sizeof(info));
+	CHECK(mr != NULL);
+	CHECK_INT(info.result, GDR_CACHE_RESULT_MISS);
+	CHECK_INT(fake_ibv.dmabuf_calls, calls + 1);
+	CHECK_INT(fake_ibv.last_dmabuf_size, 4 * g); /* one export of all 4 */
+	if (mr)
+		CHECK_INT(gdr_cache_put(c, mr), 0);
+	/* A hit on chunk 0 alone stays a hit. */
+	mr = gdr_cache_get_ex(c, (void *)(r + 4096), 4096, &info, sizeof(info));
+	CHECK_INT(info.result, GDR_CACHE_RESULT_HIT);
+	if (mr)
+		CHECK_INT(gdr_cache_put(c, mr), 0);
+	CHECK_INT(gdr_cache_query_stats(c, &st, sizeof(st)), 0);
+	CHECK_INT(st.stale, 1);
+	printf("vmm: a 4-chunk range: miss, hit; chunk 3 replaced: miss (one "
+	       "8 MiB export), %llu stale entry found\n",
+	       (unsigned long long)st.stale);
+	CHECK_INT(gdr_cache_destroy(c), 0);
+	for (i = 0; i < 4; i++) {
+		ct.cuMemUnmap(r + i * g, g);
+		ct.cuMemRelease(h[i]);
+	}
+	ct.cuMemAddressFree(r, 4 * g);
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
@@ -270,8 +360,10 @@ int main(int argc, char **argv)
 		churn(GDR_CACHE_WHOLE_ALLOC, "churn whole-alloc");
 	} else if (!strcmp(what, "purge")) {
 		purge();
+	} else if (!strcmp(what, "vmm")) {
+		vmm();
 	} else {
-		fprintf(stderr, "usage: %s churn|purge\n", argv[0]);
+		fprintf(stderr, "usage: %s churn|purge|vmm\n", argv[0]);
 		return 2;
 	}
 	return check_summary(what);

@@ -750,6 +750,7 @@ static CUresult f_ptr_attrs(unsigned int n, CUpointer_attribute *attrs,
 	unsigned int i;
 	CUresult r;
 
+	COUNT(fake_cu.ptr_attrs_calls);
 	if (fake_cu.attrs_result)
 		return fake_cu.attrs_result;
 	for (i = 0; i < n; i++) {
@@ -1338,6 +1339,32 @@ static CUresult counting_export(void *handle, CUdeviceptr p, size_t size,
 	return real_export(handle, p, size, type, flags);
 }
 
+/* With fake_cu.count_queries: the pointer questions counted too (one
+ * shared counter: not for timing). */
+static CUresult (*real_attr)(void *, CUpointer_attribute, CUdeviceptr);
+static CUresult (*real_attrs)(unsigned int, CUpointer_attribute *, void **,
+			      CUdeviceptr);
+static CUresult (*real_range)(CUdeviceptr *, size_t *, CUdeviceptr);
+
+static CUresult counting_attr(void *data, CUpointer_attribute a, CUdeviceptr p)
+{
+	COUNT(fake_cu.ptr_attr_calls);
+	return real_attr(data, a, p);
+}
+
+static CUresult counting_attrs(unsigned int n, CUpointer_attribute *a,
+			       void **data, CUdeviceptr p)
+{
+	COUNT(fake_cu.ptr_attrs_calls);
+	return real_attrs(n, a, data, p);
+}
+
+static CUresult counting_range(CUdeviceptr *base, size_t *size, CUdeviceptr p)
+{
+	COUNT(fake_cu.range_calls);
+	return real_range(base, size, p);
+}
+
 static int counting_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags,
 			      char *why, size_t n)
 {
@@ -1346,6 +1373,15 @@ static int counting_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags,
 	if (!err && ops->cuMemGetHandleForAddressRange) {
 		real_export = ops->cuMemGetHandleForAddressRange;
 		ops->cuMemGetHandleForAddressRange = counting_export;
+	}
+	if (!err && fake_cu.count_queries) {
+		real_attr = ops->cuPointerGetAttribute;
+		real_attrs = ops->cuPointerGetAttributes;
+		real_range = ops->cuMemGetAddressRange;
+		ops->cuPointerGetAttribute = counting_attr;
+		ops->cuPointerGetAttributes = counting_attrs;
+		if (real_range)
+			ops->cuMemGetAddressRange = counting_range;
 	}
 	return err;
 }

@@ -77,8 +77,10 @@ struct fake_cuda {
 	int num_allocs;
 	/* observed */
 	int flagged_exports; /* exports asking for the PCIe mapping */
-	int ptr_attr_calls, range_calls; /* cuPointerGetAttribute,
-					  * cuMemGetAddressRange */
+	/* cuPointerGetAttribute, cuPointerGetAttributes, cuMemGetAddressRange
+	 * (on the real driver only with count_queries set) */
+	int ptr_attr_calls, ptr_attrs_calls, range_calls;
+	int count_queries;
 	int inits, loads, noload_loads, exports, set_attr_calls, push_calls,
 		pop_calls, retains, releases, set_flags_calls;
 	int primary_refs[FAKE_MAX_DEVS];
