@@ -1183,9 +1183,19 @@ static void stale(struct gdr_cache *c, struct entry *e,
 	put_entry(c, e);
 }
 
+/* A validated hit still maps what it registered (the common case; a
+ * stale one goes the slow way, which asks again and drops it). */
+static bool hit_valid(const struct entry *e, uintptr_t a, uintptr_t b)
+{
+	const struct gdr_cuda_lib *lib = gdr_cuda_table();
+	struct gdr_range gone;
+
+	return lib && still_valid(&lib->cu, e, a, b, &gone);
+}
+
 /*
- * Everything but a hit that needs no driver question: validation of a hit
- * (@e, held), misses, waits. Kept apart from the hit path.
+ * Everything but a hit that is valid: validation of a hit (@e, held),
+ * misses, waits. Kept apart from the hit path.
  */
 static __attribute__((noinline)) struct ibv_mr *
 get_slow(struct gdr_cache *c, void *ptr, size_t len, struct entry *e,
@@ -1269,9 +1279,12 @@ GDR_EXPORT struct ibv_mr *gdr_cache_get(struct gdr_cache *c, void *ptr,
 	gdr_clear_error();
 	if (!get_args_ok(c, ptr, len))
 		return gdr_fail(EINVAL, "%s", bad_get_args);
-	/* The hit path: no lock, no driver question. */
+	/* The hit path: no lock; a driver question per mapping only for a
+	 * validated entry. */
 	e = lookup(c, (uintptr_t)ptr, (uintptr_t)ptr + len);
 	if (e && e->kind != K_VALIDATED)
+		return mr_of(e);
+	if (e && hit_valid(e, (uintptr_t)ptr, (uintptr_t)ptr + len))
 		return mr_of(e);
 	return get_slow(c, ptr, len, e, NULL, 0);
 }

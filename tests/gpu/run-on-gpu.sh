@@ -45,9 +45,16 @@ for t in no-init fork-child primary; do
 	say "-- gpu-$t"
 	"$build/tests/gpu/test-gpu-process" "$t" 2>&1 | tail -n 12 | tee -a "$log"
 done
-for t in churn purge; do
+for t in churn purge vmm; do
 	say "-- gpu-cache-$t"
 	"$build/tests/gpu/test-gpu-cache" "$t" 2>&1 | tail -n 12 | tee -a "$log"
+done
+say "-- gpu-conform"
+"$build/tests/gpu/test-gpu-conform" tests/conform/record-h200.txt 2>&1 | tail -n 14 | tee -a "$log"
+for t in expandable default trusted control; do
+	say "-- gpu-torch-$t"
+	python3 tests/gpu/test-torch.py "$build/tests/gpu/libgdrtorch.so" "$t" 2>&1 |
+		grep -v '^FAIL: MR' | tail -n 8 | tee -a "$log"
 done
 say "-- gpu-pcie"
 "$build/tests/gpu/test-gpu-pcie" 2>&1 | tail -n 12 | tee -a "$log"
@@ -56,6 +63,12 @@ say "== benchmarks"
 meson test -C "$build" --benchmark --suite gpu --verbose > "$build/bench.out" 2>&1 ||
 	fail "benchmarks"
 tee -a "$log" < "$build/bench.out" | grep -E '^bench:|SKIP|FAIL'
+# Beside UCX where a bench-ucx built on Debian was carried (.carry/ucx/):
+# the GPU machine has no libucx.
+if [ -x .carry/ucx/bench-ucx ]; then
+	say "-- cache beside UCX (carried build)"
+	LD_LIBRARY_PATH=.carry/ucx .carry/ucx/bench-ucx 2>&1 | tee -a "$log"
+fi
 
 say "== gdr-info"
 "$build/tools/gdr-info/gdr-info" > "$build/gdr-info.txt" 2>&1

@@ -1176,12 +1176,26 @@ int fixture_make(struct fixture *f)
 	return 0;
 }
 
+/* Fixtures live below mkdtemp's /tmp/gdr-fixture-*: a test that forgot
+ * fixture_make() must not write at the filesystem root. */
+static int in_fixture(const char *path)
+{
+	return !strncmp(path, "/tmp/gdr-fixture-", 17) && !strstr(path, "..");
+}
+
 int fixture_write(const char *base, const char *rel, const char *text)
 {
 	char path[512];
 	size_t i, len;
 	FILE *fp;
 
+	if (!in_fixture(base)) {
+		fprintf(stderr,
+			"fixture_write: %s is not a fixture (call "
+			"fixture_make first)\n",
+			base);
+		return -1;
+	}
 	snprintf(path, sizeof(path), "%s/%s", base, rel);
 	len = strlen(base) + 1;
 	for (i = len; path[i]; i++) {
@@ -1220,6 +1234,8 @@ void fixture_remove(struct fixture *f)
 {
 	char cmd[256];
 
+	if (!in_fixture(f->root))
+		return;
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->root);
 	if (system(cmd))
 		fprintf(stderr, "could not remove %s\n", f->root);

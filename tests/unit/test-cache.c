@@ -635,6 +635,26 @@ static void errors(void)
 	CHECK(gdr_cache_get(c, NULL, 10) == NULL);
 	CHECK_INT(errno, EINVAL);
 	CHECK(gdr_cache_get(c, p, 0) == NULL);
+	{
+		struct gdr_cache_get_info info;
+
+		errno = 0;
+		CHECK(gdr_cache_get_ex(c, p, 4096, &info, 4) == NULL);
+		CHECK_INT(errno, EINVAL);
+		errno_seen("gdr_cache_get_ex", errno);
+		CHECK_HAS(gdr_last_error(), "struct gdr_cache_get_info");
+		memset(&info, 0x5a, sizeof(info));
+		CHECK(gdr_cache_get_ex(c, NULL, 4096, &info, sizeof(info)) ==
+		      NULL);
+		errno_seen("gdr_cache_get_ex", errno);
+		CHECK_INT(info.result, 0);
+		fake_ibv.dmabuf_errno = EAGAIN;
+		CHECK(gdr_cache_get_ex(c, p, 4096, &info, sizeof(info)) ==
+		      NULL);
+		errno_seen("gdr_cache_get_ex", errno);
+		CHECK_INT(errno, EAGAIN);
+		fake_ibv.dmabuf_errno = 0;
+	}
 	CHECK_INT(gdr_cache_put(c, &other), EINVAL);
 	CHECK_HAS(gdr_last_error(), "not one the cache gave out");
 	a = gdr_cache_get(c, p, 4096);
