@@ -612,7 +612,7 @@ static void errors(void)
 {
 	struct gdr_cache_attr attr = { 0 };
 	struct gdr_cache *c;
-	struct ibv_mr *a, other;
+	struct ibv_mr *a, other = { 0 };
 	unsigned char guard[sizeof(struct gdr_cache_stats) + 16];
 	char *p;
 
