@@ -136,6 +136,7 @@ const char *gdr_errno_name(int err)
 	case EPROTONOSUPPORT: return "EPROTONOSUPPORT";
 	case EOPNOTSUPP: return "EOPNOTSUPP";
 	case GDR_ENOTSUPP: return "ENOTSUPP(524)";
+	case GDR_ENOTREG: return "not a regular file";
 	default: break;
 	}
 	return other_errno_name(err);

@@ -29,6 +29,11 @@
  * escape from ibv_reg_*_mr. User space must never see it from us. */
 #define GDR_ENOTSUPP 524
 
+/* A file the library reads that is not a regular file (a FIFO, a device,
+ * a socket): the seam's open refuses it, never blocks on it. Past every
+ * real errno; named by gdr_errno_name(). */
+#define GDR_ENOTREG 4097
+
 #define GDR_MSG_LEN 1024
 /* A reason in words; the public record keeps the first GDR_REASON_LEN. */
 #define GDR_WHY_LEN 512
@@ -228,7 +233,8 @@ enum gdr_nv_flavour {
 	GDR_NV_UNPARSED = 3,   /* present but not understood */
 	GDR_NV_UNREADABLE = 4, /* present, but reading it failed */
 };
-/* Parse /proc/driver/nvidia/version text: flavour and "580.159.04". */
+/* Parse /proc/driver/nvidia/version text: flavour and "580.159.04".
+ * NULL text: the file is absent; "" (empty, or NUL bytes): unparsed. */
 enum gdr_nv_flavour gdr_parse_nvidia_version(const char *text, char *ver,
 					     size_t n);
 /* Parse a decimal (or 0x) number from a sysfs attribute. 0 or EINVAL. */

@@ -210,9 +210,11 @@ static CUresult m_export(void *handle, CUdeviceptr p, size_t size,
 static const struct {
 	size_t offset;
 	int version;
+	int required;
+	const char *name;
 } versions[] = {
 #define GDR_MODEL_VERSION(name, sym, ver, req, params)                         \
-	{ offsetof(struct gdr_cuda_ops, name), ver },
+	{ offsetof(struct gdr_cuda_ops, name), ver, req, #name },
 	GDR_CU_FUNCS(GDR_MODEL_VERSION)
 #undef GDR_MODEL_VERSION
 };
@@ -249,10 +251,26 @@ void gdr_model_cuda_ops(struct gdr_cuda_ops *ops)
 int gdr_model_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags, char *why,
 			size_t n)
 {
+	size_t i;
+
 	memset(ops, 0, sizeof(*ops));
 	if (model->cuda_error[0]) {
 		gdr_fmt(why, n, "%s", model->cuda_error);
 		return ENOENT;
+	}
+	/* A driver older than an entry point the library cannot work
+	 * without: as the loader says of a real one (an old snapshot). */
+	for (i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
+		if (versions[i].required &&
+		    versions[i].version > model->driver_version) {
+			gdr_fmt(why, n,
+				"the CUDA driver (API %d) lacks %s (CUDA %d.%d "
+				"API); upgrade the NVIDIA driver",
+				model->driver_version, versions[i].name,
+				versions[i].version / 1000,
+				versions[i].version % 1000 / 10);
+			return ENOSYS;
+		}
 	}
 	gdr_model_cuda_ops(ops);
 	return 0;

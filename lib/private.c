@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/stat.h>
 
 #include "private/gpudirect-private.h"
@@ -107,7 +108,11 @@ GDR_EXPORT void gdr_private_replay_end(void)
 	replay_nics = NULL;
 }
 
-GDR_EXPORT int gdr_private_replay(const struct gdr_model *m, const char *root,
+_Static_assert(GDR_PRIVATE_ENOTREG == GDR_ENOTREG,
+	       "the private errno of a file that is not regular");
+
+GDR_EXPORT int gdr_private_replay(const struct gdr_model *m,
+				  const struct gdr_files *files,
 				  struct ibv_context ***ctxs, unsigned int *num,
 				  char *why, size_t n)
 {
@@ -115,10 +120,11 @@ GDR_EXPORT int gdr_private_replay(const struct gdr_model *m, const char *root,
 	int i, count = m->num_nics;
 
 	if (count < 0 || count > GDR_MODEL_MAX_NICS || m->num_gpus < 0 ||
-	    m->num_gpus > GDR_MODEL_MAX_GPUS) {
+	    m->num_gpus > GDR_MODEL_MAX_GPUS || !files || !files->open_file ||
+	    !files->read_link) {
 		gdr_fmt(why, n,
 			"the model has %d GPUs and %d RDMA devices; at "
-			"most %d and %d are allowed",
+			"most %d and %d are allowed, with files to read",
 			m->num_gpus, count, GDR_MODEL_MAX_GPUS,
 			GDR_MODEL_MAX_NICS);
 		return EINVAL;
@@ -139,14 +145,16 @@ GDR_EXPORT int gdr_private_replay(const struct gdr_model *m, const char *root,
 	}
 	gdr_model_use(m);
 	gdr_seam_default(&s);
-	gdr_fmt(s.sysfs_root, sizeof(s.sysfs_root), "%s/sys", root);
-	gdr_fmt(s.procfs_root, sizeof(s.procfs_root), "%s/proc", root);
+	gdr_fmt(s.sysfs_root, sizeof(s.sysfs_root), "/sys");
+	gdr_fmt(s.procfs_root, sizeof(s.procfs_root), "/proc");
 	gdr_fmt(s.kernel_release, sizeof(s.kernel_release), "%s",
 		m->kernel_release[0] ? m->kernel_release : "unknown");
 	s.cuda_load = gdr_model_cuda_load;
 	gdr_model_verbs_ops(&s.verbs);
 	s.mlx5_load = gdr_model_mlx5_load;
 	s.gpu_c2c = gdr_model_gpu_c2c;
+	s.open_file = files->open_file;
+	s.read_link = files->read_link;
 	gdr_seam_install(&s);
 	*ctxs = replay_ctxs;
 	*num = (unsigned int)count;
@@ -159,12 +167,20 @@ GDR_EXPORT int gdr_private_host_root(const char *dir, char *why, size_t n)
 {
 	struct gdr_seam s;
 	struct stat st;
-	char path[PATH_MAX];
+	char path[PATH_MAX], real[PATH_MAX];
 	const char *sub[] = { "sys", "proc" };
 	size_t i;
 
+	/* Its real path: relative to where we are now, or through links. */
+	if (!realpath(dir, real)) {
+		gdr_fmt(why, n,
+			"%s is not a directory (%s): mount the host's / there "
+			"(a hostPath volume of / at %s)",
+			dir, strerror(errno), dir);
+		return ENOENT;
+	}
 	for (i = 0; i < 2; i++) {
-		gdr_fmt(path, sizeof(path), "%s/%s", dir, sub[i]);
+		gdr_fmt(path, sizeof(path), "%s/%s", real, sub[i]);
 		if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
 			gdr_fmt(why, n,
 				"%s is not a directory: mount the host's /%s "
@@ -174,8 +190,8 @@ GDR_EXPORT int gdr_private_host_root(const char *dir, char *why, size_t n)
 		}
 	}
 	gdr_seam_default(&s);
-	gdr_fmt(s.sysfs_root, sizeof(s.sysfs_root), "%s/sys", dir);
-	gdr_fmt(s.procfs_root, sizeof(s.procfs_root), "%s/proc", dir);
+	gdr_fmt(s.sysfs_root, sizeof(s.sysfs_root), "%s/sys", real);
+	gdr_fmt(s.procfs_root, sizeof(s.procfs_root), "%s/proc", real);
 	gdr_seam_install(&s);
 	return 0;
 }

@@ -17,22 +17,83 @@ const char *gdr_verdict_str(enum gdr_verdict v)
 	}
 }
 
-static void json_str(FILE *out, const char *s)
+/*
+ * The length of the UTF-8 sequence at @s (1 to 4), or 0 where it is not
+ * one: a stray continuation byte, an overlong form, a surrogate, past
+ * U+10FFFF. What the report prints comes from the node and snapshots.
+ */
+static int utf8_len(const unsigned char *s)
 {
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	unsigned long u;
+	int len, i;
 
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c == '\n')
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, u = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, u = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, u = s[0] & 0x07;
+	else
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		u = (u << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (u < 0x800 || (u >= 0xd800 && u <= 0xdfff))) ||
+	    (len == 4 && (u < 0x10000 || u > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+/* A JSON string: always valid UTF-8 (a byte that is not becomes U+FFFD). */
+static void json_str(FILE *out, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	fputc('"', out);
+	while (*s) {
+		int len = utf8_len(s);
+
+		if (*s == '"' || *s == '\\')
+			fprintf(out, "\\%c", *s);
+		else if (*s == '\n')
 			fputs("\\n", out);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
+		else if (*s < 0x20 || *s == 0x7f)
+			fprintf(out, "\\u%04x", *s);
+		else if (!len)
+			fputs("\\ufffd", out);
 		else
-			fputc(c, out);
+			fwrite(s, 1, (size_t)len, out);
+		s += len ? len : 1;
 	}
 	fputc('"', out);
+}
+
+/* Text for a terminal: no control byte of the input reaches it (an escape
+ * sequence in a device name), nor a byte that is not UTF-8. Padded to
+ * @width characters. */
+static void text_str(FILE *out, const char *str, int width)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	int shown = 0;
+
+	while (*s) {
+		int len = utf8_len(s);
+
+		if (*s < 0x20 || *s == 0x7f || !len) {
+			shown += fprintf(out, "\\x%02x", *s);
+			s++;
+			continue;
+		}
+		fwrite(s, 1, (size_t)len, out);
+		s += len;
+		shown++;
+	}
+	for (; shown < width; shown++)
+		fputc(' ', out);
 }
 
 void gdr_report_print_json(const struct gdr_report *r, FILE *out)
@@ -76,13 +137,20 @@ void gdr_report_print_text(const struct gdr_report *r, FILE *out)
 
 		if (strcmp(section, it->section)) {
 			section = it->section;
-			fprintf(out, "\n[%s]\n", section);
+			fputs("\n[", out);
+			text_str(out, section, 0);
+			fputs("]\n", out);
 		}
-		fprintf(out, "  %-26s %-8s %s\n", it->key,
-			gdr_verdict_str(it->verdict), it->value);
-		if (it->remedy[0] && it->verdict != GDR_VERDICT_OK)
-			fprintf(out, "  %-26s          -> %s\n", "",
-				it->remedy);
+		fputs("  ", out);
+		text_str(out, it->key, 26);
+		fprintf(out, " %-8s ", gdr_verdict_str(it->verdict));
+		text_str(out, it->value, 0);
+		fputc('\n', out);
+		if (it->remedy[0] && it->verdict != GDR_VERDICT_OK) {
+			fprintf(out, "  %-26s          -> ", "");
+			text_str(out, it->remedy, 0);
+			fputc('\n', out);
+		}
 	}
 	fprintf(out, "\nGPUDirect RDMA: %s\n",
 		r->usable ? "usable on at least one GPU x RDMA device pair"

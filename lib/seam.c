@@ -4,10 +4,12 @@
  * Production fills it from the running system; tests and snapshot replay
  * replace it.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -15,9 +17,25 @@
 static struct gdr_seam seam;
 static pthread_once_t seam_once = PTHREAD_ONCE_INIT;
 
+/*
+ * Opened without blocking (a FIFO where a sysfs attribute should be, a
+ * device) and kept only if it is a regular file (sysfs and procfs
+ * attributes are) or a directory (asked whether it exists): anything else
+ * is GDR_ENOTREG, never a hang. Readers read at most their buffer.
+ */
 static int open_ro(const char *path)
 {
-	return open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
+		close(fd);
+		errno = GDR_ENOTREG;
+		return -1;
+	}
+	return fd;
 }
 
 void gdr_seam_default(struct gdr_seam *s)

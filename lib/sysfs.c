@@ -150,8 +150,11 @@ enum gdr_nv_flavour gdr_parse_nvidia_version(const char *text, char *ver,
 
 	if (n)
 		ver[0] = '\0';
-	if (!text || !*text)
+	if (!text)
 		return GDR_NV_ABSENT;
+	/* An empty (or NUL-filled) file is there but says nothing. */
+	if (!*text)
+		return GDR_NV_UNPARSED;
 	p = strstr(text, "NVRM version:");
 	if (!p)
 		return GDR_NV_UNPARSED;

@@ -10,6 +10,8 @@
 #ifndef GPUDIRECT_PRIVATE_H
 #define GPUDIRECT_PRIVATE_H
 
+#include <sys/types.h>
+
 #include <gpudirect.h>
 
 #ifdef __cplusplus
@@ -71,12 +73,27 @@ int gdr_private_model_read(struct gdr_model *m, struct ibv_context *const *ctxs,
 			   unsigned int num);
 
 /*
- * Answer from @m from now on, reading sysfs and procfs below @root
- * (@root/sys, @root/proc). @m must outlive its use. The model's RDMA
- * devices are returned in @ctxs (@num entries, owned by the library until
+ * Where a replay reads the node's files: an open(2) and a readlink(2) of
+ * the node's own paths ("/sys/...", "/proc/..."), served from memory by
+ * the caller (gdr-info's snapshot tree). open_file answers an fd the
+ * library reads and closes, or -1 with errno: ENOENT, or
+ * GDR_PRIVATE_ENOTREG for what is not a regular file.
+ */
+struct gdr_files {
+	int (*open_file)(const char *path);
+	ssize_t (*read_link)(const char *path, char *buf, size_t n);
+};
+
+/* The errno of a file that is not a regular file (a FIFO, a device). */
+#define GDR_PRIVATE_ENOTREG 4097
+
+/*
+ * Answer from @m from now on, reading the node's files through @files.
+ * @m and @files must outlive their use. The model's RDMA devices are
+ * returned in @ctxs (@num entries, owned by the library until
  * gdr_private_replay_end()). 0 or an errno with the reason in @why.
  */
-int gdr_private_replay(const struct gdr_model *m, const char *root,
+int gdr_private_replay(const struct gdr_model *m, const struct gdr_files *files,
 		       struct ibv_context ***ctxs, unsigned int *num, char *why,
 		       size_t n);
 /* Back to the live node; frees what gdr_private_replay() returned. */
@@ -84,8 +101,9 @@ void gdr_private_replay_end(void);
 
 /*
  * Read the host's sysfs and procfs below @dir (@dir/sys, @dir/proc; a
- * container that mounts the host's / at /host), CUDA and verbs live. The
- * report still shows the host's own paths. 0 or an errno with @why.
+ * container that mounts the host's / at /host), CUDA and verbs live. @dir
+ * may be relative or a link: the library keeps its real path. The report
+ * still shows the host's own paths. 0 or an errno with @why.
  */
 int gdr_private_host_root(const char *dir, char *why, size_t n);
 

@@ -28,6 +28,38 @@ def write(root, rel, text, mode="w"):
         f.write(text)
 
 
+def pack(root, tar_path, gz=False):
+    """The layout as gdr-info --capture writes it (snapshot format 2):
+    regular files and directories as tar members, the links in
+    answers.json's "links" (a snapshot never carries a link member)."""
+    import io
+    import tarfile
+    links = {}
+    files = []
+    for d, dirs, names in os.walk(root):
+        for n in sorted(dirs + names):
+            full = os.path.join(d, n)
+            rel = os.path.relpath(full, root)
+            if os.path.islink(full):
+                links[rel] = os.readlink(full)
+            elif os.path.isfile(full):
+                files.append(rel)
+        dirs[:] = sorted(x for x in dirs if not os.path.islink(os.path.join(d, x)))
+    with open(os.path.join(root, "answers.json")) as f:
+        answers = json.load(f)
+    answers["version"] = 2
+    answers["links"] = links
+    with tarfile.open(tar_path, "w:gz" if gz else "w", format=tarfile.USTAR_FORMAT) as t:
+        for rel in files:
+            if rel == "answers.json":
+                continue
+            t.add(os.path.join(root, rel), arcname=rel, recursive=False)
+        data = json.dumps(answers, indent=1).encode()
+        info = tarfile.TarInfo("answers.json")
+        info.size = len(data)
+        t.addfile(info, io.BytesIO(data))
+
+
 def link(root, rel, target):
     path = os.path.join(root, rel)
     os.makedirs(os.path.dirname(path), exist_ok=True)

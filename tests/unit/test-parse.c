@@ -108,7 +108,7 @@ int main(void)
 	       "570.86.15  Release Build  (dvs-builder@U16-I3-B03-4-3)  "
 	       "Thu Jan 23 2025",
 	       GDR_NV_OPEN, "570.86.15");
-	nvidia("", GDR_NV_ABSENT, "");
+	nvidia("", GDR_NV_UNPARSED, ""); /* there, but empty or NULs */
 	nvidia(NULL, GDR_NV_ABSENT, "");
 	nvidia("garbage\n", GDR_NV_UNPARSED, "");
 	nvidia("NVRM version: no number here\n", GDR_NV_UNPARSED, "");

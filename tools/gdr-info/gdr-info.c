@@ -198,7 +198,7 @@ int main(int argc, char **argv)
 	struct ibv_device **list = NULL;
 	struct gdr_report *report;
 	unsigned int nctx = 0, nall = 0, i;
-	char err[256], *tmpdir = NULL;
+	char err[512];
 	int n = 0, c, ret, selftest = 0, usable;
 
 	while ((c = getopt_long(argc, argv, "jd:h", opts, NULL)) != -1) {
@@ -245,20 +245,20 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	if (from) {
-		tmpdir = snapshot_extract(from, err, sizeof(err));
-		if (!tmpdir) {
+	if (root && from) {
+		fprintf(stderr, "gdr-info: --root and --from: one snapshot at "
+				"a time\n");
+		return 2;
+	}
+	if (root || from) {
+		/* Read into memory; nothing is extracted or written. */
+		if (snapshot_replay(from ? from : root, !from, &all, &nall, err,
+				    sizeof(err))) {
 			fprintf(stderr, "gdr-info: %s\n", err);
+			snapshot_end();
 			return 2;
 		}
-		root = tmpdir;
-	}
-	if (root) {
-		if (snapshot_replay(root, &all, &nall, err, sizeof(err))) {
-			fprintf(stderr, "gdr-info: %s\n", err);
-			ret = 2;
-			goto out;
-		}
+		root = from ? from : root;
 	} else {
 		if (capture)
 			snapshot_record();
@@ -326,9 +326,10 @@ int main(int argc, char **argv)
 	}
 	gdr_report_destroy(report);
 out:
-	if (root)
+	if (root) {
 		gdr_private_replay_end(); /* frees the replayed devices */
-	else
+		snapshot_end();
+	} else
 		for (i = 0; i < nall; i++)
 			ibv_close_device(all[i]);
 	free(ctxs);
@@ -336,9 +337,5 @@ out:
 		free(all);
 	if (list)
 		ibv_free_device_list(list);
-	if (tmpdir) {
-		snapshot_remove(tmpdir);
-		free(tmpdir);
-	}
 	return ret;
 }

@@ -28,10 +28,77 @@ static struct json *fail(struct parser *ps, const char *what)
 	return NULL;
 }
 
+/* Four hex digits at @p: the value, or -1. */
+static long hex4(const char *p)
+{
+	long v = 0;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		int c = (unsigned char)p[i];
+
+		if (!isxdigit(c))
+			return -1;
+		v = v * 16 + (isdigit(c) ? c - '0' : (tolower(c) - 'a' + 10));
+	}
+	return v;
+}
+
+/* Code point @u as UTF-8 into @out: its length. */
+static int utf8(unsigned long u, char *out)
+{
+	if (u < 0x80) {
+		out[0] = (char)u;
+		return 1;
+	}
+	if (u < 0x800) {
+		out[0] = (char)(0xc0 | (u >> 6));
+		out[1] = (char)(0x80 | (u & 0x3f));
+		return 2;
+	}
+	if (u < 0x10000) {
+		out[0] = (char)(0xe0 | (u >> 12));
+		out[1] = (char)(0x80 | ((u >> 6) & 0x3f));
+		out[2] = (char)(0x80 | (u & 0x3f));
+		return 3;
+	}
+	out[0] = (char)(0xf0 | (u >> 18));
+	out[1] = (char)(0x80 | ((u >> 12) & 0x3f));
+	out[2] = (char)(0x80 | ((u >> 6) & 0x3f));
+	out[3] = (char)(0x80 | (u & 0x3f));
+	return 4;
+}
+
+/*
+ * A \u escape at ps->p (past the 'u'): its UTF-8 into @out, a surrogate
+ * pair as one code point. The length, or -1 for a malformed escape, a
+ * lone surrogate or NUL (a C string cannot hold it).
+ */
+static int escape_u(struct parser *ps, char *out)
+{
+	long hi = hex4(ps->p), lo;
+
+	if (hi <= 0 || (hi >= 0xdc00 && hi <= 0xdfff))
+		return -1;
+	ps->p += 4;
+	if (hi < 0xd800 || hi > 0xdbff)
+		return utf8((unsigned long)hi, out);
+	if (ps->p[0] != '\\' || ps->p[1] != 'u')
+		return -1;
+	lo = hex4(ps->p + 2);
+	if (lo < 0xdc00 || lo > 0xdfff)
+		return -1;
+	ps->p += 6;
+	return utf8(0x10000 + (((unsigned long)hi - 0xd800) << 10) +
+			    ((unsigned long)lo - 0xdc00),
+		    out);
+}
+
 static char *string(struct parser *ps)
 {
 	size_t cap = 32, len = 0;
-	char *s;
+	char *s, buf[4];
+	int k;
 
 	if (*ps->p != '"' || !(s = malloc(cap)))
 		return NULL;
@@ -39,33 +106,36 @@ static char *string(struct parser *ps)
 	while (*ps->p && *ps->p != '"') {
 		char c = *ps->p++;
 
+		k = 1;
+		buf[0] = c;
+		if ((unsigned char)c < 0x20) {
+			free(s); /* control bytes are escaped in JSON */
+			return NULL;
+		}
 		if (c == '\\') {
 			if (!*ps->p) /* never step past the terminator */
 				break;
 			c = *ps->p++;
 			switch (c) {
-			case 'n': c = '\n'; break;
-			case 't': c = '\t'; break;
-			case 'u': /* keep it simple: \u00XX only */
-				if (strncmp(ps->p, "00", 2) ||
-				    !isxdigit((unsigned char)ps->p[2]) ||
-				    !isxdigit((unsigned char)ps->p[3]) ||
-				    (ps->p[2] == '0' && ps->p[3] == '0')) {
+			case 'n': buf[0] = '\n'; break;
+			case 't': buf[0] = '\t'; break;
+			case 'r': buf[0] = '\r'; break;
+			case 'b': buf[0] = '\b'; break;
+			case 'f': buf[0] = '\f'; break;
+			case 'u':
+				k = escape_u(ps, buf);
+				if (k < 0) {
 					free(s);
 					return NULL;
 				}
-				c = (char)strtol((char[]){ ps->p[2], ps->p[3],
-							   0 },
-						 NULL, 16);
-				ps->p += 4;
 				break;
 			case '"':
 			case '\\':
-			case '/': break;
+			case '/': buf[0] = c; break;
 			default: free(s); return NULL;
 			}
 		}
-		if (len + 2 > cap) {
+		if (len + (size_t)k + 1 > cap) {
 			char *t = realloc(s, cap *= 2);
 
 			if (!t) {
@@ -74,7 +144,8 @@ static char *string(struct parser *ps)
 			}
 			s = t;
 		}
-		s[len++] = c;
+		memcpy(s + len, buf, (size_t)k);
+		len += (size_t)k;
 	}
 	if (*ps->p != '"') {
 		free(s);

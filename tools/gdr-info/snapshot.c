@@ -1,194 +1,214 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * gdr-info snapshots (snapshot.h). A capture keeps, in memory, every file
+ * the report read (resolved through the links on its way, the links kept
+ * as data) and the CUDA, verbs, mlx5 and NVML answers, then writes them as
+ * one tar archive; a replay reads an archive or a directory into memory
+ * (tree.c) and serves the library from it. Neither extracts, follows a
+ * link on the real file system, nor writes anywhere but the capture's
+ * file.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gpudirect-private.h>
 
 #include "json.h"
 #include "snapshot.h"
+#include "tree.h"
+
+/* Format 2 keeps links in answers.json; 1 (0.1, 0.2) had them as tar
+ * members, which a replay now refuses. */
+#define FORMAT 2
 
 void snapshot_record(void)
 {
 	gdr_private_record();
 }
 
-static int run(char *const argv[])
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) < 0)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static int mkdirs(const char *dir)
-{
-	char tmp[PATH_MAX], *p;
-
-	snprintf(tmp, sizeof(tmp), "%s", dir);
-	for (p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0755) && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	return mkdir(tmp, 0755) && errno != EEXIST ? -1 : 0;
-}
-
-/* Copy the symbolic links on @path's way, then the file or directory. */
-static int store(const char *out, const char *path)
-{
-	char prefix[PATH_MAX], real_dir[PATH_MAX], dest[PATH_MAX * 2 + 2];
-	char link[PATH_MAX], *slash, buf[65536];
-	struct stat st;
-	ssize_t r;
-	int in, fd;
-
-	snprintf(prefix, sizeof(prefix), "%s", path);
-	for (slash = strchr(prefix + 1, '/');; slash = strchr(slash + 1, '/')) {
-		if (slash)
-			*slash = '\0';
-		if (!lstat(prefix, &st) && S_ISLNK(st.st_mode)) {
-			char parent[PATH_MAX], *base = strrchr(prefix, '/');
-
-			r = readlink(prefix, link, sizeof(link) - 1);
-			*base = '\0';
-			if (r < 0 ||
-			    !realpath(prefix[0] ? prefix : "/", parent))
-				return -1;
-			*base = '/';
-			link[r] = '\0';
-			snprintf(dest, sizeof(dest), "%s%s", out, parent);
-			if (mkdirs(dest))
-				return -1;
-			snprintf(dest, sizeof(dest), "%s%s%s", out, parent,
-				 base);
-			if (symlink(link, dest) && errno != EEXIST)
-				return -1;
-		}
-		if (!slash)
-			break;
-		*slash = '/';
-	}
-	if (lstat(path, &st) || S_ISLNK(st.st_mode))
-		return 0; /* the link itself was what was read */
-	if (!realpath(path, real_dir))
-		return -1;
-	snprintf(dest, sizeof(dest), "%s%s", out, real_dir);
-	if (S_ISDIR(st.st_mode))
-		return mkdirs(dest);
-	*strrchr(dest, '/') = '\0';
-	if (mkdirs(dest))
-		return -1;
-	snprintf(dest, sizeof(dest), "%s%s", out, real_dir);
-	in = open(path, O_RDONLY | O_CLOEXEC);
-	if (in < 0)
-		return -1;
-	fd = open(dest, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		close(in);
-		return -1;
-	}
-	r = read(in, buf, sizeof(buf));
-	if (r > 0 && write(fd, buf, (size_t)r) != r)
-		r = -1;
-	close(in);
-	if (close(fd) || r < 0)
-		return -1;
-	return 0;
-}
+/* --- answers.json ------------------------------------------------------- */
 
 static void json_text(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', f);
-		if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\u%04x", c);
 		else
-			fputc(*s, f);
+			fputc(c, f);
 	}
 	fputc('"', f);
 }
 
-/* answers.json, snapshot format version 1: what gdr_model holds. */
-static int answers(const char *file, const struct gdr_model *m)
+/* answers.json: what gdr_model holds, and the links of the tree. */
+static int answers(FILE *f, const struct gdr_model *m, const struct tree *t)
 {
-	FILE *f = fopen(file, "w");
-	int i;
+	size_t i, k = 0;
+	int g;
 
-	if (!f)
-		return -1;
-	fprintf(f, "{\n  \"format\": \"libgpudirect-snapshot\",\n"
-		   "  \"version\": 1,\n  \"kernel_release\": ");
+	fprintf(f,
+		"{\n  \"format\": \"libgpudirect-snapshot\",\n"
+		"  \"version\": %d,\n  \"kernel_release\": ",
+		FORMAT);
 	json_text(f, m->kernel_release);
 	fprintf(f, ",\n  \"cuda\": {\"error\": ");
 	json_text(f, m->cuda_error);
 	fprintf(f, ", \"driver_version\": %d, \"devices\": [",
 		m->driver_version);
-	for (i = 0; i < m->num_gpus; i++) {
-		const struct gdr_model_gpu *g = &m->gpu[i];
+	for (g = 0; g < m->num_gpus; g++) {
+		const struct gdr_model_gpu *gpu = &m->gpu[g];
 
-		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
-		json_text(f, g->name);
+		fprintf(f, "%s\n    {\"name\": ", g ? "," : "");
+		json_text(f, gpu->name);
 		fprintf(f, ", \"pci_bus_id\": ");
-		json_text(f, g->pci_bus_id);
+		json_text(f, gpu->pci_bus_id);
 		fprintf(f,
 			", \"dmabuf_supported\": %d, "
 			"\"gpudirect_rdma_supported\": %d, "
 			"\"gpudirect_rdma_with_vmm\": %d, \"c2c\": %d, "
 			"\"c2c_why\": ",
-			g->dmabuf_supported, g->gpudirect_rdma_supported,
-			g->gpudirect_rdma_with_vmm, g->c2c);
-		json_text(f, g->c2c_why);
-		fprintf(f, ", \"pcie_mapping\": %d}", g->pcie_mapping);
+			gpu->dmabuf_supported, gpu->gpudirect_rdma_supported,
+			gpu->gpudirect_rdma_with_vmm, gpu->c2c);
+		json_text(f, gpu->c2c_why);
+		fprintf(f, ", \"pcie_mapping\": %d}", gpu->pcie_mapping);
 	}
 	fprintf(f,
 		"]},\n  \"libibverbs_dmabuf\": %s,\n  \"mlx5dv\": %d,\n"
 		"  \"rdma_devices\": [",
 		m->libibverbs_dmabuf ? "true" : "false", m->mlx5dv);
-	for (i = 0; i < m->num_nics; i++) {
-		const struct gdr_model_nic *n = &m->nic[i];
+	for (g = 0; g < m->num_nics; g++) {
+		const struct gdr_model_nic *nic = &m->nic[g];
 
-		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
-		json_text(f, n->name);
+		fprintf(f, "%s\n    {\"name\": ", g ? "," : "");
+		json_text(f, nic->name);
 		fprintf(f,
 			", \"dmabuf_probe_errno\": %d, \"port_state\": %d, "
 			"\"link_layer\": %d, \"mlx5\": %d, "
 			"\"data_direct_errno\": %d, \"data_direct_path\": ",
-			n->dmabuf_probe_errno, n->port_state, n->link_layer,
-			n->mlx5, n->data_direct_errno);
-		json_text(f, n->data_direct_path);
+			nic->dmabuf_probe_errno, nic->port_state,
+			nic->link_layer, nic->mlx5, nic->data_direct_errno);
+		json_text(f, nic->data_direct_path);
 		fprintf(f, "}");
 	}
-	fprintf(f, "\n  ]\n}\n");
-	return fclose(f);
+	fprintf(f, "\n  ],\n  \"links\": {");
+	for (i = 0; i < t->num; i++) {
+		if (t->n[i].kind != TREE_LINK)
+			continue;
+		fprintf(f, "%s\n    ", k++ ? "," : "");
+		json_text(f, t->n[i].name);
+		fprintf(f, ": ");
+		json_text(f, t->n[i].data);
+	}
+	fprintf(f, "\n  }\n}\n");
+	return ferror(f) ? -1 : 0;
+}
+
+/* --- capture ------------------------------------------------------------- */
+
+/* The live file system below the capture's root, for tree_walk. */
+static char live_root[PATH_MAX];
+
+static int live_lookup(void *ctx, const char *name, enum tree_kind *kind,
+		       char *target, size_t n)
+{
+	char full[PATH_MAX * 2];
+	struct stat st;
+	ssize_t r;
+
+	snprintf(full, sizeof(full), "%s/%s", live_root, name);
+	if (lstat(full, &st))
+		return -1;
+	if (S_ISLNK(st.st_mode)) {
+		r = readlink(full, target, n - 1);
+		if (r < 0)
+			return -1;
+		target[r] = '\0';
+		*kind = TREE_LINK;
+	} else {
+		*kind = S_ISDIR(st.st_mode)   ? TREE_DIR
+			: S_ISREG(st.st_mode) ? TREE_FILE
+					      : TREE_OTHER;
+	}
+	return 0;
+}
+
+struct capture {
+	struct tree *t;
+	int bad;
+};
+
+static void keep_link(void *arg, const char *name, const char *target)
+{
+	struct capture *cap = arg;
+	char err[256];
+
+	if (!tree_find(cap->t, name) &&
+	    tree_add(cap->t, name, TREE_LINK, target, strlen(target), err,
+		     sizeof(err)))
+		cap->bad++;
+}
+
+/* Keep the file at the resolved @name (what a sysfs read would give). */
+static void keep_file(struct capture *cap, const char *name)
+{
+	char full[PATH_MAX * 2], *buf, err[256];
+	struct stat st;
+	ssize_t r = 0;
+	size_t got = 0;
+	int fd;
+
+	if (tree_find(cap->t, name))
+		return;
+	snprintf(full, sizeof(full), "%s/%s", live_root, name);
+	fd = open(full,
+		  O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY);
+	buf = malloc(TREE_CAPTURE_FILE);
+	if (fd < 0 || !buf || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		cap->bad++;
+	} else {
+		while (got < TREE_CAPTURE_FILE) {
+			r = read(fd, buf + got, TREE_CAPTURE_FILE - got);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+		}
+		/* A file whose read fails is recorded as read so far, as a
+		 * failing attribute is not the report's concern here. */
+		if (tree_add(cap->t, name, TREE_FILE, buf, got, err,
+			     sizeof(err)))
+			cap->bad++;
+	}
+	free(buf);
+	if (fd >= 0)
+		close(fd);
 }
 
 int snapshot_capture(const char *file, struct ibv_context *const *ctxs,
 		     unsigned int num, const char *host_root, char *err,
 		     size_t n)
 {
-	char tmpl[] = "/tmp/gdr-capture.XXXXXX", ans[64];
-	char *tar[] = { "tar", "-cf", (char *)file, "-C", tmpl, ".", NULL };
 	static struct gdr_model model;
 	const char *const *paths;
-	unsigned int i, bad = 0, num_paths;
+	struct capture cap;
+	struct tree t;
+	unsigned int i, num_paths;
+	size_t rootlen;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
 	int e;
 
 	e = gdr_private_model_read(&model, ctxs, num);
@@ -197,75 +217,120 @@ int snapshot_capture(const char *file, struct ibv_context *const *ctxs,
 			 strerror(e));
 		return -1;
 	}
-	if (!mkdtemp(tmpl)) {
-		snprintf(err, n, "mkdtemp: %s", strerror(errno));
+	/* The library reads below the real path of --host-root. */
+	if (!realpath(host_root && host_root[0] ? host_root : "/", live_root)) {
+		snprintf(err, n, "%s: %s", host_root, strerror(errno));
 		return -1;
 	}
+	if (!strcmp(live_root, "/"))
+		live_root[0] = '\0';
+	rootlen = strlen(live_root);
+	tree_init(&t);
+	cap.t = &t;
+	cap.bad = 0;
 	num_paths = gdr_private_recorded(&paths);
-	for (i = 0; i < num_paths; i++)
-		bad += store(tmpl, paths[i]) != 0;
-	/* Files read below --host-root go where the host has them (sysfs
-	 * links are relative: the subtrees move whole). */
-	if (host_root && host_root[0] && strcmp(host_root, "/")) {
-		const char *sub[] = { "sys", "proc" };
-		char from[PATH_MAX * 2], to[PATH_MAX];
+	for (i = 0; i < num_paths; i++) {
+		char name[PATH_MAX];
+		enum tree_kind kind;
+		const char *rel = paths[i];
 
-		for (i = 0; i < 2; i++) {
-			snprintf(from, sizeof(from), "%s%s/%s", tmpl, host_root,
-				 sub[i]);
-			snprintf(to, sizeof(to), "%s/%s", tmpl, sub[i]);
-			if (rename(from, to) && errno != ENOENT)
-				bad++;
+		/* What the library read, as the host names it. */
+		if (strncmp(rel, live_root, rootlen) || rel[rootlen] != '/') {
+			cap.bad++;
+			continue;
 		}
+		rel += rootlen;
+		/* The path itself (a link the library read as one) ... */
+		if (tree_walk(live_lookup, NULL, rel, 1, name, sizeof(name),
+			      &kind, keep_link, &cap))
+			continue; /* gone since: the replay says so too */
+		/* ... and what it leads to (a file the library opened). */
+		if (kind == TREE_LINK &&
+		    tree_walk(live_lookup, NULL, rel, 0, name, sizeof(name),
+			      &kind, keep_link, &cap))
+			continue;
+		if (kind == TREE_FILE)
+			keep_file(&cap, name);
+		else if (kind == TREE_DIR &&
+			 tree_add(&t, name, TREE_DIR, NULL, 0, err, n))
+			cap.bad++;
 	}
-	snprintf(ans, sizeof(ans), "%s/answers.json", tmpl);
-	if (answers(ans, &model) || run(tar)) {
-		snprintf(err, n, "writing %s failed", file);
-		snapshot_remove(tmpl);
+	f = open_memstream(&text, &len);
+	if (!f || answers(f, &model, &t) || fclose(f) ||
+	    tree_add(&t, "answers.json", TREE_FILE, text, len, err, n) ||
+	    tree_write_tar(&t, file, err, n)) {
+		if (!err[0])
+			snprintf(err, n, "out of memory");
+		free(text);
+		tree_free(&t);
 		return -1;
 	}
-	snapshot_remove(tmpl);
-	if (bad)
-		snprintf(err, n, "%u of %u files could not be copied", bad,
+	free(text);
+	if (cap.bad)
+		snprintf(err, n, "%u of %u paths could not be kept", cap.bad,
 			 num_paths);
 	else
-		snprintf(err, n, "%u files and the CUDA/verbs answers",
+		snprintf(err, n, "%u paths and the CUDA/verbs answers",
 			 num_paths);
+	tree_free(&t);
 	return 0;
 }
 
-char *snapshot_extract(const char *file, char *err, size_t n)
-{
-	char *dir = strdup("/tmp/gdr-snapshot.XXXXXX");
-	char *tar[] = { "tar", "-xf", (char *)file, "-C", dir, NULL };
+/* --- replay ------------------------------------------------------------- */
 
-	if (!dir || !mkdtemp(dir)) {
-		snprintf(err, n, "mkdtemp: %s", strerror(errno));
-		free(dir);
-		return NULL;
+static struct tree snap; /* in use until the program ends */
+
+/* The library's open(2) of a node path: a file of the tree, from memory. */
+static int snap_open(const char *path)
+{
+	char name[PATH_MAX];
+	const struct tree_node *x;
+	enum tree_kind kind;
+	int fd;
+
+	if (tree_walk(tree_lookup, &snap, path, 0, name, sizeof(name), &kind,
+		      NULL, NULL))
+		return -1;
+	if (kind == TREE_DIR) /* a directory: reading it fails, as live */
+		return open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	x = kind == TREE_FILE ? tree_find(&snap, name) : NULL;
+	if (!x) {
+		errno = GDR_PRIVATE_ENOTREG;
+		return -1;
 	}
-	tar[4] = dir;
-	if (run(tar)) {
-		snprintf(err, n,
-			 "cannot unpack %s (is it a gdr-info --capture "
-			 "file?)",
-			 file);
-		snapshot_remove(dir);
-		free(dir);
-		return NULL;
+	fd = memfd_create("gdr-snapshot", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if ((x->size && write(fd, x->data, x->size) != (ssize_t)x->size) ||
+	    lseek(fd, 0, SEEK_SET)) {
+		close(fd);
+		errno = EIO;
+		return -1;
 	}
-	return dir;
+	return fd;
 }
 
-void snapshot_remove(const char *dir)
+static ssize_t snap_read_link(const char *path, char *buf, size_t n)
 {
-	char *rm[] = { "rm", "-rf", (char *)dir, NULL };
+	char name[PATH_MAX];
+	const struct tree_node *x;
+	enum tree_kind kind;
+	size_t len;
 
-	if (run(rm))
-		fprintf(stderr, "gdr-info: could not remove %s\n", dir);
+	if (tree_walk(tree_lookup, &snap, path, 1, name, sizeof(name), &kind,
+		      NULL, NULL))
+		return -1;
+	x = kind == TREE_LINK ? tree_find(&snap, name) : NULL;
+	if (!x) {
+		errno = EINVAL;
+		return -1;
+	}
+	len = x->size < n ? x->size : n;
+	memcpy(buf, x->data, len);
+	return (ssize_t)len;
 }
 
-/* --- replay --------------------------------------------------------------- */
+static const struct gdr_files snap_files = { snap_open, snap_read_link };
 
 static void text(char *dst, size_t n, const struct json *o, const char *key,
 		 const char *def)
@@ -273,46 +338,62 @@ static void text(char *dst, size_t n, const struct json *o, const char *key,
 	snprintf(dst, n, "%s", json_str(o, key, def));
 }
 
-int snapshot_replay(const char *dir, struct ibv_context ***ctxs,
+/* The links answers.json records, into the tree. */
+static int links(const struct json *root, char *err, size_t n)
+{
+	const struct json *l = json_get(root, "links"), *e;
+
+	if (l && l->type != JSON_OBJ) {
+		snprintf(err, n, "answers.json: \"links\" is not an object");
+		return -1;
+	}
+	for (e = l ? l->child : NULL; e; e = e->next) {
+		if (e->type != JSON_STR || !e->key) {
+			snprintf(err, n,
+				 "answers.json: a link's target is not "
+				 "a string");
+			return -1;
+		}
+		if (tree_add(&snap, e->key, TREE_LINK, e->str, strlen(e->str),
+			     err, n))
+			return -1;
+	}
+	return 0;
+}
+
+int snapshot_replay(const char *source, int is_dir, struct ibv_context ***ctxs,
 		    unsigned int *num, char *err, size_t n)
 {
 	static struct gdr_model m; /* in use until the program ends */
-	char path[PATH_MAX], *buf;
+	const struct tree_node *ans;
 	const struct json *cuda, *arr, *e;
 	struct json *root;
-	FILE *f;
-	long len;
+	double version;
 	int rc;
 
-	snprintf(path, sizeof(path), "%s/answers.json", dir);
-	f = fopen(path, "r");
-	if (!f) {
-		snprintf(err, n, "%s: %s (not a snapshot?)", path,
-			 strerror(errno));
+	tree_free(&snap);
+	if (is_dir ? tree_read_dir(&snap, source, err, n)
+		   : tree_read_tar(&snap, source, err, n))
+		return -1;
+	ans = tree_find(&snap, "answers.json");
+	if (!ans || ans->kind != TREE_FILE) {
+		snprintf(err, n, "%s has no answers.json (not a snapshot?)",
+			 source);
 		return -1;
 	}
-	if (fseek(f, 0, SEEK_END) || (len = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET)) {
-		fclose(f);
-		snprintf(err, n, "%s: cannot read", path);
-		return -1;
-	}
-	buf = len > 0 && len < (1 << 20) ? calloc(1, (size_t)len + 1) : NULL;
-	if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len) {
-		fclose(f);
-		free(buf);
-		snprintf(err, n, "%s: cannot read", path);
-		return -1;
-	}
-	fclose(f);
-	root = json_parse(buf, err, n);
-	free(buf);
+	root = json_parse(ans->data, err, n);
 	if (!root)
 		return -1;
+	version = json_num(root, "version", 0);
 	if (strcmp(json_str(root, "format", ""), "libgpudirect-snapshot") ||
-	    json_num(root, "version", 0) != 1) {
-		snprintf(err, n, "%s: not a libgpudirect-snapshot version 1",
-			 path);
+	    (version != 1 && version != FORMAT)) {
+		snprintf(err, n,
+			 "%s: not a libgpudirect-snapshot of version 1 or %d",
+			 source, FORMAT);
+		json_free(root);
+		return -1;
+	}
+	if (links(root, err, n)) {
 		json_free(root);
 		return -1;
 	}
@@ -359,6 +440,11 @@ int snapshot_replay(const char *dir, struct ibv_context ***ctxs,
 		     "data_direct_path", "");
 	}
 	json_free(root);
-	rc = gdr_private_replay(&m, dir, ctxs, num, err, n);
+	rc = gdr_private_replay(&m, &snap_files, ctxs, num, err, n);
 	return rc ? -1 : 0;
+}
+
+void snapshot_end(void)
+{
+	tree_free(&snap);
 }
