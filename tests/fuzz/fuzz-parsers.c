@@ -8,19 +8,29 @@
  *   env      GPUDIRECT_PATH / _DEBUG / _RELAXED_ORDERING through the probe
  *   bdf      gdr_bdf_normalize (PCI addresses from CUDA and sysfs links)
  *   json     gdr-info's snapshot reader (answers.json of --from/--root)
+ *   tar      gdr-info's archive reader (--from), and a round trip through
+ *            its writer (--capture)
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#ifdef TARGET_JSON
+#if defined(TARGET_TAR)
+#include <stdint.h>
+#include <stdio.h>
+#include "tree.h"
+#elif defined(TARGET_JSON)
+#include <stdint.h>
+#include <stdio.h>
 #include "json.h"
+#else
+#include "internal.h"
 #endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char *terminated(const uint8_t *data, size_t size)
+static __attribute__((unused)) char *terminated(const uint8_t *data,
+						size_t size)
 {
 	char *s = malloc(size + 1);
 
@@ -54,6 +64,59 @@ static int no_cuda(struct gdr_cuda_ops *ops, unsigned int flags, char *why,
 }
 #endif
 
+#if defined(TARGET_TAR)
+static void names_ok(const struct tree *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->num; i++) {
+		const char *n = t->n[i].name;
+
+		if (!n[0] || n[0] == '/' || strstr(n, "..") == n ||
+		    strstr(n, "/../") || strlen(n) > TREE_MAX_NAME ||
+		    t->n[i].size > TREE_MAX_FILE)
+			abort();
+	}
+	if (t->total > TREE_MAX_TOTAL || t->num > TREE_MAX_MEMBERS)
+		abort();
+}
+
+/* An archive: what is kept keeps the rules, and survives a round trip. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct tree t, again;
+	char err[256], name[4096], *out;
+	enum tree_kind kind;
+	size_t len, i;
+
+	tree_init(&t);
+	tree_init(&again);
+	err[0] = '\0';
+	if (tree_parse_tar(&t, data, size, err, sizeof(err))) {
+		if (!err[0])
+			abort(); /* a refusal says why */
+	} else {
+		names_ok(&t);
+		tree_walk(tree_lookup, &t, "/sys/a/b", 0, name, sizeof(name),
+			  &kind, NULL, NULL);
+		if (tree_tar(&t, &out, &len) == 0) {
+			if (tree_parse_tar(&again, (unsigned char *)out, len,
+					   err, sizeof(err)) &&
+			    t.num)
+				abort(); /* we cannot read what we wrote */
+			for (i = 0; i < t.num && t.num == again.num; i++)
+				if (t.n[i].kind != TREE_LINK &&
+				    t.n[i].kind != TREE_OTHER &&
+				    !tree_find(&again, t.n[i].name))
+					abort();
+			free(out);
+		}
+	}
+	tree_free(&t);
+	tree_free(&again);
+	return 0;
+}
+#else
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s = terminated(data, size);
@@ -144,3 +207,4 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(s);
 	return 0;
 }
+#endif

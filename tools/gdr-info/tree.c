@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "replace.h"
 #include "tree.h"
 
 #define BLOCK 512
@@ -166,8 +167,10 @@ static void seal(struct tree *t)
 {
 	size_t i, k = 0;
 
-	if (t->sorted)
+	if (t->sorted || !t->num) {
+		t->sorted = 1;
 		return;
+	}
 	qsort(t->n, t->num, sizeof(t->n[0]), by_name);
 	for (i = 0; i < t->num; i++) {
 		if (i + 1 < t->num && !strcmp(t->n[i].name, t->n[i + 1].name)) {
@@ -540,9 +543,8 @@ static const char *type_words(char t)
 	}
 }
 
-/* Parse the archive in @buf into @t. */
-static int parse_tar(struct tree *t, const unsigned char *buf, size_t len,
-		     char *err, size_t n)
+int tree_parse_tar(struct tree *t, const unsigned char *buf, size_t len,
+		   char *err, size_t n)
 {
 	char name[TREE_MAX_NAME + 256], next[TREE_MAX_NAME + 256], pr[160];
 	size_t at = 0;
@@ -684,7 +686,7 @@ int tree_read_tar(struct tree *t, const char *file, char *err, size_t n)
 	close(fd);
 	if (!data)
 		return -1;
-	rc = parse_tar(t, (const unsigned char *)data, got, err, n);
+	rc = tree_parse_tar(t, (const unsigned char *)data, got, err, n);
 	free(data);
 	return rc;
 }
@@ -848,26 +850,34 @@ static void header(unsigned char *h, const char *name, char type, size_t size)
 	memcpy(h + 263, "00", 2);
 }
 
-static int put(int fd, const void *p, size_t len)
+/* The archive being made, in memory. */
+struct out {
+	char *p;
+	size_t len, cap;
+};
+
+static int put(struct out *o, const void *p, size_t len)
 {
-	const char *c = p;
+	if (o->len + len > o->cap) {
+		size_t cap = o->cap ? o->cap : 65536;
+		char *np;
 
-	while (len) {
-		ssize_t w = write(fd, c, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
+		while (cap < o->len + len)
+			cap *= 2;
+		np = realloc(o->p, cap);
+		if (!np)
 			return -1;
-		c += w;
-		len -= (size_t)w;
+		o->p = np;
+		o->cap = cap;
 	}
+	memcpy(o->p + o->len, p, len);
+	o->len += len;
 	return 0;
 }
 
 /* One member: a ustar header (the name split into prefix and name when it
  * fits), else a pax header with the path first. */
-static int member(int fd, const struct tree_node *x)
+static int member(struct out *fd, const struct tree_node *x)
 {
 	static const unsigned char zero[BLOCK];
 	unsigned char h[BLOCK];
@@ -909,64 +919,39 @@ static int member(int fd, const struct tree_node *x)
 	return 0;
 }
 
-int tree_write_tar(struct tree *t, const char *file, char *err, size_t n)
+int tree_tar(struct tree *t, char **data, size_t *len)
 {
 	static const unsigned char zero[2 * BLOCK];
-	char tmp[PATH_MAX + 64], dir[PATH_MAX], pr[128];
-	const char *slash = strrchr(file, '/'), *base;
+	struct out o = { NULL, 0, 0 };
 	size_t i;
-	int fd = -1, tries, bad;
 
 	seal(t);
-	if (slash) {
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - file), file);
-		base = slash + 1;
-	} else {
-		snprintf(dir, sizeof(dir), ".");
-		base = file;
-	}
-	if (!*base) {
-		snprintf(err, n, "%s names a directory, not a file",
-			 tree_printable(file, pr, sizeof(pr)));
-		return -1;
-	}
-	for (tries = 0; tries < 100 && fd < 0; tries++) {
-		snprintf(tmp, sizeof(tmp), "%s%s.%s.%08lx", slash ? dir : "",
-			 slash ? "/" : "", base,
-			 (unsigned long)random() ^ (unsigned long)getpid());
-		fd = open(tmp,
-			  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			  0644);
-		if (fd < 0 && errno != EEXIST)
-			break;
-	}
-	if (fd < 0) {
-		snprintf(err, n, "cannot create a file beside %s: %s",
-			 tree_printable(file, pr, sizeof(pr)), strerror(errno));
-		return -1;
-	}
 	for (i = 0; i < t->num; i++) {
 		if (t->n[i].kind != TREE_FILE && t->n[i].kind != TREE_DIR)
 			continue;
-		if (member(fd, &t->n[i]))
+		if (member(&o, &t->n[i]))
 			break;
 	}
-	bad = i < t->num || put(fd, zero, sizeof(zero)) || fsync(fd);
-	if (close(fd))
-		bad = 1;
-	if (bad) {
-		snprintf(err, n, "writing %s failed: %s",
-			 tree_printable(file, pr, sizeof(pr)), strerror(errno));
-		unlink(tmp);
+	if (i < t->num || put(&o, zero, sizeof(zero))) {
+		free(o.p);
 		return -1;
 	}
-	/* Replaces whatever is at @file, a link included, without following
-	 * it. */
-	if (rename(tmp, file)) {
-		snprintf(err, n, "cannot put the snapshot at %s: %s",
-			 tree_printable(file, pr, sizeof(pr)), strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
+	*data = o.p;
+	*len = o.len;
 	return 0;
+}
+
+int tree_write_tar(struct tree *t, const char *file, char *err, size_t n)
+{
+	char *data;
+	size_t len;
+	int rc;
+
+	if (tree_tar(t, &data, &len)) {
+		snprintf(err, n, "out of memory for the archive");
+		return -1;
+	}
+	rc = replace_file(file, data, len, err, n);
+	free(data);
+	return rc;
 }

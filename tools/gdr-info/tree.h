@@ -89,6 +89,12 @@ const struct tree_node *tree_find(struct tree *t, const char *name);
  */
 int tree_read_tar(struct tree *t, const char *file, char *err, size_t n);
 
+/* tree_read_tar's parser, over @len bytes of an archive in memory. */
+int tree_parse_tar(struct tree *t, const unsigned char *buf, size_t len,
+		   char *err, size_t n);
+/* @t's files and directories as a tar archive in a new buffer. 0 or -1. */
+int tree_tar(struct tree *t, char **data, size_t *len);
+
 /*
  * Read the directory tree below @dir into @t: regular files, directories,
  * links (as data) and, by name only, anything else. Nothing is followed.
@@ -96,10 +102,9 @@ int tree_read_tar(struct tree *t, const char *file, char *err, size_t n);
 int tree_read_dir(struct tree *t, const char *dir, char *err, size_t n);
 
 /*
- * Write @t's files and directories as a tar archive to @file: through a
- * new file in the same directory (O_CREAT | O_EXCL | O_NOFOLLOW) renamed
- * over @file, so a link at @file is replaced, never written through. 0,
- * or -1 with the reason in @err.
+ * Write @t's files and directories as a tar archive to @file, whole or
+ * not at all (replace.h: a link at @file is replaced, never written
+ * through). 0, or -1 with the reason in @err.
  */
 int tree_write_tar(struct tree *t, const char *file, char *err, size_t n);
 

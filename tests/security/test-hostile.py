@@ -1,0 +1,371 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""gdr-info on hostile input, as root: crafted snapshots (--from, --root),
+captures aimed at links and odd names (--capture, --host-root), FIFOs,
+bombs, loops, huge files, bytes that are not UTF-8, and --nfd over links,
+directories and another user's sticky directory. Each case asserts the exit
+status, that nothing outside the intended file changed (the case's own
+directory and /tmp are listed before and after), that no temporary
+directory is left, and that it ends within its time.
+
+    test-hostile.py GDR_INFO
+
+Exits 77 unless root: the dangers it checks are those of root (a tar run
+as root keeps owners, modes, devices and FIFOs)."""
+import gzip
+import hashlib
+import io
+import json
+import os
+import pwd
+import shutil
+import stat
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+
+gdr_info = os.path.abspath(sys.argv[1])
+if os.geteuid() != 0:
+    print("SKIP: the hostile-input suite runs as root (what gdr-info "
+          "does on a node); run it with sudo or in CI")
+    sys.exit(77)
+
+passed = failed = 0
+NV = ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04"
+      "  Release Build  (dvs-builder@U22)  Thu Oct 30 2025\n")
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL:", what)
+    return cond
+
+
+def answers(**extra):
+    a = {"format": "libgpudirect-snapshot", "version": 2,
+         "kernel_release": "6.8.0-test",
+         "cuda": {"error": "", "driver_version": 12040, "devices": [
+             {"name": "Test GPU", "pci_bus_id": "0000:06:00.0",
+              "dmabuf_supported": 1, "gpudirect_rdma_supported": 1,
+              "gpudirect_rdma_with_vmm": 1, "c2c": 0, "c2c_why": "",
+              "pcie_mapping": -1}]},
+         "libibverbs_dmabuf": True, "mlx5dv": 0,
+         "rdma_devices": [{"name": "mlx5_0", "dmabuf_probe_errno": 9,
+                           "port_state": 4, "link_layer": 2, "mlx5": 0,
+                           "data_direct_errno": 19, "data_direct_path": ""}],
+         "links": {}}
+    for k, v in extra.items():
+        a[k] = v
+    return json.dumps(a).encode()
+
+
+def member(t, name, data=b"", type_=tarfile.REGTYPE, mode=0o644, link="",
+           dev=(0, 0)):
+    info = tarfile.TarInfo(name)
+    info.type = type_
+    info.mode = mode
+    info.size = len(data) if type_ == tarfile.REGTYPE else 0
+    info.linkname = link
+    info.devmajor, info.devminor = dev
+    info.uid = info.gid = 0
+    t.addfile(info, io.BytesIO(data) if info.size else None)
+
+
+def snapshot(path, members, ans=None, fmt=tarfile.GNU_FORMAT):
+    with tarfile.open(path, "w", format=fmt) as t:
+        member(t, "proc/driver/nvidia/version", NV.encode())
+        for m in members:
+            member(t, *m[0], **m[1]) if isinstance(m, tuple) else None
+        member(t, "answers.json", ans if ans is not None else answers())
+
+
+def listing(root):
+    """Every path below @root with its type, mode, owner and content hash."""
+    out = {}
+    for d, dirs, files in os.walk(root):
+        for n in dirs + files:
+            p = os.path.join(d, n)
+            try:
+                st = os.lstat(p)
+            except FileNotFoundError:
+                continue
+            h = ""
+            if stat.S_ISREG(st.st_mode) and st.st_size < (1 << 20):
+                with open(p, "rb") as f:
+                    h = hashlib.sha256(f.read()).hexdigest()
+            out[p] = (stat.S_IFMT(st.st_mode), st.st_mode & 0o7777,
+                      st.st_uid, h, os.readlink(p) if os.path.islink(p) else "")
+    return out
+
+
+def tmp_names():
+    return set(os.listdir("/tmp"))
+
+
+def run(args, cwd, timeout=30):
+    t0 = time.monotonic()
+    try:
+        r = subprocess.run([gdr_info] + args, cwd=cwd, capture_output=True,
+                           timeout=timeout)
+        return r.returncode, r.stdout, r.stderr, time.monotonic() - t0
+    except subprocess.TimeoutExpired:
+        return "timeout", b"", b"", timeout
+
+
+class Case:
+    """One case in its own directory; /tmp and the directory checked."""
+
+    def __init__(self, name):
+        self.name = name
+        self.dir = tempfile.mkdtemp(prefix="gdr-hostile-")
+        self.tmp0 = tmp_names() - {os.path.basename(self.dir)}
+        self.failed0 = failed
+
+    def __enter__(self):
+        return self
+
+    def run(self, args, want_rc, timeout=30, may_change=()):
+        before = listing(self.dir)
+        rc, out, err, took = run(args, self.dir, timeout)
+        check(rc != "timeout", "%s: no answer within %d s (a hang)" % (self.name, timeout))
+        ok = rc in want_rc if isinstance(want_rc, tuple) else rc == want_rc
+        check(ok, "%s: exit %s, want %s; stderr %r" % (self.name, rc, want_rc, err[-300:]))
+        after = listing(self.dir)
+        changed = {p for p in set(before) | set(after)
+                   if before.get(p) != after.get(p)} - set(may_change)
+        check(not changed, "%s: changed %s" % (self.name, sorted(changed)[:5]))
+        return rc, out, err
+
+    def __exit__(self, *exc):
+        left = tmp_names() - self.tmp0 - {os.path.basename(self.dir)}
+        check(not left, "%s: left in /tmp: %s" % (self.name, sorted(left)))
+        shutil.rmtree(self.dir, ignore_errors=True)
+        print("ok  " if failed == self.failed0 else "BAD ", self.name)
+
+
+def refused(c, members, word, name):
+    snap = os.path.join(c.dir, "s.tar")
+    with tarfile.open(snap, "w", format=tarfile.GNU_FORMAT) as t:
+        member(t, "proc/driver/nvidia/version", NV.encode())
+        for args, kw in members:
+            member(t, *args, **kw)
+        member(t, "answers.json", answers())
+    rc, out, err = c.run(["--from", snap], 2)
+    check(word.encode() in err, "%s: the message %r lacks %r" % (name, err, word))
+
+
+# --- --from: what an archive may not hold --------------------------------
+for name, members, word in [
+    ("from: a character device", [(("dev/null2",), dict(type_=tarfile.CHRTYPE, mode=0o666, dev=(1, 3)))], "character device"),
+    ("from: a FIFO at the driver's version", [(("proc/driver/nvidia/version",), dict(type_=tarfile.FIFOTYPE))], "FIFO"),
+    ("from: a symbolic link", [(("sys/module/nvidia_peermem/version",), dict(type_=tarfile.SYMTYPE, link="/etc/hostname"))], "symbolic link"),
+    ("from: a hard link", [(("sys/x",), dict(type_=tarfile.LNKTYPE, link="answers.json"))], "hard link"),
+    ("from: an absolute name", [(("/etc/gdr-hostile",), dict(data=b"x"))], "absolute"),
+    ("from: a '..' name", [(("../gdr-hostile",), dict(data=b"x"))], '".."'),
+    ("from: a name of 2000 bytes", [(("a/" * 1000 + "x",), dict(data=b"x"))], "too long"),
+]:
+    with Case(name) as c:
+        refused(c, members, word, name)
+
+with Case("from: a setuid file and a ./ entry of mode 0777 (modes are data)") as c:
+    snap = os.path.join(c.dir, "s.tar")
+    with tarfile.open(snap, "w", format=tarfile.GNU_FORMAT) as t:
+        member(t, ".", type_=tarfile.DIRTYPE, mode=0o777)
+        member(t, "proc/driver/nvidia/version", NV.encode())
+        member(t, "sys/evil", b"#!/bin/sh\nid\n", mode=0o4755)
+        member(t, "answers.json", answers())
+    os.chmod(c.dir, 0o700)
+    rc, out, err = c.run(["--from", snap], (0, 1))
+    check(stat.S_IMODE(os.stat(c.dir).st_mode) == 0o700, "the directory's mode changed")
+    check(b"580.159.04" in out, "the replayed report lacks the driver version")
+
+with Case("from: a gzip bomb (1 GB of zeros)") as c:
+    bomb = os.path.join(c.dir, "bomb.tar.gz")
+    with gzip.open(bomb, "wb", compresslevel=9) as g:
+        z = bytes(1 << 20)
+        for _ in range(1024):
+            g.write(z)
+    check(os.path.getsize(bomb) < (2 << 20), "the bomb is small")
+    rc, out, err = c.run(["--from", bomb], 2, timeout=60)
+    check(b"decompresses to more than" in err, "bomb: %r" % err)
+
+with Case("from: a gzip'd snapshot that is fine") as c:
+    snap = os.path.join(c.dir, "s.tar")
+    snapshot(snap, [])
+    with open(snap, "rb") as f, gzip.open(snap + ".gz", "wb") as g:
+        g.write(f.read())
+    rc, out, err = c.run(["--from", snap + ".gz"], (0, 1))
+    check(b"580.159.04" in out, "gzip'd: %r" % err)
+
+with Case("from: a host:file name is a local file") as c:
+    t0 = time.monotonic()
+    rc, out, err = c.run(["--from", "node1.invalid:snap.tar"], 2, timeout=10)
+    check(b"No such file" in err, "host:file: %r" % err)
+
+with Case("from: not a tar archive") as c:
+    junk = os.path.join(c.dir, "junk")
+    with open(junk, "wb") as f:
+        f.write(os.urandom(4096))
+    c.run(["--from", junk], 2)
+
+with Case("from: a link to /etc/hostname inside the snapshot") as c:
+    snap = os.path.join(c.dir, "s.tar")
+    links = {"sys/module/nvidia_peermem/version": "/etc/hostname",
+             "sys/a": "b", "sys/b": "a",
+             "sys/module/nv_peer_mem/version": "../../../../../etc/hostname"}
+    snapshot(snap, [], answers(links=links))
+    rc, out, err = c.run(["--from", snap], (0, 1))
+    host = open("/etc/hostname").read().strip() if os.path.exists("/etc/hostname") else "\0"
+    check(("(%s" % host).encode() not in out and b"nvidia_peermem/version)" not in out,
+          "the host's /etc/hostname was read: %r" % out[-400:])
+
+# --- --root: odd trees ---------------------------------------------------
+def root_tree(c, files, links=(), fifos=()):
+    r = os.path.join(c.dir, "root")
+    for rel, data in files.items():
+        p = os.path.join(r, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "wb") as f:
+            f.write(data)
+    for rel, target in links:
+        p = os.path.join(r, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        os.symlink(target, p)
+    for rel in fifos:
+        p = os.path.join(r, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        os.mkfifo(p)
+    return r
+
+
+with Case("root: FIFOs where the doctor reads files") as c:
+    r = root_tree(c, {"answers.json": answers()},
+                  fifos=["proc/driver/nvidia/version", "sys/module/nvidia_peermem/version",
+                         "sys/bus/pci/devices/0000:06:00.0/numa_node"])
+    rc, out, err = c.run(["--root", r], (0, 1))
+    check(b"not a regular file" in out, "root FIFO: %r" % out[-300:])
+
+with Case("root: a FIFO as answers.json") as c:
+    r = root_tree(c, {"proc/driver/nvidia/version": NV.encode()}, fifos=["answers.json"])
+    c.run(["--root", r], 2)
+
+with Case("root: a 1 GB file and a symlink loop") as c:
+    r = root_tree(c, {"answers.json": answers()},
+                  links=[("sys/module/nvidia_peermem", "loop"), ("sys/module/loop", "nvidia_peermem")])
+    big = os.path.join(r, "proc/driver/nvidia/version")
+    os.makedirs(os.path.dirname(big), exist_ok=True)
+    with open(big, "wb") as f:
+        f.write(NV.encode())
+        f.truncate(1 << 30)
+    rc, out, err = c.run(["--root", r], (0, 1), timeout=60)
+    check(b"580.159.04" in out, "the 1 GB version file: %r" % out[-300:])
+
+with Case("root: nested 100 deep") as c:
+    r = root_tree(c, {"answers.json": answers(), "/".join(["d"] * 100) + "/f": b"x"})
+    c.run(["--root", r], 2)
+
+# --- what a snapshot says, printed ----------------------------------------
+with Case("replay: a driver older than the library can use") as c:
+    r = root_tree(c, {"answers.json": answers(cuda={"error": "", "driver_version": 3000,
+                                                    "devices": [{"name": "old"}]})})
+    rc, out, err = c.run(["--root", r], 1)
+    check(b"lacks" in out, "old driver: %r" % out[-300:])
+
+with Case("replay: names that are not UTF-8, escapes, control bytes") as c:
+    a = json.loads(answers())
+    a["kernel_release"] = "6.8\u00e9\U0001F600"
+    a["rdma_devices"][0]["name"] = "mlx5_\x1b[2J0"
+    a["rdma_devices"][0]["dmabuf_probe_errno"] = 200
+    raw = json.dumps(a).encode().replace(b"6.8\\u00e9", b"6.8\xff\\u00e9")
+    r = root_tree(c, {"answers.json": raw, "proc/driver/nvidia/version": b"\0" * 64})
+    rc, out, err = c.run(["--root", r, "--json"], (0, 1))
+    try:
+        rep = json.loads(out.decode("utf-8", errors="strict"))
+        ok = True
+    except (UnicodeDecodeError, ValueError) as e:
+        ok = False
+        print("  ", e)
+    check(ok, "--json output is not valid UTF-8 JSON")
+    if ok:
+        vals = {(i["section"], i["key"]): i["value"] for i in rep["items"]}
+        check("\U0001F600" in json.dumps(rep, ensure_ascii=False), "the surrogate pair decoded")
+        nv = [v for (s, k), v in vals.items() if k == "nvidia_driver"]
+        check(nv and "absent" not in nv[0], "a NUL-filled version file reads as absent: %s" % nv)
+    rc, out, err = c.run(["--root", r], (0, 1))
+    check(b"\x1b" not in out, "an escape byte reached the text report")
+    check(b"errno 200" in out, "an errno without a name: %r" % out[-500:])
+
+# --- --capture: where it writes -------------------------------------------
+with Case("capture: FILE is a link to a file that must not change") as c:
+    victim = os.path.join(c.dir, "victim")
+    with open(victim, "w") as f:
+        f.write("keep me\n")
+    link = os.path.join(c.dir, "snap.tar")
+    os.symlink(victim, link)
+    c.run(["--capture", link], (0, 1), may_change=[link])
+    check(open(victim).read() == "keep me\n", "the link's target was written")
+    check(not os.path.islink(link) and tarfile.is_tarfile(link), "the link was not replaced by the archive")
+
+with Case("capture: a host:file name is a local file") as c:
+    c.run(["--capture", "node1.invalid:snap.tar"], (0, 1),
+          may_change=[os.path.join(c.dir, "node1.invalid:snap.tar")], timeout=20)
+    check(tarfile.is_tarfile(os.path.join(c.dir, "node1.invalid:snap.tar")), "no local archive")
+
+for how in ("absolute", "relative", "through a link"):
+    with Case("capture: --host-root %s leaves the host tree as it was" % how) as c:
+        real = os.path.join(c.dir, "host")
+        os.makedirs(os.path.join(real, "sys/module/nvidia_peermem"))
+        os.makedirs(os.path.join(real, "proc/driver/nvidia"))
+        with open(os.path.join(real, "proc/driver/nvidia/version"), "w") as f:
+            f.write(NV)
+        with open(os.path.join(real, "sys/module/nvidia_peermem/version"), "w") as f:
+            f.write("1.2\n")
+        arg = real
+        if how == "relative":
+            arg = "host"
+        elif how == "through a link":
+            os.symlink(real, os.path.join(c.dir, "via"))
+            arg = "via"
+        snap = os.path.join(c.dir, "snap.tar")
+        before = listing(real)
+        rc, live, err = c.run(["--host-root", arg, "--capture", snap], (0, 1), may_change=[snap])
+        check(listing(real) == before, "%s: the host tree changed" % how)
+        rc2, replay, err2 = c.run(["--from", snap], rc)
+        check(b"580.159.04" in replay and b"1.2 (/sys/module/nvidia_peermem/version)" in replay,
+              "%s: the snapshot lacks the host's files: %r" % (how, replay[-400:]))
+        check(live == replay, "%s: replay differs from the live report" % how)
+
+# --- --nfd: where it writes (these held before; they keep holding) ---------
+with Case("nfd: FILE is a link, a directory, in another user's sticky dir") as c:
+    r = root_tree(c, {"answers.json": answers(), "proc/driver/nvidia/version": NV.encode()})
+    victim = os.path.join(c.dir, "victim")
+    with open(victim, "w") as f:
+        f.write("keep me\n")
+    link = os.path.join(c.dir, "labels")
+    os.symlink(victim, link)
+    c.run(["--root", r, "--nfd", link], (0, 1), may_change=[link])
+    check(open(victim).read() == "keep me\n" and not os.path.islink(link), "--nfd wrote through a link")
+    d = os.path.join(c.dir, "adir")
+    os.mkdir(d)
+    c.run(["--root", r, "--nfd", d], 2)
+    sticky = os.path.join(c.dir, "sticky")
+    os.mkdir(sticky)
+    nobody = pwd.getpwnam("nobody")
+    os.chown(sticky, nobody.pw_uid, nobody.pw_gid)
+    os.chmod(sticky, 0o1777)
+    planted = os.path.join(sticky, "labels")
+    os.symlink(victim, planted)
+    os.lchown(planted, nobody.pw_uid, nobody.pw_gid)
+    c.run(["--root", r, "--nfd", planted], (0, 1), may_change=[planted])
+    check(open(victim).read() == "keep me\n", "--nfd followed a link planted in a sticky dir")
+    left = [n for n in os.listdir(c.dir) + os.listdir(sticky) if n.startswith(".")]
+    check(not left, "dot-files left: %s" % left)
+
+print("%d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
