@@ -175,8 +175,15 @@ static void record(struct gdr_reg_info *rec, struct reasons *full,
 		  why && *why ? ": " : "", why ? why : "");
 }
 
+/* The paths a caller built against 0.1 knows: 0.1 sized its record for
+ * them and never sees a later one (nor is a later one tried for it). */
+#define PATHS_0_1                                                              \
+	(GDR_PATH_BIT(GDR_PATH_DMABUF) | GDR_PATH_BIT(GDR_PATH_PEERMEM) |      \
+	 GDR_PATH_BIT(GDR_PATH_HOST))
+
 static int check_args(struct ibv_pd *pd, void *ptr, size_t len,
-		      const struct gdr_reg_attr *attr, char *why, size_t n)
+		      const struct gdr_reg_attr *attr, uint32_t known,
+		      char *why, size_t n)
 {
 	if (attr && (attr->comp_mask & ~(uint32_t)ATTR_KNOWN)) {
 		gdr_fmt(why, n,
@@ -196,13 +203,13 @@ static int check_args(struct ibv_pd *pd, void *ptr, size_t len,
 		return EINVAL;
 	}
 	if (attr && (attr->comp_mask & GDR_REG_ATTR_PATH_MASK) &&
-	    (!attr->path_mask || (attr->path_mask & ~paths_known()))) {
+	    (!attr->path_mask || (attr->path_mask & ~known))) {
 		gdr_fmt(why, n,
 			"gdr_reg_attr.path_mask 0x%x is empty or has bits of "
 			"no path (this library knows 0x%x); combine "
 			"GDR_PATH_BIT() of GDR_PATH_DATA_DIRECT, _DMABUF, "
 			"_PEERMEM and _HOST",
-			attr->path_mask, paths_known());
+			attr->path_mask, known);
 		return EINVAL;
 	}
 	if (!pd) {
@@ -446,20 +453,24 @@ static void give_info(const struct gdr_reg_info *rec, struct gdr_reg_info *info,
 /* A registration, start to end: 0 and *@mr, or an errno with @why. */
 static int do_register(struct ibv_pd *pd, void *ptr, size_t len,
 		       const struct gdr_reg_attr *attr,
-		       const struct gdr_ptr_info *pi, struct gdr_reg_info *rec,
-		       bool texts, struct ibv_mr **mr, char *why, size_t n)
+		       const struct gdr_ptr_info *pi, uint32_t known,
+		       struct gdr_reg_info *rec, bool texts, struct ibv_mr **mr,
+		       char *why, size_t n)
 {
 	const struct gdr_node *node;
 	struct gdr_req req;
-	const char *mask_src = "the default";
-	uint32_t mask = paths_known();
+	const char *mask_src = known == paths_known()
+				       ? "the default"
+				       : "the 0.1 ABI this program was built "
+					 "against";
+	uint32_t mask = known;
 	int err;
 
 	memset(rec, 0, GDR_REG_INFO_MIN_SIZE); /* attempts as recorded */
 	rec->device = -1;
 	*mr = NULL;
 	why[0] = '\0';
-	err = check_args(pd, ptr, len, attr, why, n);
+	err = check_args(pd, ptr, len, attr, known, why, n);
 	if (err)
 		return err;
 	node = gdr_node_get();
@@ -471,8 +482,11 @@ static int do_register(struct ibv_pd *pd, void *ptr, size_t len,
 		mask = attr->path_mask;
 		mask_src = "gdr_reg_attr.path_mask";
 	} else if (node->env_mask) {
-		mask = node->env_mask;
-		mask_src = "GPUDIRECT_PATH";
+		mask = node->env_mask & known;
+		mask_src = known == paths_known()
+				   ? "GPUDIRECT_PATH"
+				   : "GPUDIRECT_PATH and the 0.1 ABI this "
+				     "program was built against";
 	}
 
 	memset(&req, 0, sizeof(req));
@@ -521,8 +535,9 @@ int gdr_register_internal(struct ibv_pd *pd, void *ptr, size_t len,
 {
 	struct gdr_reg_info rec;
 
-	return gdr_errno_public(
-		do_register(pd, ptr, len, attr, pi, &rec, false, mr, why, n));
+	return gdr_errno_public(do_register(pd, ptr, len, attr, pi,
+					    paths_known(), &rec, false, mr, why,
+					    n));
 }
 
 static struct ibv_mr *register_ex(struct ibv_pd *pd, void *ptr, size_t len,
@@ -542,8 +557,9 @@ static struct ibv_mr *register_ex(struct ibv_pd *pd, void *ptr, size_t len,
 				"fields of struct gdr_reg_info (%zu); pass "
 				"sizeof(*info)",
 				info_size, (size_t)GDR_REG_INFO_MIN_SIZE);
-	err = do_register(pd, ptr, len, attr, NULL, &rec, info != NULL, &mr,
-			  why, sizeof(why));
+	err = do_register(pd, ptr, len, attr, NULL,
+			  v0_1 ? PATHS_0_1 : paths_known(), &rec, info != NULL,
+			  &mr, why, sizeof(why));
 	if (info)
 		give_info(&rec, info, info_size, v0_1);
 	if (!err)

@@ -167,6 +167,44 @@ int main(void)
 				      GDR_REG_INFO_MIN_SIZE - 1) == NULL);
 			CHECK(errno == EINVAL);
 		}
+		/* A Data Direct NIC: 0.2 would take data-direct (path 4),
+		 * which a 0.1 caller does not know: it is not tried, and
+		 * the record holds only the paths 0.1 knew. */
+		fakes_reset();
+		fake_ibv.dd_errno = 0; /* the NIC has a Data Direct function */
+		fakes_install(&fx, "6.12.0", NULL, NULL);
+		dev = fake_alloc_device(0, 1 << 20);
+		memset(&gi, 0xa5, sizeof(gi));
+		gi.info.comp_mask = 1;
+		mr = reg_ex_0_1(&fake_pd, dev, 4096, NULL, &gi.info);
+		CHECK(mr != NULL);
+		CHECK(gi.info.path == GDR_PATH_DMABUF);
+		CHECK(gi.info.num_attempts == 1);
+		CHECK(gi.info.attempts[0].path == GDR_PATH_DMABUF);
+		CHECK(fake_ibv.mlx5_reg_calls == 0);
+		CHECK(untouched(gi.guard));
+		if (mr)
+			gdr_deregister(mr);
+		/* ... while a 0.2 caller on the same NIC gets Data Direct. */
+		{
+			struct gdr_reg_info info;
+
+			mr = gdr_register_ex(&fake_pd, dev, 4096, NULL, &info,
+					     sizeof(info));
+			CHECK(mr != NULL && info.path == GDR_PATH_DATA_DIRECT);
+			if (mr)
+				gdr_deregister(mr);
+		}
+		/* A 0.1 path mask with bit 4 was unknown to 0.1. */
+		{
+			struct attr_0_1 a = { 2, 0, 1u << 4, 0 };
+
+			errno = 0;
+			CHECK(reg_ex_0_1(&fake_pd, dev, 4096, &a, NULL) ==
+			      NULL);
+			CHECK(errno == EINVAL);
+		}
+
 		fixture_remove(&fx);
 	}
 #endif
