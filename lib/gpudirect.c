@@ -45,34 +45,31 @@ static uint32_t paths_known(void)
 	return mask;
 }
 
-GDR_EXPORT const char *gdr_path_str(enum gdr_path path)
+const char *gdr_path_name(enum gdr_path path)
 {
 	if ((unsigned)path >= NUM_PATHS)
 		return "invalid";
 	return path_names[path];
 }
 
-GDR_EXPORT int gdr_path_parse(const char *name, enum gdr_path *path)
+int gdr_path_lookup(const char *name, enum gdr_path *path)
 {
 	unsigned int i;
 
-	if (name && path) {
-		if (strcmp(name, "auto") == 0) {
-			*path = GDR_PATH_NONE;
+	if (strcmp(name, "auto") == 0) {
+		*path = GDR_PATH_NONE;
+		return 0;
+	}
+	for (i = GDR_PATH_NONE + 1; i < NUM_PATHS; i++) {
+		if (strcmp(name, path_names[i]) == 0) {
+			*path = (enum gdr_path)i;
 			return 0;
 		}
-		for (i = GDR_PATH_NONE + 1; i < NUM_PATHS; i++) {
-			if (strcmp(name, path_names[i]) == 0) {
-				*path = (enum gdr_path)i;
-				return 0;
-			}
-		}
 	}
-	errno = EINVAL;
 	return -1;
 }
 
-GDR_EXPORT const char *gdr_mem_type_str(enum gdr_mem_type type)
+const char *gdr_mem_type_name(enum gdr_mem_type type)
 {
 	switch (type) {
 	case GDR_MEM_HOST: return "host";
@@ -83,6 +80,35 @@ GDR_EXPORT const char *gdr_mem_type_str(enum gdr_mem_type type)
 	case GDR_MEM_UNKNOWN: /* fall through */
 	default: return "unknown";
 	}
+}
+
+GDR_EXPORT const char *gdr_path_str(enum gdr_path path)
+{
+	gdr_clear_error();
+	return gdr_path_name(path);
+}
+
+GDR_EXPORT int gdr_path_parse(const char *name, enum gdr_path *path)
+{
+	gdr_clear_error();
+	if (!name || !path) {
+		gdr_fail(EINVAL, "gdr_path_parse: name and path must not be "
+				 "NULL");
+		return -1;
+	}
+	if (gdr_path_lookup(name, path) == 0)
+		return 0;
+	gdr_fail(EINVAL,
+		 "gdr_path_parse: \"%.40s\" is not a path; use auto, "
+		 "data-direct, dmabuf, peermem or host",
+		 name);
+	return -1;
+}
+
+GDR_EXPORT const char *gdr_mem_type_str(enum gdr_mem_type type)
+{
+	gdr_clear_error();
+	return gdr_mem_type_name(type);
 }
 
 static const char *result_str(enum gdr_attempt_result r)
@@ -141,7 +167,7 @@ static void write_later(const struct gdr_req *req,
 			"this path registers %s memory, the buffer is %s "
 			"memory",
 			b->device_memory ? "device" : "host",
-			gdr_mem_type_str(req->pi.type));
+			gdr_mem_type_name(req->pi.type));
 		break;
 	default: return;
 	}
@@ -315,7 +341,7 @@ static void explain(const struct gdr_reg_info *rec, const struct reasons *full,
 		    mask != GDR_PATH_BIT(b[i]->path))
 			continue;
 		gdr_append(buf, n, "%s%s %s: %s", first ? "" : "; ",
-			   gdr_path_str(a->path), result_str(a->result),
+			   gdr_path_name(a->path), result_str(a->result),
 			   full->text[i]);
 		first = false;
 	}
@@ -413,7 +439,7 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 		write_later(req, &subj, mask_src, rec, &full, i, why,
 			    sizeof(why));
 	gdr_fmt(msg, msg_len, "cannot register [%p, +%zu) (%s", req->ptr,
-		req->len, gdr_mem_type_str(req->pi.type));
+		req->len, gdr_mem_type_name(req->pi.type));
 	if (device)
 		gdr_append(msg, msg_len, " on GPU %d", req->pi.device);
 	gdr_append(msg, msg_len, ") with %s: ", gdr_pd_name(req->pd));
@@ -516,7 +542,7 @@ static int do_register(struct ibv_pd *pd, void *ptr, size_t len,
 			req.access |= IBV_ACCESS_RELAXED_ORDERING;
 	}
 	gdr_debug("register %p +%zu: %s%s%d, access 0x%x, paths 0x%x (%s)", ptr,
-		  len, gdr_mem_type_str(req.pi.type),
+		  len, gdr_mem_type_name(req.pi.type),
 		  req.pi.device >= 0 ? " on GPU " : " ", req.pi.device,
 		  req.access, mask, mask_src);
 	if ((req.flags & GDR_REG_SYNC_MEMOPS) && is_device(&req.pi)) {

@@ -263,6 +263,13 @@ int gdr_pci_iommu_group(const char *bdf);
  */
 int gdr_pci_acs_redirects(const char *a, const char *b, char *out, size_t n);
 
+/* The names of paths and memory types (gpudirect.c): what the public
+ * gdr_path_str/_parse and gdr_mem_type_str answer, without touching
+ * gdr_last_error(), for the library's own messages. */
+const char *gdr_path_name(enum gdr_path path);
+int gdr_path_lookup(const char *name, enum gdr_path *path); /* 0 or -1 */
+const char *gdr_mem_type_name(enum gdr_mem_type type);
+
 /* --- errors and debug (error.c) ----------------------------------------- */
 void gdr_clear_error(void);
 /* Set this thread's message and errno (after gdr_errno_public()). Returns

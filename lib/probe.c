@@ -93,7 +93,7 @@ static void probe_env(struct gdr_node *nd, const struct gdr_seam *s)
 	v = s->getenv ? s->getenv("GPUDIRECT_PATH") : NULL;
 	if (!v || !*v)
 		return;
-	if (gdr_path_parse(v, &p)) {
+	if (gdr_path_lookup(v, &p)) {
 		gdr_fmt(nd->env_error, sizeof(nd->env_error),
 			"GPUDIRECT_PATH=%.40s is not a path; set it to auto, "
 			"data-direct, dmabuf, peermem or host, or unset it",

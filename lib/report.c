@@ -259,6 +259,7 @@ GDR_EXPORT void gdr_report_destroy(struct gdr_report *r)
 {
 	unsigned int i;
 
+	gdr_clear_error();
 	if (!r)
 		return;
 	for (i = 0; i < r->num; i++) {
@@ -273,6 +274,7 @@ GDR_EXPORT void gdr_report_destroy(struct gdr_report *r)
 
 GDR_EXPORT unsigned int gdr_report_num_items(const struct gdr_report *r)
 {
+	gdr_clear_error();
 	return r ? r->num : 0;
 }
 
@@ -293,8 +295,13 @@ GDR_EXPORT int gdr_report_item_0_2(const struct gdr_report *r,
 {
 	struct gdr_report_item it;
 
+	gdr_clear_error();
 	if (!r || !item || index >= r->num || item_size < sizeof(it)) {
-		errno = EINVAL;
+		gdr_fail(EINVAL,
+			 "gdr_report_item: report and item must not be NULL, "
+			 "index must be below gdr_report_num_items() (%u) and "
+			 "item_size at least %zu",
+			 r ? r->num : 0, sizeof(it));
 		return -1;
 	}
 	it.section = r->items[index].section;
@@ -320,5 +327,6 @@ GDR_EXPORT int gdr_report_item_0_1(const struct gdr_report *r,
 
 GDR_EXPORT int gdr_report_usable(const struct gdr_report *r)
 {
+	gdr_clear_error();
 	return r ? r->usable : 0;
 }

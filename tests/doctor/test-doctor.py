@@ -3,7 +3,9 @@
 """gdr-info on realistic node layouts (tests/doctor/layouts.py), replayed from
 snapshots with --root and --from: each report must give the expected exit
 status and verdicts, the text and JSON must equal the golden files in
-tests/doctor/golden/, and a tar of the layout must replay identically.
+tests/doctor/golden/, a tar of the layout must replay identically, and the
+layout used as --host-root (absolute, relative, through a link) and
+captured must replay as the live report.
 Needs python3 only.
 
     test-doctor.py GDR_INFO OUTDIR [--update-golden]
@@ -94,6 +96,35 @@ def main():
             check(again.stdout == res.stdout and again.returncode == want_rc,
                   "%s: --from %s gives another report: %s" %
                   (name, os.path.basename(tar), again.stderr.strip()))
+        # The layout as a host root (CUDA and verbs live: this machine's),
+        # captured and replayed: the same report, with the root given
+        # absolute, relative and through a link.
+        where = os.path.dirname(root)
+        alias = root + ".link"
+        if os.path.lexists(alias):
+            os.unlink(alias)
+        os.symlink(os.path.basename(root), alias)
+        for form, hr, cwd in (("absolute", root, None),
+                              ("relative", os.path.basename(root), where),
+                              ("a link", alias, None)):
+            snap = os.path.join(where, name + ".capture.tar")
+            if os.path.exists(snap):
+                os.unlink(snap)
+            live = subprocess.run([os.path.abspath(gdr_info), "--host-root", hr,
+                                   "--capture", snap, "--json"],
+                                  capture_output=True, text=True, cwd=cwd)
+            back = run(gdr_info, "--from", snap, "--json")
+            check(live.returncode in (0, 1) and os.path.exists(snap),
+                  "%s: --host-root (%s) --capture: exit %d %s" %
+                  (name, form, live.returncode, live.stderr.strip()))
+            check(back.stdout == live.stdout and back.returncode == live.returncode,
+                  "%s: --host-root (%s): the capture replays another report (%s)" %
+                  (name, form, back.stderr.strip()))
+            if back.stdout != live.stdout:
+                sys.stdout.writelines(difflib.unified_diff(
+                    live.stdout.splitlines(True), back.stdout.splitlines(True),
+                    "live", "replayed"))
+        os.unlink(alias)
         print("ok   %-36s exit %d, %d items" % (name, res.returncode, len(rep["items"])))
     if not update:
         stale = sorted({f.rsplit(".", 1)[0] for f in os.listdir(GOLDEN)} - seen)

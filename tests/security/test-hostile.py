@@ -5,10 +5,16 @@ captures aimed at links and odd names (--capture, --host-root), FIFOs,
 bombs, loops, huge files, bytes that are not UTF-8, and --nfd over links,
 directories and another user's sticky directory. Each case asserts the exit
 status, that nothing outside the intended file changed (the case's own
-directory and /tmp are listed before and after), that no temporary
-directory is left, and that it ends within its time.
+directory is listed before and after), that no temporary file is left, and
+that it ends within its time.
 
-    test-hostile.py GDR_INFO
+    test-hostile.py GDR_INFO [OUTDIR]
+
+The cases live in OUTDIR (default: a directory in /tmp). With OUTDIR, each
+gdr-info runs in a mount namespace of its own (unshare(1)) whose /tmp is an
+empty directory of the case, which must still be empty afterwards: what
+other programs do in /tmp meanwhile cannot be mistaken for gdr-info's.
+Without unshare, or without OUTDIR, /tmp itself is listed before and after.
 
 Exits 77 unless root: the dangers it checks are those of root (a tar run
 as root keeps owners, modes, devices and FIFOs)."""
@@ -27,6 +33,7 @@ import tempfile
 import time
 
 gdr_info = os.path.abspath(sys.argv[1])
+outdir = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else None
 if os.geteuid() != 0:
     print("SKIP: the hostile-input suite runs as root (what gdr-info "
           "does on a node); run it with sudo or in CI")
@@ -105,26 +112,105 @@ def listing(root):
 
 
 def tmp_names():
-    return set(os.listdir("/tmp"))
+    # Other runs of this suite (another build directory) come and go.
+    return {n for n in os.listdir("/tmp") if not n.startswith("gdr-hostile-")}
 
 
-def run(args, cwd, timeout=30):
+# gdr-info in a mount namespace whose /tmp is the case's empty directory,
+# with the real /tmp held at $0 (outside /tmp) and, inside the new /tmp,
+# the top-level directories the run needs (the build, the cases) bound
+# back to their real ones.
+PRIVATE_SH = r"""
+hold=$0 priv=$1 tops=$2
+shift 2
+mount --bind /tmp "$hold" || exit 125
+mount --bind "$priv" /tmp || exit 125
+for t in $tops; do
+        mkdir -p "/tmp/$t" && mount --bind "$hold/$t" "/tmp/$t" || exit 125
+done
+exec "$@"
+"""
+
+
+def tmp_tops():
+    """The entries of /tmp the runs need: those holding gdr-info, its
+    library and the cases."""
+    tops = set()
+    for p in (gdr_info, outdir or "/"):
+        p = os.path.realpath(p)
+        if p.startswith("/tmp/"):
+            tops.add(p.split("/")[2])
+    return sorted(tops)
+
+
+HOLD = None
+
+
+def private_tmp_works():
+    """Can gdr-info be given a /tmp of its own (unshare, as root)?"""
+    global HOLD
+    if not outdir or not shutil.which("unshare") or not os.path.isdir("/run"):
+        return False
+    try:
+        HOLD = tempfile.mkdtemp(prefix="gdr-hostile-hold-", dir="/run")
+    except OSError:
+        return False
+    probe = tempfile.mkdtemp(dir=outdir)
+    try:
+        r = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                            PRIVATE_SH, HOLD, probe, " ".join(tmp_tops()),
+                            "sh", "-c", 'touch /tmp/x && test -x "$0"', gdr_info],
+                           capture_output=True, timeout=30)
+        return r.returncode == 0 and "x" in os.listdir(probe)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
+
+
+def run(args, cwd, timeout=30, tmp=None):
+    cmd = [gdr_info] + args
+    if tmp:
+        cmd = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+               PRIVATE_SH, HOLD, tmp, " ".join(tmp_tops())] + cmd
     t0 = time.monotonic()
     try:
-        r = subprocess.run([gdr_info] + args, cwd=cwd, capture_output=True,
+        r = subprocess.run(cmd, cwd=cwd, capture_output=True,
                            timeout=timeout)
         return r.returncode, r.stdout, r.stderr, time.monotonic() - t0
     except subprocess.TimeoutExpired:
         return "timeout", b"", b"", timeout
 
 
+def private_tmp_left(tmp):
+    """What a run left in its /tmp: the mount points of tmp_tops() are
+    empty directories there, anything else is the run's."""
+    left = set()
+    for n in os.listdir(tmp):
+        p = os.path.join(tmp, n)
+        if n in tmp_tops() and os.path.isdir(p) and not os.path.islink(p) and not os.listdir(p):
+            continue
+        left.add(n)
+    return left
+
+
+if outdir:
+    shutil.rmtree(outdir, ignore_errors=True)
+    os.makedirs(outdir)
+PRIVATE_TMP = private_tmp_works()
+
+
 class Case:
-    """One case in its own directory; /tmp and the directory checked."""
+    """One case in its own directory; that directory and /tmp checked."""
 
     def __init__(self, name):
         self.name = name
-        self.dir = tempfile.mkdtemp(prefix="gdr-hostile-")
-        self.tmp0 = tmp_names() - {os.path.basename(self.dir)}
+        self.dir = tempfile.mkdtemp(prefix="gdr-hostile-", dir=outdir)
+        # the directory the cases work in; /tmp of gdr-info beside it
+        self.tmp = None
+        if PRIVATE_TMP:
+            self.tmp = tempfile.mkdtemp(prefix="tmp-", dir=outdir)
+        self.tmp0 = tmp_names()
         self.failed0 = failed
 
     def __enter__(self):
@@ -132,7 +218,7 @@ class Case:
 
     def run(self, args, want_rc, timeout=30, may_change=()):
         before = listing(self.dir)
-        rc, out, err, took = run(args, self.dir, timeout)
+        rc, out, err, took = run(args, self.dir, timeout, self.tmp)
         check(rc != "timeout", "%s: no answer within %d s (a hang)" % (self.name, timeout))
         ok = rc in want_rc if isinstance(want_rc, tuple) else rc == want_rc
         check(ok, "%s: exit %s, want %s; stderr %r" % (self.name, rc, want_rc, err[-300:]))
@@ -143,7 +229,11 @@ class Case:
         return rc, out, err
 
     def __exit__(self, *exc):
-        left = tmp_names() - self.tmp0 - {os.path.basename(self.dir)}
+        if self.tmp:
+            left = private_tmp_left(self.tmp)
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        else:
+            left = tmp_names() - self.tmp0
         check(not left, "%s: left in /tmp: %s" % (self.name, sorted(left)))
         shutil.rmtree(self.dir, ignore_errors=True)
         print("ok  " if failed == self.failed0 else "BAD ", self.name)
@@ -381,5 +471,11 @@ with Case("nfd: FILE is a link, a directory, in another user's sticky dir") as c
     left = [n for n in os.listdir(c.dir) + os.listdir(sticky) if n.startswith(".")]
     check(not left, "dot-files left: %s" % left)
 
+if outdir and not failed:
+    shutil.rmtree(outdir, ignore_errors=True)
+if HOLD:
+    os.rmdir(HOLD)
+print("/tmp: %s" % ("each gdr-info had its own, checked empty" if PRIVATE_TMP
+                    else "listed before and after each case"))
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

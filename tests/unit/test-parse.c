@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Parsers of outside input (kernel releases, the NVIDIA version file,
- * numbers) and the file reader under them. */
+ * numbers) and the file reader under them; the errno tables. */
 #include <errno.h>
 
 #include "check.h"
@@ -82,6 +82,79 @@ static void nvidia(const char *text, enum gdr_nv_flavour want, const char *ver)
 	CHECK_STR(got, ver);
 }
 
+/* Every CUresult the library maps, and every errno it names. */
+static void errno_tables(void)
+{
+	static const struct {
+		CUresult r;
+		int err;
+	} cu[] = {
+		{ CUDA_SUCCESS, 0 },
+		{ CUDA_ERROR_INVALID_VALUE, EINVAL },
+		{ CUDA_ERROR_INVALID_CONTEXT, EINVAL },
+		{ CUDA_ERROR_INVALID_DEVICE, EINVAL },
+		{ CUDA_ERROR_OUT_OF_MEMORY, ENOMEM },
+		{ CUDA_ERROR_NOT_SUPPORTED, EOPNOTSUPP },
+		{ CUDA_ERROR_NO_DEVICE, ENODEV },
+		{ CUDA_ERROR_NOT_PERMITTED, EPERM },
+		{ CUDA_ERROR_NOT_INITIALIZED, EIO },
+		{ CUDA_ERROR_UNKNOWN, EIO },
+		{ (CUresult)12345, EIO },
+	};
+	static const struct {
+		int err;
+		const char *name;
+	} names[] = {
+		{ 0, "0" },
+		{ EPERM, "EPERM" },
+		{ ENOENT, "ENOENT" },
+		{ EIO, "EIO" },
+		{ EBADF, "EBADF" },
+		{ ENOMEM, "ENOMEM" },
+		{ EACCES, "EACCES" },
+		{ EFAULT, "EFAULT" },
+		{ EBUSY, "EBUSY" },
+		{ ENODEV, "ENODEV" },
+		{ EINVAL, "EINVAL" },
+		{ EMFILE, "EMFILE" },
+		{ ENOSYS, "ENOSYS" },
+		{ EPROTONOSUPPORT, "EPROTONOSUPPORT" },
+		{ EOPNOTSUPP, "EOPNOTSUPP" },
+		{ EAGAIN, "EAGAIN" },
+		{ ENOTDIR, "ENOTDIR" },
+		{ ELOOP, "ELOOP" },
+		{ GDR_ENOTSUPP, "ENOTSUPP(524)" },
+		{ GDR_ENOTREG, "not a regular file" },
+		{ 9999, "errno 9999" },
+	};
+	char buf[128];
+	size_t i;
+
+	check_scope = "errno tables";
+	for (i = 0; i < sizeof(cu) / sizeof(cu[0]); i++)
+		CHECK_INT(gdr_cu_errno(cu[i].r), cu[i].err);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		CHECK_STR(gdr_errno_name(names[i].err), names[i].name);
+	/* What a caller sees: 524 only as EOPNOTSUPP. */
+	CHECK_INT(gdr_errno_public(GDR_ENOTSUPP), EOPNOTSUPP);
+	CHECK_INT(gdr_errno_public(EOPNOTSUPP), EOPNOTSUPP);
+	CHECK_INT(gdr_errno_public(EINVAL), EINVAL);
+	CHECK_INT(gdr_errno_public(0), 0);
+	/* What moves on to the next path. */
+	CHECK(gdr_err_is_unsupported(EOPNOTSUPP));
+	CHECK(gdr_err_is_unsupported(EPROTONOSUPPORT));
+	CHECK(gdr_err_is_unsupported(GDR_ENOTSUPP));
+	CHECK(!gdr_err_is_unsupported(EINVAL));
+	CHECK(!gdr_err_is_unsupported(ENOMEM));
+	CHECK(!gdr_err_is_unsupported(EPERM));
+	CHECK(!gdr_err_is_unsupported(0));
+	CHECK_STR(gdr_errno_words(GDR_ENOTSUPP, buf, sizeof(buf)),
+		  "524 (the kernel's internal ENOTSUPP, reported as "
+		  "EOPNOTSUPP)");
+	CHECK_STR(gdr_errno_words(ENOMEM, buf, sizeof(buf)),
+		  "ENOMEM (Cannot allocate memory)");
+}
+
 int main(void)
 {
 	long l;
@@ -143,5 +216,6 @@ int main(void)
 		CHECK_STR(gdr_mem_type_str(GDR_MEM_CUDA_POOL), "cuda-pool");
 	}
 	read_errors();
+	errno_tables();
 	return check_summary("parse");
 }

@@ -305,3 +305,19 @@ double json_num(const struct json *o, const char *key, double def)
 	return v && (v->type == JSON_NUM || v->type == JSON_BOOL) ? v->num
 								  : def;
 }
+
+void json_write_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* A small JSON reader for gdr-info's snapshot answers file. */
+/* A small JSON reader and string writer for gdr-info's snapshot answers
+ * file. */
 #ifndef GDR_EXAMPLES_JSON_H
 #define GDR_EXAMPLES_JSON_H
+
+#include <stdio.h>
 
 enum json_type { JSON_NULL, JSON_BOOL, JSON_NUM, JSON_STR, JSON_ARR, JSON_OBJ };
 
@@ -22,5 +25,11 @@ const struct json *json_get(const struct json *o, const char *key);
 /* Typed getters with defaults. */
 const char *json_str(const struct json *o, const char *key, const char *def);
 double json_num(const struct json *o, const char *key, double def);
+
+/*
+ * @s as a JSON string to @f: '"' and '\\' escaped, control bytes and DEL
+ * as \u00XX, every other byte as it is (json_parse gives @s back).
+ */
+void json_write_str(FILE *f, const char *s);
 
 #endif

@@ -35,22 +35,6 @@ void snapshot_record(void)
 
 /* --- answers.json ------------------------------------------------------- */
 
-static void json_text(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 /* answers.json: what gdr_model holds, and the links of the tree. */
 static int answers(FILE *f, const struct gdr_model *m, const struct tree *t)
 {
@@ -61,18 +45,18 @@ static int answers(FILE *f, const struct gdr_model *m, const struct tree *t)
 		"{\n  \"format\": \"libgpudirect-snapshot\",\n"
 		"  \"version\": %d,\n  \"kernel_release\": ",
 		FORMAT);
-	json_text(f, m->kernel_release);
+	json_write_str(f, m->kernel_release);
 	fprintf(f, ",\n  \"cuda\": {\"error\": ");
-	json_text(f, m->cuda_error);
+	json_write_str(f, m->cuda_error);
 	fprintf(f, ", \"driver_version\": %d, \"devices\": [",
 		m->driver_version);
 	for (g = 0; g < m->num_gpus; g++) {
 		const struct gdr_model_gpu *gpu = &m->gpu[g];
 
 		fprintf(f, "%s\n    {\"name\": ", g ? "," : "");
-		json_text(f, gpu->name);
+		json_write_str(f, gpu->name);
 		fprintf(f, ", \"pci_bus_id\": ");
-		json_text(f, gpu->pci_bus_id);
+		json_write_str(f, gpu->pci_bus_id);
 		fprintf(f,
 			", \"dmabuf_supported\": %d, "
 			"\"gpudirect_rdma_supported\": %d, "
@@ -80,7 +64,7 @@ static int answers(FILE *f, const struct gdr_model *m, const struct tree *t)
 			"\"c2c_why\": ",
 			gpu->dmabuf_supported, gpu->gpudirect_rdma_supported,
 			gpu->gpudirect_rdma_with_vmm, gpu->c2c);
-		json_text(f, gpu->c2c_why);
+		json_write_str(f, gpu->c2c_why);
 		fprintf(f, ", \"pcie_mapping\": %d}", gpu->pcie_mapping);
 	}
 	fprintf(f,
@@ -91,14 +75,14 @@ static int answers(FILE *f, const struct gdr_model *m, const struct tree *t)
 		const struct gdr_model_nic *nic = &m->nic[g];
 
 		fprintf(f, "%s\n    {\"name\": ", g ? "," : "");
-		json_text(f, nic->name);
+		json_write_str(f, nic->name);
 		fprintf(f,
 			", \"dmabuf_probe_errno\": %d, \"port_state\": %d, "
 			"\"link_layer\": %d, \"mlx5\": %d, "
 			"\"data_direct_errno\": %d, \"data_direct_path\": ",
 			nic->dmabuf_probe_errno, nic->port_state,
 			nic->link_layer, nic->mlx5, nic->data_direct_errno);
-		json_text(f, nic->data_direct_path);
+		json_write_str(f, nic->data_direct_path);
 		fprintf(f, "}");
 	}
 	fprintf(f, "\n  ],\n  \"links\": {");
@@ -106,9 +90,9 @@ static int answers(FILE *f, const struct gdr_model *m, const struct tree *t)
 		if (t->n[i].kind != TREE_LINK)
 			continue;
 		fprintf(f, "%s\n    ", k++ ? "," : "");
-		json_text(f, t->n[i].name);
+		json_write_str(f, t->n[i].name);
 		fprintf(f, ": ");
-		json_text(f, t->n[i].data);
+		json_write_str(f, t->n[i].data);
 	}
 	fprintf(f, "\n  }\n}\n");
 	return ferror(f) ? -1 : 0;

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gdr-info's JSON writer and reader (tools/gdr-info/json.c): every string
+ * the writer writes reads back byte for byte, over every byte value and
+ * the character classes (escapes, control bytes, DEL, UTF-8 of 1-4 bytes,
+ * bytes that are not UTF-8); the reader decodes \u escapes and surrogate
+ * pairs to UTF-8 and refuses what a C string cannot hold or JSON does not
+ * allow; nesting is capped, never a stack overflow.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+
+static int failed, passed;
+
+#define CHECK(c, ...)                                                          \
+	do {                                                                   \
+		if (c) {                                                       \
+			passed++;                                              \
+		} else {                                                       \
+			failed++;                                              \
+			printf("FAIL %s:%d: ", __FILE__, __LINE__);            \
+			printf(__VA_ARGS__);                                   \
+			printf("\n");                                          \
+		}                                                              \
+	} while (0)
+
+static void hexdump(const char *what, const char *s)
+{
+	printf("  %s:", what);
+	for (; *s; s++)
+		printf(" %02x", (unsigned char)*s);
+	printf("\n");
+}
+
+/* Write @s as the value and the key of an object, read it back. */
+static void round_trip(const char *s)
+{
+	char *text = NULL, err[128];
+	size_t len = 0, i;
+	FILE *f = open_memstream(&text, &len);
+	struct json *j;
+	int raw = 0;
+
+	if (!f) {
+		CHECK(0, "open_memstream failed");
+		return;
+	}
+	fputs("{", f);
+	json_write_str(f, s);
+	fputs(": ", f);
+	json_write_str(f, s);
+	fputs("}", f);
+	if (fclose(f)) {
+		CHECK(0, "writing to memory failed");
+		free(text);
+		return;
+	}
+	for (i = 0; i < len; i++)
+		if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
+			raw = 1;
+	CHECK(!raw, "the writer left a control byte raw");
+	j = json_parse(text, err, sizeof(err));
+	CHECK(j != NULL, "written text does not parse: %s", err);
+	if (j) {
+		const struct json *m = j->child;
+
+		CHECK(j->type == JSON_OBJ && m && m->type == JSON_STR,
+		      "not an object with one string member");
+		if (m && m->key && m->str) {
+			CHECK(!strcmp(m->key, s), "the key does not read back");
+			CHECK(!strcmp(m->str, s),
+			      "the value does not read back");
+			if (strcmp(m->str, s)) {
+				hexdump("wrote", s);
+				hexdump("read", m->str);
+			}
+		}
+		json_free(j);
+	}
+	free(text);
+}
+
+/* "..." parsed as a string: NULL when refused. */
+static char *read_str(const char *json)
+{
+	char err[128], *s = NULL;
+	struct json *j = json_parse(json, err, sizeof(err));
+
+	if (j && j->type == JSON_STR)
+		s = strdup(j->str);
+	json_free(j);
+	return s;
+}
+
+static void reads_as(const char *json, const char *want)
+{
+	char *got = read_str(json);
+
+	if (want) {
+		CHECK(got && !strcmp(got, want), "%s does not read as expected",
+		      json);
+		if (got && strcmp(got, want)) {
+			hexdump("want", want);
+			hexdump("got", got);
+		}
+	} else {
+		CHECK(!got, "%s is accepted; it must be refused", json);
+	}
+	free(got);
+}
+
+static void nesting(int depth, int ok)
+{
+	char *t = malloc((size_t)depth * 2 + 1), err[128];
+	struct json *j;
+	int i;
+
+	if (!t) {
+		CHECK(0, "out of memory");
+		return;
+	}
+	for (i = 0; i < depth; i++) {
+		t[i] = '[';
+		t[depth * 2 - 1 - i] = ']';
+	}
+	t[depth * 2] = '\0';
+	j = json_parse(t, err, sizeof(err));
+	if (ok)
+		CHECK(j != NULL, "%d levels refused: %s", depth, err);
+	else
+		CHECK(!j && strstr(err, "nested too deeply"), "%d levels: %s",
+		      depth, j ? "accepted" : err);
+	json_free(j);
+	free(t);
+}
+
+int main(void)
+{
+	static const char *classes[] = {
+		"",
+		"plain text 0123456789",
+		"\"quoted\" and \\backslash\\ and /slash/",
+		"\\u0041 is not an escape once written",
+		"\x01\x02\x1b[2J\x1f\x7f",
+		"tab\there\nnewline\rreturn\bback\fform",
+		"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", /* 2, 3, 4 bytes */
+		"\xef\xbb\xbf BOM",
+		"\xff\xfe not UTF-8 \xc3 truncated \xe2\x82",
+		"\xed\xa0\x80 an encoded surrogate",
+		"\xc0\xaf overlong",
+	};
+	char one[2] = { 0, 0 };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
+		round_trip(classes[i]);
+	for (i = 1; i < 256; i++) { /* every byte but NUL, alone */
+		one[0] = (char)i;
+		round_trip(one);
+	}
+
+	/* The reader's escapes. */
+	reads_as("\"\\u0041\\u00e9\\u20ac\"", "A\xc3\xa9\xe2\x82\xac");
+	reads_as("\"\\u00E9\\u20AC\"", "\xc3\xa9\xe2\x82\xac");
+	reads_as("\"\\ud83d\\ude00\"", "\xf0\x9f\x98\x80");
+	reads_as("\"\\uD83D\\uDE00\"", "\xf0\x9f\x98\x80");
+	reads_as("\"\\udbff\\udfff\"", "\xf4\x8f\xbf\xbf"); /* U+10FFFF */
+	reads_as("\"\\u07ff\\u0800\\uffff\"",
+		 "\xdf\xbf\xe0\xa0\x80\xef\xbf\xbf"); /* class edges */
+	reads_as("\"\\u007f\\u0080\"", "\x7f\xc2\x80");
+	reads_as("\"\\n\\t\\r\\b\\f\\\"\\\\\\/\"", "\n\t\r\b\f\"\\/");
+	reads_as("\"raw \xc3\xa9 and \xff\"", "raw \xc3\xa9 and \xff");
+	reads_as("\"\\ud83d\"", NULL);	      /* a lone high surrogate */
+	reads_as("\"\\ude00\"", NULL);	      /* a lone low surrogate */
+	reads_as("\"\\ud83d\\u0041\"", NULL); /* high, then not a low one */
+	reads_as("\"\\ud83d\\ud83d\"", NULL);
+	reads_as("\"\\u0000\"", NULL); /* a C string cannot hold it */
+	reads_as("\"\\u00\"", NULL);
+	reads_as("\"\\u00g0\"", NULL);
+	reads_as("\"\\x41\"", NULL);
+	reads_as("\"\\", NULL);
+	reads_as("\"unterminated", NULL);
+	reads_as("\"raw\x01control\"", NULL);
+	reads_as("\"raw\nnewline\"", NULL);
+
+	/* Nesting: the cap is 32 levels; far deeper is refused, not a crash. */
+	nesting(32, 1);
+	nesting(33, 0);
+	nesting(100000, 0);
+
+	printf("json: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
