@@ -4,7 +4,9 @@
  * (CUDA entry points, verbs calls, cuda_load, file opens, and with
  * "alloc" the heap allocations) is made to fail in turn, through the seam.
  * After each run: a clean answer (an MR, or NULL with errno and a message),
- * no fd and no heap left behind, no MR alive, and the library usable again.
+ * no fd and no heap left behind, no MR alive, every primary context
+ * retained released, the caller's context stack as it was, and the
+ * library usable again.
  *
  *   test-faults [alloc]
  */
@@ -70,11 +72,25 @@ void *aligned_alloc(size_t align, size_t n)
 }
 #endif
 
-enum op { OP_DMABUF, OP_PEERMEM, OP_HOST, OP_REPORT, OP_CACHE, OP_COUNT };
+enum op {
+	OP_DMABUF,
+	OP_PEERMEM,
+	OP_HOST,
+	OP_REPORT,
+	OP_CACHE,
+	OP_VMM,		/* exported in the primary context, retained */
+	OP_DATA_DIRECT, /* the PCIe-mapped export and mlx5dv */
+	OP_CACHE_VMM,	/* the cache over VMM mappings */
+	OP_COUNT
+};
 static const char *const op_names[OP_COUNT] = { "dmabuf registration",
 						"peermem registration",
-						"host registration", "report",
-						"cache" };
+						"host registration",
+						"report",
+						"cache",
+						"vmm registration",
+						"data-direct registration",
+						"cache over vmm" };
 
 static struct fixture fx;
 static void *dev_ptr;
@@ -98,8 +114,23 @@ static void setup(enum op op)
 	} else {
 		fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
 	}
+	if (op == OP_DATA_DIRECT)
+		fake_ibv.dd_errno = 0; /* the NIC has a Data Direct function */
 	fakes_install(&fx, NULL, NULL, NULL);
-	dev_ptr = (char *)fake_alloc_device(0, 1 << 20) + 4096;
+	if (op == OP_VMM || op == OP_CACHE_VMM)
+		dev_ptr = (char *)fake_vmm(0, 2, 2 << 20, 0) + 4096;
+	else
+		dev_ptr = (char *)fake_alloc_device(0, 1 << 20) + 4096;
+}
+
+/* Primary contexts the library holds now. */
+static int primary_refs(void)
+{
+	int d, n = 0;
+
+	for (d = 0; d < FAKE_MAX_DEVS; d++)
+		n += fake_cu.primary_refs[d];
+	return n;
 }
 
 /* One operation; 0 when it succeeded, else errno. Frees what it made. */
@@ -132,7 +163,7 @@ static int run(enum op op, int *clean)
 		gdr_report_destroy(r);
 		return 0;
 	}
-	if (op == OP_CACHE) {
+	if (op == OP_CACHE || op == OP_CACHE_VMM) {
 		struct gdr_cache *c = gdr_cache_create(&fake_pd, NULL);
 
 		if (!c) {
@@ -191,12 +222,14 @@ static void sweep(enum op op, int alloc)
 
 	for (n = 1;; n++) {
 		size_t heap0, heap1;
-		int fds0, clean, err, again;
+		int fds0, refs0, depth0, clean, err, again;
 
 		setup(op);
 		gdr_seam_install(NULL); /* empty caches, for the heap count */
 		setup(op);
 		fds0 = count_fds();
+		refs0 = primary_refs();
+		depth0 = fake_ctx_depth();
 		heap0 = heap_used();
 
 		fault_calls = 0;
@@ -218,6 +251,11 @@ static void sweep(enum op op, int alloc)
 		CHECK(clean);
 		CHECK_INT(count_fds(), fds0);
 		CHECK_INT(fake_ibv.live_mrs, 0);
+		/* A release that fails keeps its reference (nothing can give
+		 * it back); every other fault must leave none. */
+		if (strcmp(fault_where, "cuDevicePrimaryCtxRelease"))
+			CHECK_INT(primary_refs(), refs0);
+		CHECK_INT(fake_ctx_depth(), depth0);
 
 		/* Still usable: the next call answers cleanly ... */
 		again = run(op, &clean);
@@ -229,6 +267,8 @@ static void sweep(enum op op, int alloc)
 		CHECK(clean);
 		CHECK_INT(fake_ibv.live_mrs, 0);
 		CHECK_INT(count_fds(), fds0);
+		CHECK_INT(primary_refs(), refs0);
+		CHECK_INT(fake_ctx_depth(), depth0);
 		gdr_seam_install(NULL);
 		setup(op);
 		heap1 = heap_used();
