@@ -219,8 +219,8 @@ void fake_realloc(void *p)
 {
 	struct fake_alloc *a = find((uintptr_t)p);
 
-	if (a)
-		a->buffer_id = next_id();
+	if (a) /* other threads may be reading it (test-cache-threads) */
+		__atomic_store_n(&a->buffer_id, next_id(), __ATOMIC_SEQ_CST);
 }
 
 void fake_free(void *p)
@@ -713,7 +713,9 @@ static CUresult ptr_attr(CUpointer_attribute at, void *data,
 			*(size_t *)data = rn;
 		break;
 	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
-		*(unsigned long long *)data = a ? a->buffer_id : 0;
+		*(unsigned long long *)data =
+			a ? __atomic_load_n(&a->buffer_id, __ATOMIC_SEQ_CST)
+			  : 0;
 		break;
 	case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
 		*(void **)data = a && a->pool ? (void *)0x5 : NULL;
@@ -735,7 +737,9 @@ static CUresult ptr_attr(CUpointer_attribute at, void *data,
 		if (!a)
 			return CUDA_ERROR_INVALID_VALUE;
 		*(unsigned long long *)data =
-			a->block_id ? a->block_id : a->buffer_id;
+			a->block_id ? a->block_id
+				    : __atomic_load_n(&a->buffer_id,
+						      __ATOMIC_SEQ_CST);
 		break;
 	default: return CUDA_ERROR_INVALID_VALUE;
 	}
@@ -1024,6 +1028,8 @@ static struct ibv_mr *new_mr(struct ibv_pd *pd, void *addr, size_t len,
 	f->mr.length = len;
 	f->mr.lkey = f->mr.rkey = 0x1234;
 	COUNT(fake_ibv.live_mrs);
+	if (fake_ibv.mr_hook && len)
+		fake_ibv.mr_hook(&f->mr);
 	return &f->mr;
 }
 static struct ibv_mr *v_reg(struct ibv_pd *pd, void *addr, size_t len,

@@ -1,12 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The cache under concurrency (meant for TSan too): 8 threads x 10 000
- * get/put/invalidate over overlapping ranges of a few allocations, some
- * freed and reallocated meanwhile. Every MR handed out covers what was
- * asked; at the end nothing is in use and destroy releases everything.
+ * The cache under concurrency (meant for TSan too).
+ *
+ * 1. 8 threads x 10 000 get/put/invalidate/purge over overlapping ranges
+ *    of a few allocations: every MR handed out covers what was asked; at
+ *    the end nothing is in use and destroy releases everything.
+ * 2. Against a model: 8 threads get, put, invalidate and reallocate
+ *    (a new buffer at the same address) while registrations block for up
+ *    to 300 us, so that invalidations and reallocations land while they
+ *    are in flight. The model knows each MR's registration (when it began
+ *    and for which buffer) and each completed invalidation and
+ *    reallocation; a hit that serves an MR registered for a buffer that
+ *    was replaced before the get began, or whose registration began
+ *    before an invalidation of its range that completed before the get
+ *    began, is stale.
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "fakes.h"
@@ -59,6 +71,242 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* --- 2: against a model --------------------------------------------- */
+
+#define M_ALLOCS 4
+#define M_SIZE (2 * MiB)
+#define M_UNIT (64 * 1024)
+#define M_UNITS (M_SIZE / M_UNIT)
+#define M_ITERS 4000
+#define M_MRS 4096
+
+static char *m_base[M_ALLOCS];
+static unsigned long m_clock;		       /* tickets */
+static unsigned long m_gen[M_ALLOCS];	       /* reallocations done */
+static unsigned long m_inv[M_ALLOCS][M_UNITS]; /* last invalidation done */
+static __thread unsigned long m_reg_ticket;    /* this thread's last reg */
+static __thread int m_cur_alloc;	       /* what its get asks */
+static __thread unsigned long m_cur_gen;
+static __thread unsigned int m_seed;
+static long m_stale, m_checked, m_unknown, m_bad;
+
+/* What the model knows of each MR handed out by a miss. */
+struct m_rec {
+	struct ibv_mr *mr;
+	unsigned long ticket; /* its registration began at this ticket */
+	unsigned long gen;    /* for this buffer of its allocation */
+	int alloc;	      /* -1: unknown (a reallocation raced it) */
+};
+static struct m_rec m_recs[M_MRS];
+static pthread_mutex_t m_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static unsigned long tick(void)
+{
+	return __atomic_add_fetch(&m_clock, 1, __ATOMIC_SEQ_CST);
+}
+
+static unsigned long ld(const unsigned long *p)
+{
+	return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+
+/* Every registration: its ticket, and now and then it blocks. */
+static void m_reg_hook(void)
+{
+	m_reg_ticket = tick();
+	if (rand_r(&m_seed) % 4 == 0)
+		usleep((useconds_t)(rand_r(&m_seed) % 300));
+}
+
+static struct m_rec *m_slot(struct ibv_mr *mr)
+{
+	uintptr_t h = ((uintptr_t)mr >> 4) * 2654435761u;
+	unsigned int i;
+
+	for (i = 0; i < M_MRS; i++) {
+		struct m_rec *r = &m_recs[(h + i) % M_MRS];
+
+		if (!r->mr || r->mr == mr)
+			return r;
+	}
+	return NULL;
+}
+
+/* Every MR made: recorded before the cache can hand it to anyone. */
+static void m_mr_hook(struct ibv_mr *mr)
+{
+	struct m_rec *r;
+
+	pthread_mutex_lock(&m_lock);
+	r = m_slot(mr);
+	if (r) {
+		r->mr = mr;
+		r->ticket = m_reg_ticket;
+		r->gen = m_cur_gen;
+		/* A reallocation since the get began: which buffer the
+		 * registration saw is not known. */
+		r->alloc = m_cur_alloc >= 0 && m_reg_ticket &&
+					   ld(&m_gen[m_cur_alloc]) == m_cur_gen
+				   ? m_cur_alloc
+				   : -1;
+	}
+	pthread_mutex_unlock(&m_lock);
+}
+
+/* The latest invalidation over the MR's part of allocation @a among
+ * those in @inv (the model's view before the get began). */
+static unsigned long m_inv_over(int a, const unsigned long *inv,
+				const struct ibv_mr *mr)
+{
+	uintptr_t b = (uintptr_t)m_base[a], s = (uintptr_t)mr->addr;
+	uintptr_t e = s + mr->length;
+	unsigned long t = 0;
+	unsigned int u;
+
+	for (u = 0; u < M_UNITS; u++) {
+		uintptr_t us = b + (uintptr_t)u * M_UNIT;
+
+		if (us < e && us + M_UNIT > s && inv[u] > t)
+			t = inv[u];
+	}
+	return t;
+}
+
+static void m_get(int a, size_t off, size_t len)
+{
+	struct gdr_cache_get_info info;
+	unsigned long g0, g1, inv[M_UNITS];
+	struct ibv_mr *mr;
+	struct m_rec *r;
+	unsigned int u;
+
+	/* What had completed before the get began. */
+	g0 = ld(&m_gen[a]);
+	for (u = 0; u < M_UNITS; u++)
+		inv[u] = ld(&m_inv[a][u]);
+	m_reg_ticket = 0;
+	m_cur_alloc = a;
+	m_cur_gen = g0;
+	memset(&info, 0, sizeof(info));
+	mr = gdr_cache_get_ex(cache, m_base[a] + off, len, &info, sizeof(info));
+	m_cur_alloc = -1;
+	g1 = ld(&m_gen[a]);
+	if (!mr || (uintptr_t)mr->addr > (uintptr_t)(m_base[a] + off) ||
+	    (uintptr_t)(m_base[a] + off + len) >
+		    (uintptr_t)mr->addr + mr->length) {
+		__atomic_add_fetch(&m_bad, 1, __ATOMIC_RELAXED);
+		if (mr)
+			gdr_cache_put(cache, mr);
+		return;
+	}
+	pthread_mutex_lock(&m_lock);
+	r = m_slot(mr);
+	/* A miss was recorded by m_mr_hook as it registered. */
+	if (info.result == GDR_CACHE_RESULT_HIT) {
+		if (!r || r->mr != mr || r->alloc != a || g0 != g1) {
+			m_unknown++;
+		} else {
+			m_checked++;
+			if (r->gen != g0) {
+				m_stale++; /* a replaced buffer's MR */
+				printf("stale: MR for buffer %lu of allocation "
+				       "%d served after reallocation %lu\n",
+				       r->gen, a, g0);
+			} else if (m_inv_over(a, inv, mr) > r->ticket) {
+				m_stale++; /* registered before an invalidate */
+				printf("stale: MR registered at %lu served "
+				       "after an invalidation at %lu\n",
+				       r->ticket, m_inv_over(a, inv, mr));
+			}
+		}
+	}
+	pthread_mutex_unlock(&m_lock);
+	if (gdr_cache_put(cache, mr))
+		__atomic_add_fetch(&m_bad, 1, __ATOMIC_RELAXED);
+}
+
+static void *m_worker(void *arg)
+{
+	int i;
+
+	m_seed = (unsigned int)(uintptr_t)arg * 104729u + 7;
+	m_cur_alloc = -1;
+	pthread_barrier_wait(&start);
+	for (i = 0; i < M_ITERS; i++) {
+		int a = rand_r(&m_seed) % M_ALLOCS;
+		size_t off = (size_t)(rand_r(&m_seed) % M_UNITS) * M_UNIT;
+		size_t len = (size_t)(rand_r(&m_seed) % 4 + 1) * M_UNIT;
+		int op = rand_r(&m_seed) % 32;
+
+		if (off + len > M_SIZE)
+			len = M_SIZE - off;
+		if (op == 0) {
+			/* A new buffer at the same address. */
+			fake_realloc(m_base[a]);
+			__atomic_add_fetch(&m_gen[a], 1, __ATOMIC_SEQ_CST);
+		} else if (op <= 2) {
+			unsigned long t = tick();
+			unsigned int u;
+
+			gdr_cache_invalidate(cache, m_base[a] + off, len);
+			for (u = (unsigned int)(off / M_UNIT);
+			     u < (off + len + M_UNIT - 1) / M_UNIT; u++) {
+				unsigned long old = ld(&m_inv[a][u]);
+
+				while (old < t && !__atomic_compare_exchange_n(
+							  &m_inv[a][u], &old, t,
+							  0, __ATOMIC_SEQ_CST,
+							  __ATOMIC_SEQ_CST))
+					;
+			}
+		} else {
+			m_get(a, off, len);
+		}
+	}
+	return NULL;
+}
+
+static void model(uint32_t flags)
+{
+	struct gdr_cache_attr attr = { .comp_mask = GDR_CACHE_ATTR_FLAGS,
+				       .flags = flags };
+	struct gdr_cache_stats st;
+	pthread_t t[THREADS];
+	long i;
+
+	check_scope = flags ? "the model, whole allocations"
+			    : "the model, ranges as asked";
+	m_stale = m_checked = m_unknown = m_bad = 0;
+	memset(m_recs, 0, sizeof(m_recs));
+	cache = gdr_cache_create(&fake_pd, &attr);
+	CHECK(cache != NULL);
+	if (!cache)
+		return;
+	fake_ibv.reg_hook = m_reg_hook;
+	fake_ibv.mr_hook = m_mr_hook;
+	for (i = 0; i < THREADS; i++)
+		pthread_create(&t[i], NULL, m_worker, (void *)i);
+	for (i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	fake_ibv.reg_hook = NULL;
+	fake_ibv.mr_hook = NULL;
+	CHECK_INT(m_bad, 0);
+	CHECK_INT(m_stale, 0);
+	/* The model checked enough hits to mean something. */
+	CHECK(m_checked > 1000);
+	CHECK_INT(gdr_cache_query_stats(cache, &st, sizeof(st)), 0);
+	CHECK_INT(st.in_use, 0);
+	printf("%s: %ld hits checked against the model (%ld raced a "
+	       "reallocation: not judged), %ld stale, %llu invalidated, "
+	       "%llu stale hits caught by the cache\n",
+	       check_scope, m_checked, m_unknown, m_stale,
+	       (unsigned long long)st.invalidations,
+	       (unsigned long long)st.stale);
+	CHECK_INT(gdr_cache_destroy(cache), 0);
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	cache = NULL;
+}
+
 int main(void)
 {
 	struct gdr_cache_attr attr = { .comp_mask = GDR_CACHE_ATTR_FLAGS |
@@ -96,6 +344,11 @@ int main(void)
 	       (unsigned long long)st.invalidations, bad);
 	CHECK_INT(gdr_cache_destroy(cache), 0);
 	CHECK_INT(fake_ibv.live_mrs, 0);
+
+	for (i = 0; i < M_ALLOCS; i++)
+		m_base[i] = fake_alloc_device(0, M_SIZE);
+	model(0);
+	model(GDR_CACHE_WHOLE_ALLOC);
 	fixture_remove(&fx);
 	gdr_seam_install(NULL);
 	return check_summary("cache-threads");
