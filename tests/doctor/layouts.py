@@ -123,8 +123,9 @@ def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
         pci(root, g["chain"], g.get("numa", 0), g.get("group"), acs)
         answers["cuda"]["devices"].append({
             "name": "NVIDIA H100 80GB HBM3", "pci_bus_id": g["chain"][-1].upper(),
-            "dmabuf_supported": g.get("dmabuf", 1), "gpudirect_rdma_supported": 1,
-            "gpudirect_rdma_with_vmm": 1, "c2c": g.get("c2c", 0 if driver >= 12080 else -1),
+            "dmabuf_supported": g.get("dmabuf", 1),
+            "gpudirect_rdma_supported": g.get("rdma", 1),
+            "gpudirect_rdma_with_vmm": g.get("vmm", 1), "c2c": g.get("c2c", 0 if driver >= 12080 else -1),
             "c2c_why": "" if driver >= 12080 else
             "not asked: it matters only with the PCIe mapping",
             "pcie_mapping": g.get("pcie", -1)})
@@ -134,7 +135,7 @@ def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
              "../../../" + dev[len("sys/"):])
         answers["rdma_devices"].append({
             "name": n["name"], "dmabuf_probe_errno": n.get("probe", EBADF),
-            "port_state": 4, "link_layer": n.get("ll", 1),
+            "port_state": n.get("port", 4), "link_layer": n.get("ll", 1),
             "mlx5": int(n["name"].startswith("mlx5") and mlx5dv > 0),
             "data_direct_errno": 0 if n.get("dd") else ENODEV,
             "data_direct_path": n.get("dd", "")})
@@ -286,6 +287,54 @@ LAYOUTS += [
          ("mlx5_0", "data_direct"): ("info", "no (the device answered ENODEV: "
                                      "no Data Direct function)"),
          ("mlx5_0", "path_gpu0"): ("ok", "dmabuf")}),
+]
+
+
+# Every port state (ibv_port_state 1-5; only ACTIVE is ok), every GPU
+# attribute at 0 and 1, and the driver thresholds one below and at.
+# (libibverbs' ibv_port_state_str names them)
+PORT_STATES = {1: "down", 2: "init", 3: "armed", 4: "active", 5: "active defer"}
+for state, text in PORT_STATES.items():
+    LAYOUTS.append(
+        ("port-%s" % text.replace(" ", "-"),
+         dict(gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW, port=state)]),
+         0, {("mlx5_0", "port_state"): ("ok" if state == 4 else "wrong", text),
+             ("mlx5_0", "path_gpu0"): ("ok", "dmabuf")}))
+LAYOUTS += [
+    ("gpu-attributes-0",
+     dict(gpus=[dict(chain=GPU_SW, dmabuf=0, rdma=0, vmm=0)],
+          nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     1, {("gpu0", "dmabuf_supported"): "wrong",
+         ("gpu0", "gpudirect_rdma_supported"): ("wrong", "0"),
+         ("gpu0", "gpudirect_rdma_with_vmm"): ("info", "0"),
+         ("mlx5_0", "path_gpu0"): ("missing", "none")}),
+    ("gpu-rdma-0-dmabuf-1",
+     dict(gpus=[dict(chain=GPU_SW, rdma=0, vmm=1)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     0, {("gpu0", "dmabuf_supported"): "ok",
+         ("gpu0", "gpudirect_rdma_supported"): ("wrong", "0"),
+         ("gpu0", "gpudirect_rdma_with_vmm"): ("info", "1")}),
+    ("cuda-driver-api-11069",
+     dict(driver=11069, gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     1, {("node", "cuda_driver_api"): "wrong", ("mlx5_0", "path_gpu0"): ("missing", "none")}),
+    ("cuda-driver-api-11070",
+     dict(driver=11070, gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     0, {("node", "cuda_driver_api"): "ok", ("mlx5_0", "path_gpu0"): ("ok", "dmabuf")}),
+    ("data-direct-driver-api-12079",
+     dict(driver=12079, mlx5dv=2, gpus=[dict(chain=GPU_SW, pcie=0)],
+          nics=[dict(name="mlx5_0", chain=NIC_SW, dd=DD_PATH)]),
+     0, {("node", "cuda_pcie_mapping"): "info",
+         ("mlx5_0", "path_gpu0"): ("ok", "dmabuf (Data Direct unavailable)")}),
+    ("data-direct-driver-api-12080",
+     dict(driver=12080, mlx5dv=2, gpus=[dict(chain=GPU_SW, pcie=0)],
+          nics=[dict(name="mlx5_0", chain=NIC_SW, dd=DD_PATH)]),
+     0, {("node", "cuda_pcie_mapping"): "ok",
+         ("mlx5_0", "path_gpu0"): ("ok", "data-direct")}),
+    ("kernel-5.11.99",
+     dict(kernel="5.11.99", gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     1, {("node", "kernel"): ("wrong", "5.11.99"), ("mlx5_0", "path_gpu0"): ("missing", "none")}),
+    ("kernel-5.12",
+     dict(kernel="5.12", gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     0, {("node", "kernel"): ("ok", "5.12"), ("mlx5_0", "path_gpu0"): ("ok", "dmabuf")}),
 ]
 
 
