@@ -9,6 +9,7 @@ atomically; --host-root reads a fixture tree as the host's.
     test-nfd.py GDR_INFO OUTDIR"""
 import datetime
 import os
+import stat
 import re
 import subprocess
 import sys
@@ -216,6 +217,31 @@ def main():
     check(not partial, "a reader saw %d partial or missing files" % len(partial))
     check(not leftovers(labels_dir), "dot-files left behind: %s" % leftovers(labels_dir))
     print("ok   60 rewrites under a reader: no partial file, no dot-file left")
+
+    # The file's mode is 0644 whatever the umask: NFD (another user in
+    # some setups) must read it; nothing makes it writable to others.
+    for mask in (0o077, 0o000, 0o022):
+        path = os.path.join(labels_dir, "mode-%03o" % mask)
+        old = os.umask(mask)
+        try:
+            res = run(gdr_info, "--root", roots["one-switch-pix"], "--nfd", path)
+        finally:
+            os.umask(old)
+        mode = stat.S_IMODE(os.stat(path).st_mode) if os.path.exists(path) else None
+        check(mode == 0o644, "umask %03o: the feature file has mode %s, want 0644"
+              % (mask, oct(mode) if mode is not None else "none (not written)"))
+    # The rename fails (the target is a directory): exit 2, the directory
+    # untouched, no dot-file left beside it.
+    target = os.path.join(labels_dir, "a-directory")
+    os.makedirs(os.path.join(target, "inside"), exist_ok=True)
+    res = run(gdr_info, "--root", roots["one-switch-pix"], "--nfd", target)
+    check(res.returncode == 2 and "renaming" in res.stderr,
+          "--nfd over a directory: exit %d, %r" % (res.returncode, res.stderr))
+    check(os.listdir(target) == ["inside"], "--nfd over a directory changed it")
+    check(not leftovers(labels_dir), "a failed rename left %s" % leftovers(labels_dir))
+    os.rmdir(os.path.join(target, "inside"))
+    os.rmdir(target)
+    print("ok   mode 0644 under every umask; a failed rename leaves nothing")
 
     # A directory that cannot take the file: exit 2, nothing left.
     blocker = os.path.join(out, "not-a-dir")
