@@ -177,7 +177,7 @@ run_tests() {
 		d=$1 s=$2
 		shift 2
 		setup "$d" -Db_sanitize="$s" -Db_lundef=false -Dc_args=-fno-sanitize-recover=all
-		ninja -C "$d" > "$d.ninja.log" 2>&1 || { tail -n 30 "$d.ninja.log"; return 1; }
+		ninja -C "$d" > "$d/ninja.log" 2>&1 || { tail -n 30 "$d/ninja.log"; return 1; }
 		meson test -C "$d" --print-errorlogs "$@"
 	}
 	step "ASan+UBSan (unit suite)" san "$build-asan" address,undefined --suite unit

@@ -22,9 +22,17 @@ if [ ! -x "$venv/bin/kubernetes-validate" ] || [ ! -x "$venv/bin/yamllint" ] ||
 	fi
 	# shellcheck disable=SC2086
 	if ! timeout 300 "$venv/bin/pip" install -q --disable-pip-version-check $pins \
-		> "$venv.pip.log" 2>&1; then
-		tail -n 5 "$venv.pip.log"
-		echo "SKIP: pip could not install $pins (no PyPI access?)"
+		> "$venv/pip.log" 2>&1; then
+		tail -n 5 "$venv/pip.log"
+		# The reason, as pip gave it.
+		if grep -q 'CERTIFICATE_VERIFY_FAILED\|SSLError\|certificate verify' "$venv/pip.log"; then
+			why="pip could not verify the TLS certificate of PyPI or of a proxy in between (add the proxy's CA to the system store, or set PIP_CERT)"
+		elif grep -qi 'resolve\|unreachable\|timed out\|connection' "$venv/pip.log"; then
+			why="pip could not reach PyPI (no network access from here?)"
+		else
+			why="pip could not install $pins: $(tail -n 1 "$venv/pip.log")"
+		fi
+		echo "SKIP: $why"
 		rm -rf "$venv"
 		exit 77
 	fi
