@@ -126,6 +126,24 @@ def main():
                     "live", "replayed"))
         os.unlink(alias)
         print("ok   %-36s exit %d, %d items" % (name, res.returncode, len(rep["items"])))
+    # a format 1 (0.1) snapshot has no c2c, c2c_why nor pcie_mapping:
+    # on a 12.8 driver they replay as not known, never as supported.
+    root = layouts.node(out, "old-0.1-answers", driver=12080,
+                        gpus=[dict(chain=layouts.GPU_SW)],
+                        nics=[dict(name="mlx5_0", chain=layouts.NIC_SW)])
+    ans_path = os.path.join(root, "answers.json")
+    ans = json.load(open(ans_path))
+    ans["version"] = 1
+    for g in ans["cuda"]["devices"]:
+        for k in ("c2c", "c2c_why", "pcie_mapping"):
+            g.pop(k, None)
+    open(ans_path, "w").write(json.dumps(ans, indent=1))
+    res = run(gdr_info, "--root", root, "--json")
+    items = {(i["section"], i["key"]): i for i in json.loads(res.stdout)["items"]}
+    pm = items.get(("gpu0", "pcie_mapping"), {})
+    check(pm.get("verdict") == "unknown" and pm.get("value") == "not tried",
+          "a 0.1 snapshot's PCIe mapping replays as %r (%s), want not tried" %
+          (pm.get("value"), pm.get("verdict")))
     if not update:
         stale = sorted({f.rsplit(".", 1)[0] for f in os.listdir(GOLDEN)} - seen)
         check(not stale, "golden files without a layout: %s" % ", ".join(stale))

@@ -9,6 +9,7 @@ atomically; --host-root reads a fixture tree as the host's.
     test-nfd.py GDR_INFO OUTDIR"""
 import datetime
 import os
+import shutil
 import stat
 import re
 import subprocess
@@ -124,7 +125,9 @@ def leftovers(d):
 
 def main():
     gdr_info, out = sys.argv[1], sys.argv[2]
-    os.makedirs(out, exist_ok=True)
+    # A clean start: a file an earlier run left must not fail this one.
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
     labels_dir = os.path.join(out, "features.d")
     os.makedirs(labels_dir, exist_ok=True)
     roots = {}
@@ -180,6 +183,14 @@ def main():
     check(labels.get("gpudirect-gpu.count") == "16" and "gpudirect-rdma.usable" in labels,
           "16 GPUs x 32 NICs: node labels missing")
     print("ok   16 GPUs x 32 NICs: %d bytes, %d labels, truncated" % (len(text), len(labels)))
+
+    # a node with neither GPU nor RDMA device is not "host-only".
+    root = layouts.node(out, "empty")
+    path = os.path.join(labels_dir, "empty")
+    run(gdr_info, "--root", root, "--nfd", path)
+    labels = parse("empty", open(path).read())
+    check(labels.get("gpudirect-host-only") == "false",
+          "no GPU and no RDMA device labelled host-only=%s" % labels.get("gpudirect-host-only"))
 
     # --nfd-expiry
     path = os.path.join(labels_dir, "expiry")

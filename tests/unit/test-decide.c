@@ -48,6 +48,8 @@ struct scenario {
 	int probe_errno;    /* 0: EBADF */
 	int probe_mr;	    /* the probe gets an MR back */
 	int no_dmabuf_symbol;
+	int no_export_entry; /* libcuda lacks cuMemGetHandleForAddressRange */
+	unsigned int access; /* GDR_REG_ATTR_ACCESS (0: not given) */
 	/* Data Direct and the PCIe mapping */
 	int dd;		      /* the NIC has a Data Direct function */
 	int mlx5dv;	      /* 0: rdma-core v54+; 1: older; -1: no libmlx5 */
@@ -694,6 +696,44 @@ static const struct scenario table[] = {
 	  .set_attr_result = CUDA_ERROR_NOT_PERMITTED,
 	  .want_errno = EPERM,
 	  .want_msg = "cuPointerSetAttribute(SYNC_MEMOPS)" },
+	{ .name = "VMM export fails, no context current: primary released",
+	  .nv = NV_OPEN,
+	  .ptr = P_VMM,
+	  .caller = C_NONE,
+	  .export_result = CUDA_ERROR_INVALID_VALUE,
+	  .want_errno = EINVAL },
+	{ .name = "C2C unknown (NVML cannot say), NIC on PCIe: no PCIe mapping",
+	  .nv = NV_OPEN,
+	  .c2c = -1,
+	  .nic_pci = 1,
+	  .want_path = GDR_PATH_DMABUF,
+	  .want_flagged = 0 + 1 },
+	{ .name = "driver 13.0 without cuMemGetHandleForAddressRange",
+	  .nv = NV_OPEN,
+	  .no_export_entry = 1,
+	  .want_errno = EOPNOTSUPP,
+	  .want_msg = "libcuda.so.1 has no cuMemGetHandleForAddressRange" },
+	{ .name = "dmabuf registration EPROTONOSUPPORT, peermem succeeds",
+	  .nv = NV_OPEN,
+	  .dmabuf_errno = EPROTONOSUPPORT,
+	  .peermem = PM_NV_MEM,
+	  .want_path = GDR_PATH_PEERMEM },
+	{ .name = "export CUDA_ERROR_OUT_OF_MEMORY is ENOMEM",
+	  .nv = NV_OPEN,
+	  .export_result = CUDA_ERROR_OUT_OF_MEMORY,
+	  .peermem = PM_NV_MEM,
+	  .want_errno = ENOMEM },
+	{ .name = "the caller's access flags, exactly (no relaxed ordering)",
+	  .nv = NV_OPEN,
+	  .access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ,
+	  .want_path = GDR_PATH_DMABUF },
+	{ .name = "an 11.3 driver is asked the pool attributes",
+	  .nv = NV_PROPRIETARY,
+	  .driver = 11030,
+	  .peermem = PM_NV_MEM,
+	  .ptr = P_POOL,
+	  .want_path = GDR_PATH_PEERMEM,
+	  .want_mem = GDR_MEM_CUDA_POOL },
 };
 
 #define DEV_OFF 100
@@ -816,6 +856,7 @@ static void run(const struct scenario *sc)
 		fake_ibv.probe_errno = sc->probe_errno;
 	fake_ibv.probe_mr = sc->probe_mr;
 	fake_ibv.no_dmabuf_symbol = sc->no_dmabuf_symbol;
+	fake_cu.no_export_entry = sc->no_export_entry;
 	fake_ibv.dmabuf_errno = sc->dmabuf_errno;
 	fake_ibv.reg_errno = sc->reg_errno;
 	fake_cu.export_result = sc->export_result;
@@ -841,6 +882,10 @@ static void run(const struct scenario *sc)
 	if (sc->mask) {
 		attr.comp_mask |= GDR_REG_ATTR_PATH_MASK;
 		attr.path_mask = sc->mask;
+	}
+	if (sc->access) {
+		attr.comp_mask |= GDR_REG_ATTR_ACCESS;
+		attr.access = sc->access;
 	}
 	if (sc->flags) {
 		attr.comp_mask |= GDR_REG_ATTR_FLAGS;
@@ -908,6 +953,8 @@ static void run(const struct scenario *sc)
 		      IBV_ACCESS_REMOTE_READ;
 	if (device_path && !sc->want_no_ro)
 		want_access |= IBV_ACCESS_RELAXED_ORDERING;
+	if (sc->access)
+		want_access = (int)sc->access; /* the caller's, exactly */
 	if (info.path != GDR_PATH_NONE) {
 		CHECK_INT(fake_ibv.last_access, want_access);
 		CHECK_INT(fake_ibv.last_iova, (uintptr_t)ptr);
@@ -1181,6 +1228,41 @@ static void pcie_remembered(void)
 	fixture_remove(&fx);
 }
 
+/* Only NOT_SUPPORTED is remembered; another failure of a flagged
+ * export is tried again by the next registration. */
+static void pcie_other_failure_not_remembered(void)
+{
+	struct gdr_reg_info info;
+	struct fixture fx;
+	struct ibv_mr *mr;
+	void *p;
+
+	check_scope =
+		"PCIe-mapped export failing with INVALID_VALUE: not remembered";
+	fakes_reset();
+	fixture_make(&fx);
+	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
+	fake_ibv.dd_errno = 0;
+	fake_cu.pcie_result[0] = CUDA_ERROR_INVALID_VALUE;
+	fakes_install(&fx, NULL, NULL, NULL);
+	p = fake_alloc_device(0, 1 << 20);
+	fake_current = FAKE_PRIMARY(0);
+	errno = 0;
+	mr = gdr_register_ex(&fake_pd, p, 4096, NULL, &info, sizeof(info));
+	CHECK(mr == NULL);
+	CHECK_INT(errno, EINVAL);
+	CHECK_INT(fake_cu.flagged_exports, 1);
+	fake_cu.pcie_result[0] = 0;
+	mr = gdr_register_ex(&fake_pd, p, 4096, NULL, &info, sizeof(info));
+	CHECK(mr != NULL);
+	CHECK_INT(info.path, GDR_PATH_DATA_DIRECT);
+	CHECK_INT(fake_cu.flagged_exports, 2);
+	if (mr)
+		CHECK_INT(gdr_deregister(mr), 0);
+	fake_current = NULL;
+	fixture_remove(&fx);
+}
+
 int main(void)
 {
 	size_t i;
@@ -1192,6 +1274,7 @@ int main(void)
 	cached();
 	stale_context();
 	pcie_remembered();
+	pcie_other_failure_not_remembered();
 	gdr_seam_install(NULL);
 	return check_summary("decide");
 }
