@@ -21,7 +21,7 @@ int main(void)
 	for (i = 0; i < n; i++) {
 		if (cuda_abi_ours[i] == cuda_abi_toolkit[i])
 			continue;
-		printf("FAIL %s: %zu in lib/cuda-abi.h, %zu in cuda.h\n",
+		printf("FAIL %s: %zu in lib/base/cuda-abi.h, %zu in cuda.h\n",
 		       what[i], cuda_abi_ours[i], cuda_abi_toolkit[i]);
 		bad++;
 	}

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The layouts lib/cuda-abi.h declares, as numbers to compare. */
+/* The layouts lib/base/cuda-abi.h declares, as numbers to compare. */
 #include <stddef.h>
 
 #include "cuda-abi.h"

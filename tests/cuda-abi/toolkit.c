@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lib/cuda-abi.h against a CUDA toolkit's cuda.h: every value, type and
+ * lib/base/cuda-abi.h against a CUDA toolkit's cuda.h: every value, type and
  * entry point signature the library declares for itself must equal the
  * toolkit's. Compiled only where a toolkit is found (check-cuda-abi.sh).
  */

@@ -174,7 +174,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    nd->env_mask)
 			abort();
 		if (!nd->env_error[0] && *env_path &&
-		    gdr_path_parse(env_path, &p))
+		    gdr_path_lookup(env_path, &p))
 			abort();
 		if (nd->strict_ordering && strcmp(env_ro, "0"))
 			abort();

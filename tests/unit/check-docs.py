@@ -23,7 +23,7 @@ PATHS = r"(?:data-direct|dmabuf|peermem|host)"
 
 def literals(src):
     out = []
-    for path in glob.glob(os.path.join(src, "lib", "*.c")):
+    for path in glob.glob(os.path.join(src, "lib", "**", "*.c"), recursive=True):
         text = re.sub(r"/\*.*?\*/", " ", open(path).read(), flags=re.S)
         for m in re.finditer(r'"(?:[^"\\\n]|\\.)*"(?:\s*"(?:[^"\\\n]|\\.)*")*', text):
             out.append("".join(re.findall(r'"((?:[^"\\\n]|\\.)*)"', m.group(0))))

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Every threshold and every remedy sentence of the library exists in
-exactly one place: lib/checks.c holds the thresholds and the conditions'
-remedies; no other string literal in lib/ repeats a remedy or a long
-sentence, and no other file states a threshold.
+exactly one place: lib/node/thresholds.h holds the thresholds,
+lib/node/conditions.c and lib/doctor/facts.c the remedies; no other string
+literal in lib/ repeats a remedy or a long sentence, and no C file states
+a threshold but in the remedies' words.
 
     check-one-place.py SOURCE_ROOT"""
 import glob
@@ -33,25 +34,26 @@ def literals(path):
 def main():
     src = sys.argv[1]
     problems = []
-    files = sorted(glob.glob(os.path.join(src, "lib", "*.c")))
+    files = sorted(glob.glob(os.path.join(src, "lib", "**", "*.c"), recursive=True))
     lits = {f: literals(f) for f in files}
-    checks = os.path.join(src, "lib", "checks.c")
-    remedies = [s for s, _ in lits[checks] if len(s) >= 25]
+    homes = [os.path.join(src, "lib", "node", "conditions.c"),
+             os.path.join(src, "lib", "doctor", "facts.c")]
+    remedies = [s for h in homes for s, _ in lits[h] if len(s) >= 25]
     for f in files:
         name = os.path.relpath(f, src)
         for s, line in lits[f]:
-            if f == checks:
+            if f in homes:
                 continue
             for r in remedies:
                 if r in s or (len(s) >= 30 and s in r):
-                    problems.append("%s:%d repeats a sentence of lib/checks.c: "
-                                    "\"%s\"" % (name, line, s[:70]))
+                    problems.append("%s:%d repeats a remedy of conditions.c or "
+                                    "facts.c: \"%s\"" % (name, line, s[:70]))
         code = re.sub(r"/\*.*?\*/", " ", open(f).read(), flags=re.S)
-        if f != checks:
-            for rx, what in THRESHOLDS:
-                if re.search(rx, code):
-                    problems.append("%s states the %s threshold; it belongs "
-                                    "in lib/checks.c" % (name, what))
+        # The remedies say the thresholds in words; no other file may.
+        for rx, what in THRESHOLDS if f not in homes else ():
+            if re.search(rx, code):
+                problems.append("%s states the %s threshold; it belongs "
+                                "in lib/node/thresholds.h" % (name, what))
     seen = {}
     for f in files:
         for s, line in lits[f]:

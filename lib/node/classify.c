@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
+#include "node.h"
 
 enum {
 	A_TYPE,

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "private/gpudirect-private.h"
-#include "internal.h"
+#include "doctor.h"
 
 static const struct gdr_model *model;
 

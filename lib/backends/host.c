@@ -3,34 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
-
-struct ibv_mr *gdr_reg_va(const struct gdr_req *req, const char *efault,
-			  char *why, size_t n)
-{
-	const struct gdr_seam *s = gdr_seam();
-	struct ibv_mr *mr;
-	char words[96];
-	int err;
-
-	errno = 0;
-	mr = s->verbs.reg_mr_iova2(req->pd, req->ptr, req->len,
-				   (uintptr_t)req->ptr, (unsigned)req->access);
-	if (mr)
-		return mr;
-	err = errno ? errno : EIO;
-	gdr_fmt(why, n, "ibv_reg_mr(%p, %zu) on %s failed with %s%s%s",
-		req->ptr, req->len, gdr_pd_name(req->pd),
-		gdr_errno_words(err, words, sizeof(words)),
-		err == EFAULT ? ": " : "",
-		err == EFAULT	? efault
-		: err == ENOMEM ? "; raise the locked-memory limit (ulimit -l, "
-				  "systemd LimitMEMLOCK=infinity)"
-		: err == EINVAL ? "; check the access flags"
-				: "");
-	errno = err;
-	return NULL;
-}
+#include "backends.h"
 
 static struct ibv_mr *host_reg(const struct gdr_req *req, char *why, size_t n)
 {

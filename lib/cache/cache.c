@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "register.h"
 
 #define DEFAULT_MAX_ENTRIES 4096
 #define DEFAULT_MAX_REG_RATIO 16

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "private/gpudirect-private.h"
-#include "internal.h"
+#include "doctor.h"
 
 GDR_EXPORT int gdr_private_model_read(struct gdr_model *m,
 				      struct ibv_context *const *ctxs,

@@ -4,7 +4,7 @@
  * resolves through the peer-memory client nvidia-peermem (or MLNX_OFED's
  * nv_peer_mem).
  */
-#include "internal.h"
+#include "backends.h"
 
 static struct ibv_mr *peermem_reg(const struct gdr_req *req, char *why,
 				  size_t n)

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "internal.h"
+#include "register.h"
 
 const struct gdr_backend *const gdr_backends[] = {
 	&gdr_backend_data_direct,
@@ -25,15 +25,6 @@ const struct gdr_backend *const gdr_backends[] = {
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                    \
 	 IBV_ACCESS_REMOTE_READ)
 
-static const char *const path_names[] = {
-	[GDR_PATH_NONE] = "none",
-	[GDR_PATH_DMABUF] = "dmabuf",
-	[GDR_PATH_PEERMEM] = "peermem",
-	[GDR_PATH_HOST] = "host",
-	[GDR_PATH_DATA_DIRECT] = "data-direct",
-};
-#define NUM_PATHS (sizeof(path_names) / sizeof(path_names[0]))
-
 /* Every path bit this library knows. */
 static uint32_t paths_known(void)
 {
@@ -43,43 +34,6 @@ static uint32_t paths_known(void)
 	for (b = gdr_backends; *b; b++)
 		mask |= GDR_PATH_BIT((*b)->path);
 	return mask;
-}
-
-const char *gdr_path_name(enum gdr_path path)
-{
-	if ((unsigned)path >= NUM_PATHS)
-		return "invalid";
-	return path_names[path];
-}
-
-int gdr_path_lookup(const char *name, enum gdr_path *path)
-{
-	unsigned int i;
-
-	if (strcmp(name, "auto") == 0) {
-		*path = GDR_PATH_NONE;
-		return 0;
-	}
-	for (i = GDR_PATH_NONE + 1; i < NUM_PATHS; i++) {
-		if (strcmp(name, path_names[i]) == 0) {
-			*path = (enum gdr_path)i;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-const char *gdr_mem_type_name(enum gdr_mem_type type)
-{
-	switch (type) {
-	case GDR_MEM_HOST: return "host";
-	case GDR_MEM_CUDA_HOST: return "cuda-host";
-	case GDR_MEM_CUDA_DEVICE: return "cuda-device";
-	case GDR_MEM_CUDA_MANAGED: return "cuda-managed";
-	case GDR_MEM_CUDA_POOL: return "cuda-pool";
-	case GDR_MEM_UNKNOWN: /* fall through */
-	default: return "unknown";
-	}
 }
 
 GDR_EXPORT const char *gdr_path_str(enum gdr_path path)

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include "base.h"
 
 static size_t pages(size_t n)
 {

@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
+#include "os.h"
 
 typedef struct ibv_mr *(*reg_dmabuf_fn)(struct ibv_pd *, uint64_t, size_t,
 					uint64_t, int, int);
@@ -76,14 +76,4 @@ int gdr_mlx5_load(struct gdr_mlx5_ops *ops, char *why, size_t n)
 	ops->data_direct_path = NULL;
 	ops->reg_dmabuf_mr = NULL;
 	return ENOSYS;
-}
-
-const char *gdr_pd_name(struct ibv_pd *pd)
-{
-	const struct gdr_seam *s = gdr_seam();
-	const char *name = NULL;
-
-	if (s->verbs.device_name && pd->context && pd->context->device)
-		name = s->verbs.device_name(pd->context->device);
-	return name ? name : "the RDMA device";
 }

@@ -15,9 +15,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "internal.h"
-
-int gdr_debug_on;
+#include "node.h"
+#include "thresholds.h"
 
 /* The CUDA state and its devices, published together. */
 struct cuda_state {
@@ -555,10 +554,8 @@ const struct gdr_mlx5 *gdr_mlx5_get(void)
 void gdr_nic_key(struct ibv_context *ctx, struct gdr_nic_key *key)
 {
 	const struct gdr_seam *s = gdr_seam();
-	const char *name = NULL;
+	const char *name = gdr_dev_name(ctx);
 
-	if (s->verbs.device_name && ctx->device)
-		name = s->verbs.device_name(ctx->device);
 	gdr_fmt(key->name, sizeof(key->name), "%s", name ? name : "unknown");
 	key->index = s->verbs.device_index && ctx->device
 			     ? s->verbs.device_index(ctx->device)
@@ -717,4 +714,16 @@ void gdr_probe_reset(void)
 	free(node);
 	node = NULL;
 	__atomic_store_n(&gdr_debug_on, 0, __ATOMIC_RELAXED);
+}
+
+void gdr_seam_install(const struct gdr_seam *s)
+{
+	gdr_probe_reset();
+	gdr_seam_set(s);
+}
+
+bool gdr_cuda_has_pcie_mapping(const struct gdr_cuda *c)
+{
+	return c && c->state == GDR_CUDA_READY &&
+	       c->driver_version >= CUDA_PCIE_MAPPING_API;
 }

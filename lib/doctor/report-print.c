@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
+#include "doctor.h"
 
 const char *gdr_verdict_str(enum gdr_verdict v)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "doctor.h"
 
 static void add(struct gdr_report *r, const char *section, const char *key,
 		enum gdr_verdict verdict, const char *remedy, const char *value)

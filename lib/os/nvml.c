@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
+#include "os.h"
 
 typedef int nvml_return;		 /* nvmlReturn_t: 0 is NVML_SUCCESS */
 typedef struct nvml_device *nvml_device; /* nvmlDevice_t */

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "os.h"
 
 static struct gdr_seam seam;
 static pthread_once_t seam_once = PTHREAD_ONCE_INIT;
@@ -70,12 +70,27 @@ const struct gdr_seam *gdr_seam(void)
 	return &seam;
 }
 
-void gdr_seam_install(const struct gdr_seam *s)
+void gdr_seam_set(const struct gdr_seam *s)
 {
 	pthread_once(&seam_once, seam_init);
-	gdr_probe_reset();
 	if (s)
 		seam = *s;
 	else
 		gdr_seam_default(&seam);
+}
+
+const char *gdr_dev_name(struct ibv_context *ctx)
+{
+	const struct gdr_seam *s = gdr_seam();
+
+	if (s->verbs.device_name && ctx && ctx->device)
+		return s->verbs.device_name(ctx->device);
+	return NULL;
+}
+
+const char *gdr_pd_name(struct ibv_pd *pd)
+{
+	const char *name = gdr_dev_name(pd->context);
+
+	return name ? name : "the RDMA device";
 }

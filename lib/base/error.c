@@ -4,9 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base.h"
 
 static __thread char last_error[GDR_MSG_LEN];
+int gdr_debug_on;
 
 GDR_EXPORT const char *gdr_last_error(void)
 {
@@ -72,18 +73,6 @@ void gdr_debug_line(const char *fmt, ...)
 	va_end(ap);
 	/* One write, so that lines of concurrent threads do not interleave. */
 	fprintf(stderr, "gpudirect: %s\n", line);
-}
-
-const char *gdr_cu_errname(const struct gdr_cuda_ops *cu, CUresult r, char *buf,
-			   size_t n)
-{
-	const char *name = NULL;
-
-	if (cu && cu->cuGetErrorName &&
-	    cu->cuGetErrorName(r, &name) == CUDA_SUCCESS && name)
-		return name;
-	gdr_fmt(buf, n, "CUDA error %d", (int)r);
-	return buf;
 }
 
 int gdr_cu_errno(CUresult r)

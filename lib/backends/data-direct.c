@@ -10,7 +10,7 @@
  */
 #include <errno.h>
 
-#include "internal.h"
+#include "backends.h"
 
 static struct ibv_mr *data_direct_reg(const struct gdr_req *req, char *why,
 				      size_t n)

@@ -3,7 +3,9 @@
  * Where a GPU and an RDMA device sit on the PCIe tree, from sysfs alone:
  * the path between them classified the way nvidia-smi topo -m names it,
  * the bridges on it that redirect peer-to-peer traffic (ACS), and the
- * IOMMU groups. Used by the report only, never by a registration.
+ * IOMMU groups. The report uses all of it; a registration asks only
+ * whether the RDMA device has a PCI parent (gdr_nic_pci, for the PCIe
+ * mapping of C2C GPUs).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -11,22 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "os.h"
 
 #define MAX_DEPTH 16
-
-int gdr_bdf_normalize(const char *in, char *out, size_t n)
-{
-	unsigned int dom, bus, dev, fn;
-	char tail;
-
-	if (!in ||
-	    sscanf(in, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) != 4 ||
-	    dom > 0xffff || bus > 0xff || dev > 0x1f || fn > 7)
-		return EINVAL;
-	gdr_fmt(out, n, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
-	return 0;
-}
 
 static const char *base_name(const char *p)
 {

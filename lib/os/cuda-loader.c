@@ -10,7 +10,7 @@
 #include <link.h>
 #include <string.h>
 
-#include "internal.h"
+#include "os.h"
 
 /* cuGetProcAddress as exported since CUDA 12 ("_v2"), and as in 11.3..11.8,
  * where it had no status argument. */
@@ -167,4 +167,16 @@ int gdr_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags, char *why,
 	}
 	/* The library stays loaded for the life of the process. */
 	return 0;
+}
+
+const char *gdr_cu_errname(const struct gdr_cuda_ops *cu, CUresult r, char *buf,
+			   size_t n)
+{
+	const char *name = NULL;
+
+	if (cu && cu->cuGetErrorName &&
+	    cu->cuGetErrorName(r, &name) == CUDA_SUCCESS && name)
+		return name;
+	gdr_fmt(buf, n, "CUDA error %d", (int)r);
+	return buf;
 }

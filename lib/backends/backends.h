@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The registration paths (lib/backends/): one file per path behind
+ * struct gdr_backend, and what they share (common.c). Calls down to
+ * lib/node/ and below.
+ */
+#ifndef GDR_BACKENDS_H
+#define GDR_BACKENDS_H
+
+#include "node.h"
+
+/* --- backends (dmabuf.c, data-direct.c, peermem.c, host.c, common.c) ----- */
+/* One registration request, as the dispatcher hands it to a backend. */
+struct gdr_req {
+	struct ibv_pd *pd;
+	void *ptr;
+	size_t len;
+	int access;
+	uint32_t flags; /* GDR_REG_* */
+	const struct gdr_node *node;
+	const struct gdr_cuda_ops *cu; /* NULL for host memory */
+	struct gdr_ptr_info pi;
+	bool nic_pci; /* the RDMA device has a PCI parent */
+};
+
+struct gdr_backend {
+	enum gdr_path path;
+	const char *name;  /* as gdr_path_str() names it */
+	const char *title; /* in the report: "DMA-BUF", "nvidia-peermem" */
+	/* true: registers CUDA device memory; false: host memory */
+	bool device_memory;
+	/* The conditions it needs, NULL-terminated; its eligibility is the
+	 * first that fails. */
+	const struct gdr_check *const *needs;
+	/* Where this condition fails the path does not apply to the pair at
+	 * all (no Data Direct function): the report does not name it as
+	 * unavailable. NULL: it always applies. */
+	const struct gdr_check *applies;
+	/* The MR, or NULL with errno set and the reason in @why. */
+	struct ibv_mr *(*reg)(const struct gdr_req *req, char *why, size_t n);
+};
+
+extern const struct gdr_backend gdr_backend_data_direct;
+extern const struct gdr_backend gdr_backend_dmabuf;
+extern const struct gdr_backend gdr_backend_peermem;
+extern const struct gdr_backend gdr_backend_host;
+
+/* Does path @b concern @s's pair at all (its `applies` condition)? */
+bool gdr_backend_applies(const struct gdr_backend *b,
+			 const struct gdr_subject *s);
+
+/* Every backend, in order of preference; NULL-terminated. */
+extern const struct gdr_backend *const gdr_backends[];
+
+/* The host and peermem backends: ibv_reg_mr_iova2(ptr, iova = ptr) with
+ * the failure explained; @efault names the likely cause of EFAULT. */
+struct ibv_mr *gdr_reg_va(const struct gdr_req *req, const char *efault,
+			  char *why, size_t n);
+
+/* --- dmabuf arithmetic and export (export.c) ---------------------------- */
+struct gdr_dmabuf_range {
+	uintptr_t base;	 /* first byte exported, page aligned */
+	size_t size;	 /* bytes exported, page multiple */
+	uint64_t offset; /* ptr - base */
+};
+/* 0, or EINVAL when ptr + len overflows after alignment. */
+int gdr_dmabuf_range(uintptr_t ptr, size_t len, long page,
+		     struct gdr_dmabuf_range *r);
+/*
+ * Export the page-aligned span around req's buffer as a dma-buf (with the
+ * PCIe mapping if @pcie) under the right context. 0 with *@fd and *@r, or
+ * an errno with the reason in @why; *@res is the driver's answer.
+ */
+int gdr_dmabuf_export(const struct gdr_req *req, bool pcie,
+		      struct gdr_dmabuf_range *r, int *fd, CUresult *res,
+		      char *why, size_t n);
+/* After a registration call named @call on @fd (errno set by it when @mr
+ * is NULL): close @fd, fix mr->addr, or explain the failure. */
+struct ibv_mr *gdr_dmabuf_finish(const struct gdr_req *req,
+				 const struct gdr_dmabuf_range *r, int fd,
+				 struct ibv_mr *mr, const char *call,
+				 const char *extra, char *why, size_t n);
+
+#endif /* GDR_BACKENDS_H */

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What every backend shares: whether one applies to a subject, and the
+ * plain registration of a virtual address range (the host and peermem
+ * backends) with its failure explained.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "backends.h"
+
+bool gdr_backend_applies(const struct gdr_backend *b,
+			 const struct gdr_subject *s)
+{
+	struct gdr_eval e;
+
+	if (!b->applies)
+		return true;
+	gdr_check_eval(b->applies, s, &e, true);
+	return e.pass != GDR_FAIL;
+}
+
+struct ibv_mr *gdr_reg_va(const struct gdr_req *req, const char *efault,
+			  char *why, size_t n)
+{
+	const struct gdr_seam *s = gdr_seam();
+	struct ibv_mr *mr;
+	char words[96];
+	int err;
+
+	errno = 0;
+	mr = s->verbs.reg_mr_iova2(req->pd, req->ptr, req->len,
+				   (uintptr_t)req->ptr, (unsigned)req->access);
+	if (mr)
+		return mr;
+	err = errno ? errno : EIO;
+	gdr_fmt(why, n, "ibv_reg_mr(%p, %zu) on %s failed with %s%s%s",
+		req->ptr, req->len, gdr_pd_name(req->pd),
+		gdr_errno_words(err, words, sizeof(words)),
+		err == EFAULT ? ": " : "",
+		err == EFAULT	? efault
+		: err == ENOMEM ? "; raise the locked-memory limit (ulimit -l, "
+				  "systemd LimitMEMLOCK=infinity)"
+		: err == EINVAL ? "; check the access flags"
+				: "");
+	errno = err;
+	return NULL;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The doctor's side (lib/doctor/): the node report and its facts, the
+ * modelled node of snapshot replay, the private interface of gdr-info.
+ * Nothing on the registration path calls it. Calls down to lib/register/
+ * and below.
+ */
+#ifndef GDR_DOCTOR_H
+#define GDR_DOCTOR_H
+
+#include "register.h"
+
+/* --- the node report (report.c, report-print.c, facts.c) -------------------------- */
+struct gdr_report_entry {
+	char *section, *key, *value, *remedy;
+	enum gdr_verdict verdict;
+};
+
+struct gdr_report {
+	struct gdr_report_entry *items;
+	unsigned int num, cap;
+	int usable;
+	bool oom;
+};
+
+void gdr_report_print_text(const struct gdr_report *r, FILE *out);
+void gdr_report_print_json(const struct gdr_report *r, FILE *out);
+const char *gdr_verdict_str(enum gdr_verdict v);
+
+/* The report's items, in order, per scope; NULL-terminated (facts.c). */
+extern const struct gdr_check *const gdr_node_checks[];
+extern const struct gdr_check *const gdr_gpu_checks[];
+extern const struct gdr_check *const gdr_nic_checks[];
+extern const struct gdr_check *const gdr_pair_checks[];
+
+/* --- the modelled node (model.c) ----------------------------------------- */
+struct gdr_model;
+/*
+ * CUDA and verbs tables that answer from @m (gpudirect-private.h): the
+ * node-level calls of snapshot replay and of the unit tests' fakes. The
+ * registration-level calls answer "not supported"; the fakes replace them.
+ */
+void gdr_model_cuda_ops(struct gdr_cuda_ops *ops);
+void gdr_model_verbs_ops(struct gdr_verbs_ops *ops);
+int gdr_model_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags, char *why,
+			size_t n);
+int gdr_model_mlx5_load(struct gdr_mlx5_ops *ops, char *why, size_t n);
+int gdr_model_gpu_c2c(const char *busid, bool *c2c, char *why, size_t n);
+/* Make @m the model those tables answer from (it must outlive them). */
+void gdr_model_use(const struct gdr_model *m);
+
+#endif /* GDR_DOCTOR_H */

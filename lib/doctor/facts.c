@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The facts only the report shows (the doctor's side): what a node, a GPU,
+ * an RDMA device and a pair of them are, beside the conditions that gate
+ * registrations (node/conditions.c), and the lists the report walks. Each
+ * remedy sentence is written here or in conditions.c, and nowhere else.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "doctor.h"
+
+/* --- node ---------------------------------------------------------------- */
+
+static const char gds_remedy[] = "only for GPUDirect Storage: modprobe "
+				 "nvidia-fs (GPU Operator: gds.enabled=true)";
+
+static void eval_gds(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	const struct gdr_node *nd = s->node;
+
+	gdr_eval_value(
+		e, "%s%s%s%s",
+		nd->nvidia_fs ? "nvidia_fs loaded" : "nvidia_fs not loaded",
+		nd->nvidia_fs_version[0] ? " " : "", nd->nvidia_fs_version,
+		nd->nvidia_fs_proc ? ", /proc/driver/nvidia-fs present" : "");
+	if (nd->nvidia_fs)
+		return;
+	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+	e->remedy = gds_remedy;
+}
+
+static const struct gdr_check check_gds = {
+	.key = "gpudirect_storage",
+	.scope = GDR_SCOPE_NODE,
+	.eval = eval_gds,
+	.describe = gdr_describe_value,
+	.remedy = gds_remedy,
+};
+
+static void eval_cuda_devices(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	const struct gdr_cuda *c = s->cuda;
+	int n = c->state == GDR_CUDA_READY ? c->num_devices : 0;
+
+	gdr_eval_value(e, "%d", n);
+	if (n > 0)
+		return;
+	gdr_eval_verdict(e, GDR_VERDICT_MISSING, GDR_FAIL);
+	if (c->why[0])
+		e->remedy = c->why;
+}
+
+static const struct gdr_check check_cuda_devices = {
+	.key = "cuda_devices",
+	.scope = GDR_SCOPE_NODE,
+	.eval = eval_cuda_devices,
+	.describe = gdr_describe_value,
+	.remedy = "no CUDA device is visible",
+};
+
+static void eval_rdma_devices(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	gdr_eval_value(e, "%u", s->num_nics);
+	if (!s->num_nics)
+		gdr_eval_verdict(e, GDR_VERDICT_MISSING, GDR_FAIL);
+}
+
+static const struct gdr_check check_rdma_devices = {
+	.key = "rdma_devices",
+	.scope = GDR_SCOPE_NODE,
+	.eval = eval_rdma_devices,
+	.describe = gdr_describe_value,
+	.remedy = "no RDMA device is visible: load the NIC's RDMA driver "
+		  "(e.g. mlx5_ib), check /sys/class/infiniband, and in a "
+		  "container expose /dev/infiniband",
+};
+
+/* --- GPU ------------------------------------------------------------------ */
+
+static void eval_gpu_name(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	gdr_eval_value(e, "%s", s->dev->name);
+	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+}
+
+static const struct gdr_check check_gpu_name = {
+	.key = "name",
+	.scope = GDR_SCOPE_GPU,
+	.eval = eval_gpu_name,
+	.describe = gdr_describe_value,
+	.remedy = "",
+};
+
+static void eval_gpu_busid(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	gdr_eval_value(e, "%s", s->dev->busid);
+	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+}
+
+static const struct gdr_check check_gpu_busid = {
+	.key = "pci_bus_id",
+	.scope = GDR_SCOPE_GPU,
+	.eval = eval_gpu_busid,
+	.describe = gdr_describe_value,
+	.remedy = "",
+};
+
+/* The GPU's PCI address in sysfs form, or "" */
+static void gpu_bdf(const struct gdr_subject *s, char *bdf, size_t n)
+{
+	if (!s->dev || gdr_bdf_normalize(s->dev->busid, bdf, n))
+		bdf[0] = '\0';
+}
+
+/* A NUMA node or IOMMU group, -1 said in words. */
+static void numa_value(struct gdr_eval *e, int node)
+{
+	if (node >= 0)
+		gdr_eval_value(e, "%d", node);
+	else
+		gdr_eval_value(e, "unknown (sysfs gives no NUMA node)");
+	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+}
+
+static void group_value(struct gdr_eval *e, int group)
+{
+	if (group >= 0)
+		gdr_eval_value(e, "%d", group);
+	else
+		gdr_eval_value(e, "none (no IOMMU group in sysfs)");
+	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+}
+
+static void eval_gpu_numa(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	char bdf[GDR_BDF_LEN];
+
+	gpu_bdf(s, bdf, sizeof(bdf));
+	numa_value(e, bdf[0] ? gdr_pci_numa(bdf) : -1);
+}
+
+static const struct gdr_check check_gpu_numa = {
+	.key = "numa_node",
+	.scope = GDR_SCOPE_GPU,
+	.eval = eval_gpu_numa,
+	.describe = gdr_describe_value,
+	.remedy = "",
+};
+
+static void eval_gpu_iommu(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	char bdf[GDR_BDF_LEN];
+
+	gpu_bdf(s, bdf, sizeof(bdf));
+	group_value(e, bdf[0] ? gdr_pci_iommu_group(bdf) : -1);
+}
+
+static const struct gdr_check check_gpu_iommu = {
+	.key = "iommu_group",
+	.scope = GDR_SCOPE_GPU,
+	.eval = eval_gpu_iommu,
+	.describe = gdr_describe_value,
+	.remedy = "",
+};
+
+static void eval_gpu_rdma(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	gdr_eval_value(e, "%d", s->dev->gdr_attr);
+	if (s->dev->gdr_attr != 1)
+		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_UNDECIDED);
+}
+
+static const struct gdr_check check_gpu_rdma = {
+	.key = "gpudirect_rdma_supported",
+	.scope = GDR_SCOPE_GPU,
+	.eval = eval_gpu_rdma,
+	.describe = gdr_describe_value,
+	.remedy = "this GPU does not support GPUDirect RDMA",
+};
+
+static void eval_gpu_vmm(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	gdr_eval_value(e, "%d", s->dev->gdr_vmm_attr);
+	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+}
+
+static void eval_gpu_c2c(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	const struct gdr_dev *d = s->dev;
+
+	if (d->c2c == GDR_YES)
+		gdr_eval_value(e, "yes (NVLink-C2C to the CPU)");
+	else if (d->c2c == GDR_NO)
+		gdr_eval_value(e, "no");
+	else
+		gdr_eval_value(e, "unknown (%s)", d->c2c_why);
+	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+}
+
+static const struct gdr_check check_gpu_c2c = {
+	.key = "c2c",
+	.scope = GDR_SCOPE_GPU,
+	.eval = eval_gpu_c2c,
+	.describe = gdr_describe_value,
+	.remedy = "",
+};
+
+static const struct gdr_check check_gpu_vmm = {
+	.key = "gpudirect_rdma_with_vmm",
+	.scope = GDR_SCOPE_GPU,
+	.eval = eval_gpu_vmm,
+	.describe = gdr_describe_value,
+	.remedy = "",
+};
+
+/* --- RDMA device ------------------------------------------------------- */
+
+static void eval_nic_pci(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	if (s->nic_bdf[0]) {
+		gdr_eval_value(e, "%s", s->nic_bdf);
+		gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+		return;
+	}
+	gdr_eval_value(e, "none");
+	gdr_eval_verdict(e, GDR_VERDICT_UNKNOWN, GDR_PASS);
+}
+
+static const struct gdr_check check_nic_pci = {
+	.key = "pci_address",
+	.scope = GDR_SCOPE_NIC,
+	.eval = eval_nic_pci,
+	.describe = gdr_describe_value,
+	.remedy = "no PCI parent in sysfs (a software device?)",
+};
+
+static void eval_nic_numa(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	if (!s->nic_bdf[0]) {
+		e->skip = true;
+		return;
+	}
+	numa_value(e, gdr_pci_numa(s->nic_bdf));
+}
+
+static const struct gdr_check check_nic_numa = {
+	.key = "numa_node",
+	.scope = GDR_SCOPE_NIC,
+	.eval = eval_nic_numa,
+	.describe = gdr_describe_value,
+	.remedy = "",
+};
+
+static void eval_nic_iommu(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	if (!s->nic_bdf[0]) {
+		e->skip = true;
+		return;
+	}
+	group_value(e, gdr_pci_iommu_group(s->nic_bdf));
+}
+
+static const struct gdr_check check_nic_iommu = {
+	.key = "iommu_group",
+	.scope = GDR_SCOPE_NIC,
+	.eval = eval_nic_iommu,
+	.describe = gdr_describe_value,
+	.remedy = "",
+};
+
+static void eval_nic_link(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	if (!s->port) {
+		e->skip = true;
+		return;
+	}
+	gdr_eval_value(e, "%s",
+		       s->port->link_layer == IBV_LINK_LAYER_ETHERNET
+			       ? "Ethernet"
+		       : s->port->link_layer == IBV_LINK_LAYER_INFINIBAND
+			       ? "InfiniBand"
+			       : "unspecified");
+	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+}
+
+static const struct gdr_check check_nic_link = {
+	.key = "link_layer",
+	.scope = GDR_SCOPE_NIC,
+	.eval = eval_nic_link,
+	.describe = gdr_describe_value,
+	.remedy = "",
+};
+
+static void eval_nic_netdev(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	char dev[64];
+
+	/* RoCE: the network device under port 1, from sysfs. */
+	if (!s->port || s->port->link_layer != IBV_LINK_LAYER_ETHERNET ||
+	    !s->nic_name || gdr_nic_netdev(s->nic_name, dev, sizeof(dev))) {
+		e->skip = true;
+		return;
+	}
+	gdr_eval_value(e, "%s", dev);
+	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+}
+
+static const struct gdr_check check_nic_netdev = {
+	.key = "netdev",
+	.scope = GDR_SCOPE_NIC,
+	.eval = eval_nic_netdev,
+	.describe = gdr_describe_value,
+	.remedy = "",
+};
+
+static void eval_nic_port(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	if (!s->port) {
+		gdr_eval_value(e, "unknown");
+		gdr_eval_verdict(e, GDR_VERDICT_UNKNOWN, GDR_UNDECIDED);
+		e->remedy = "ibv_query_port failed";
+		return;
+	}
+	gdr_eval_value(e, "%s", ibv_port_state_str(s->port->state));
+	if (s->port->state != IBV_PORT_ACTIVE)
+		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_UNDECIDED);
+}
+
+static const struct gdr_check check_nic_port = {
+	.key = "port_state",
+	.scope = GDR_SCOPE_NIC,
+	.eval = eval_nic_port,
+	.describe = gdr_describe_value,
+	.remedy = "port 1 is not active: check the cable, the switch and the "
+		  "subnet manager (ibstat)",
+};
+
+/* --- GPU x RDMA device ----------------------------------------------------- */
+
+static void eval_topology(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	char gpu[GDR_BDF_LEN];
+	const char *dist = "unknown";
+
+	if (!s->dev) {
+		e->skip = true;
+		return;
+	}
+	gpu_bdf(s, gpu, sizeof(gpu));
+	if (s->nic_bdf[0] && gpu[0])
+		dist = gdr_pci_distance(gpu, s->nic_bdf);
+	gdr_eval_value(e, "%s", dist);
+	if (!strcmp(dist, "PIX") || !strcmp(dist, "PXB")) {
+		return;
+	} else if (!strcmp(dist, "PHB")) {
+		gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+		e->remedy = "GPU and NIC meet at the CPU's host bridge: expect "
+			    "less bandwidth than under one PCIe switch";
+	} else if (!strcmp(dist, "unknown")) {
+		gdr_eval_verdict(e, GDR_VERDICT_UNKNOWN, GDR_PASS);
+		e->remedy =
+			"the PCI path of the GPU or the NIC is not in sysfs";
+	} else {
+		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
+	}
+}
+
+static const struct gdr_check check_topology = {
+	.key = "topology_gpu%d",
+	.scope = GDR_SCOPE_PAIR,
+	.eval = eval_topology,
+	.describe = gdr_describe_value,
+	.remedy = "traffic crosses NUMA nodes or host bridges: pick the NIC "
+		  "closest to this GPU (NCCL_IB_HCA, UCX_NET_DEVICES)",
+};
+
+static void eval_acs(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	char gpu[GDR_BDF_LEN], acs[256];
+	int n = -1;
+
+	if (!s->dev) {
+		e->skip = true;
+		return;
+	}
+	gpu_bdf(s, gpu, sizeof(gpu));
+	if (s->nic_bdf[0] && gpu[0])
+		n = gdr_pci_acs_redirects(gpu, s->nic_bdf, acs, sizeof(acs));
+	if (n == 0) {
+		gdr_eval_value(e, "none");
+	} else if (n > 0) {
+		gdr_eval_value(e, "%s", acs);
+		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
+	} else {
+		gdr_eval_value(e, "unknown");
+		gdr_eval_verdict(e, GDR_VERDICT_UNKNOWN, GDR_PASS);
+		e->remedy = "run as root to read the bridges' extended PCI "
+			    "config space";
+	}
+}
+
+static const struct gdr_check check_acs = {
+	.key = "acs_redirect_gpu%d",
+	.scope = GDR_SCOPE_PAIR,
+	.eval = eval_acs,
+	.describe = gdr_describe_value,
+	.remedy = "ACS redirect sends GPU<->NIC traffic through the root "
+		  "complex: disable it on these bridges (BIOS, or setpci "
+		  "ECAP_ACS+0x6.w=0000) or enable ATS",
+};
+
+/* --- walking them ---------------------------------------------------------- */
+
+const struct gdr_check *const gdr_node_checks[] = {
+	&gdr_check_kernel,
+	&gdr_check_nvidia_driver,
+	&gdr_check_cuda_api,
+	&gdr_check_peermem,
+	&gdr_check_verbs_dmabuf,
+	&gdr_check_mlx5dv,
+	&gdr_check_cuda_pcie,
+	&check_gds,
+	&check_cuda_devices,
+	&check_rdma_devices,
+	NULL,
+};
+
+const struct gdr_check *const gdr_gpu_checks[] = {
+	&check_gpu_name,       &check_gpu_busid,
+	&check_gpu_numa,       &check_gpu_iommu,
+	&gdr_check_gpu_dmabuf, &check_gpu_rdma,
+	&check_gpu_vmm,	       &check_gpu_c2c,
+	&gdr_check_gpu_pcie,   NULL,
+};
+
+const struct gdr_check *const gdr_nic_checks[] = {
+	&gdr_check_nic_dmabuf,
+	&gdr_check_nic_data_direct,
+	&check_nic_pci,
+	&check_nic_numa,
+	&check_nic_iommu,
+	&check_nic_link,
+	&check_nic_netdev,
+	&check_nic_port,
+	NULL,
+};
+
+/* The path each GPU would take (path_gpuN) comes from the backend table,
+ * after these. */
+const struct gdr_check *const gdr_pair_checks[] = {
+	&check_topology,
+	&check_acs,
+	NULL,
+};

@@ -1,0 +1,567 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The conditions that gate registrations, as data: one entry each,
+ * evaluated into the observed value, the report's verdict and what it
+ * means for a path that needs it. Each remedy sentence is written here
+ * (or, for facts only the report shows, in doctor/facts.c) and nowhere
+ * else; the thresholds are in thresholds.h. A backend lists the entries it
+ * needs (its eligibility is the first that fails); the report walks the
+ * same entries.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "node.h"
+#include "thresholds.h"
+
+void gdr_eval_value(struct gdr_eval *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (e->quiet)
+		return;
+	va_start(ap, fmt);
+	gdr_vfmt(e->value, sizeof(e->value), fmt, ap);
+	va_end(ap);
+}
+
+void gdr_eval_verdict(struct gdr_eval *e, enum gdr_verdict v, enum gdr_pass p)
+{
+	e->verdict = v;
+	e->pass = p;
+}
+
+void gdr_describe_value(const struct gdr_subject *s, const struct gdr_eval *e,
+			char *buf, size_t n)
+{
+	(void)s;
+	gdr_fmt(buf, n, "%s", e->value);
+}
+
+/* --- node ---------------------------------------------------------------- */
+
+static void eval_kernel(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	struct gdr_kver v;
+
+	gdr_eval_value(e, "%s",
+		       s->node->kernel_release[0] ? s->node->kernel_release
+						  : "unknown");
+	if (gdr_parse_kernel_release(s->node->kernel_release, &v))
+		gdr_eval_verdict(e, GDR_VERDICT_UNKNOWN, GDR_UNDECIDED);
+	else if (gdr_kver_cmp(&v, KERNEL_DMABUF_MAJOR, KERNEL_DMABUF_MINOR) < 0)
+		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_FAIL);
+}
+
+static void describe_kernel(const struct gdr_subject *s,
+			    const struct gdr_eval *e, char *buf, size_t n)
+{
+	gdr_fmt(buf, n, "kernel %s is older than %d.%d", e->value,
+		KERNEL_DMABUF_MAJOR, KERNEL_DMABUF_MINOR);
+}
+
+const struct gdr_check gdr_check_kernel = {
+	.key = "kernel",
+	.scope = GDR_SCOPE_NODE,
+	.eval = eval_kernel,
+	.describe = describe_kernel,
+	.remedy = "DMA-BUF needs Linux 5.12 or newer: upgrade the kernel, "
+		  "or use nvidia-peermem",
+};
+
+static const char nv_by_hand[] = "check /proc/driver/nvidia/version by hand";
+
+static void eval_nvidia_driver(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	const struct gdr_node *nd = s->node;
+
+	switch (nd->nv_flavour) {
+	case GDR_NV_OPEN:
+		gdr_eval_value(e, "%s (open kernel module)", nd->nv_version);
+		break;
+	case GDR_NV_PROPRIETARY:
+		gdr_eval_value(e, "%s (proprietary kernel module)",
+			       nd->nv_version);
+		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_FAIL);
+		break;
+	case GDR_NV_UNPARSED:
+		gdr_eval_value(e, "unrecognised /proc/driver/nvidia/version");
+		gdr_eval_verdict(e, GDR_VERDICT_UNKNOWN, GDR_UNDECIDED);
+		e->remedy = nv_by_hand;
+		break;
+	case GDR_NV_UNREADABLE:
+		gdr_eval_value(
+			e, "/proc/driver/nvidia/version could not be read (%s)",
+			gdr_errno_name(nd->nv_err));
+		gdr_eval_verdict(e, GDR_VERDICT_UNKNOWN, GDR_UNDECIDED);
+		e->remedy = nv_by_hand;
+		break;
+	case GDR_NV_ABSENT: /* fall through */
+	default:
+		/* In a container the file may be absent while CUDA works:
+		 * the CUDA driver decides. */
+		gdr_eval_value(e,
+			       "not loaded (no /proc/driver/nvidia/version)");
+		gdr_eval_verdict(e, GDR_VERDICT_MISSING, GDR_UNDECIDED);
+		e->remedy = "install and load the NVIDIA driver (open kernel "
+			    "module); in a container, the driver must be "
+			    "loaded on the host";
+		break;
+	}
+}
+
+static void describe_nvidia_driver(const struct gdr_subject *s,
+				   const struct gdr_eval *e, char *buf,
+				   size_t n)
+{
+	gdr_fmt(buf, n,
+		"the NVIDIA driver %s is the proprietary kernel "
+		"module, which cannot export DMA-BUF",
+		s->node->nv_version);
+}
+
+const struct gdr_check gdr_check_nvidia_driver = {
+	.key = "nvidia_driver",
+	.scope = GDR_SCOPE_NODE,
+	.eval = eval_nvidia_driver,
+	.describe = describe_nvidia_driver,
+	.remedy = "DMA-BUF needs the open kernel module: install it (GPU "
+		  "Operator: --set driver.kernelModuleType=open), or load "
+		  "nvidia-peermem",
+};
+
+static void eval_cuda_api(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	const struct gdr_cuda *c = s->cuda;
+
+	if (c->state != GDR_CUDA_READY) {
+		gdr_eval_value(e, "unavailable");
+		gdr_eval_verdict(e, GDR_VERDICT_MISSING, GDR_FAIL);
+		e->remedy = c->why;
+		return;
+	}
+	gdr_eval_value(e, "%d.%d (%d)", c->driver_version / 1000,
+		       c->driver_version % 1000 / 10, c->driver_version);
+	if (c->driver_version < CUDA_DMABUF_API ||
+	    !c->cu.cuMemGetHandleForAddressRange)
+		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_FAIL);
+}
+
+static void describe_cuda_api(const struct gdr_subject *s,
+			      const struct gdr_eval *e, char *buf, size_t n)
+{
+	const struct gdr_cuda *c = s->cuda;
+
+	if (c->state != GDR_CUDA_READY)
+		gdr_fmt(buf, n, "the CUDA driver is unavailable");
+	else if (c->driver_version < CUDA_DMABUF_API)
+		gdr_fmt(buf, n,
+			"the CUDA driver API is %d.%d, older than "
+			"%d.%d which added DMA-BUF export",
+			c->driver_version / 1000, c->driver_version % 1000 / 10,
+			CUDA_DMABUF_API / 1000, CUDA_DMABUF_API % 1000 / 10);
+	else
+		gdr_fmt(buf, n,
+			"libcuda.so.1 has no "
+			"cuMemGetHandleForAddressRange");
+}
+
+const struct gdr_check gdr_check_cuda_api = {
+	.key = "cuda_driver_api",
+	.scope = GDR_SCOPE_NODE,
+	.eval = eval_cuda_api,
+	.describe = describe_cuda_api,
+	.remedy = "DMA-BUF export needs CUDA 11.7 (driver R515) or newer: "
+		  "upgrade the NVIDIA driver",
+};
+
+static void eval_peermem(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	const struct gdr_node *nd = s->node;
+
+	if (nd->peermem_path[0]) {
+		gdr_eval_value(e, "%s (%s)", nd->peermem_version,
+			       nd->peermem_path);
+		return;
+	}
+	gdr_eval_verdict(e, GDR_VERDICT_MISSING, GDR_FAIL);
+	if (s->dmabuf_usable) {
+		/* Every pair takes DMA-BUF: nothing to fix here. */
+		gdr_eval_value(e, "not loaded (not needed: DMA-BUF is usable)");
+		e->verdict = GDR_VERDICT_INFO;
+		e->remedy = "";
+		return;
+	}
+	gdr_eval_value(e, "not loaded");
+}
+
+static void describe_peermem(const struct gdr_subject *s,
+			     const struct gdr_eval *e, char *buf, size_t n)
+{
+	const char *const *p;
+
+	gdr_fmt(buf, n, "nvidia-peermem is not loaded (none of");
+	for (p = gdr_peermem_paths; *p; p++)
+		gdr_append(buf, n, "%s /sys%s",
+			   p == gdr_peermem_paths ? "" : ",", *p);
+	gdr_append(buf, n, " exists)");
+}
+
+const struct gdr_check gdr_check_peermem = {
+	.key = "nvidia_peermem",
+	.scope = GDR_SCOPE_NODE,
+	.eval = eval_peermem,
+	.describe = describe_peermem,
+	.remedy = "only needed where DMA-BUF is unavailable: modprobe "
+		  "nvidia-peermem (GPU Operator: driver.rdma.enabled=true; "
+		  "with host MOFED also driver.rdma.useHostMofed=true)",
+};
+
+static void eval_verbs_dmabuf(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	if (s->node->verbs_dmabuf) {
+		gdr_eval_value(e, "ibv_reg_dmabuf_mr present");
+		return;
+	}
+	gdr_eval_value(e, "ibv_reg_dmabuf_mr absent");
+	gdr_eval_verdict(e, GDR_VERDICT_MISSING, GDR_FAIL);
+}
+
+static void describe_verbs_dmabuf(const struct gdr_subject *s,
+				  const struct gdr_eval *e, char *buf, size_t n)
+{
+	gdr_fmt(buf, n,
+		"the loaded libibverbs has no ibv_reg_dmabuf_mr "
+		"(rdma-core older than v34)");
+}
+
+const struct gdr_check gdr_check_verbs_dmabuf = {
+	.key = "libibverbs_dmabuf",
+	.scope = GDR_SCOPE_NODE,
+	.eval = eval_verbs_dmabuf,
+	.describe = describe_verbs_dmabuf,
+	.remedy = "upgrade rdma-core to v34 or newer for ibv_reg_dmabuf_mr",
+};
+
+static void eval_mlx5dv(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	const struct gdr_mlx5 *m = gdr_mlx5_get();
+
+	(void)s;
+	if (m->present) {
+		gdr_eval_value(e, "present (libmlx5.so.1 MLX5_1.25)");
+		return;
+	}
+	gdr_eval_value(e, "absent (%s)", m->why);
+	/* Only Data Direct NICs need them: a fact, not a fault. */
+	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_FAIL);
+}
+
+static void describe_mlx5dv(const struct gdr_subject *s,
+			    const struct gdr_eval *e, char *buf, size_t n)
+{
+	gdr_fmt(buf, n, "the mlx5 direct verbs for Data Direct are %s",
+		e->value);
+}
+
+const struct gdr_check gdr_check_mlx5dv = {
+	.key = "mlx5dv_data_direct",
+	.scope = GDR_SCOPE_NODE,
+	.eval = eval_mlx5dv,
+	.describe = describe_mlx5dv,
+	.remedy = "only for NICs with a Data Direct function (ConnectX-8 "
+		  "class): install rdma-core v54 or newer",
+};
+
+static void eval_cuda_pcie(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	const struct gdr_cuda *c = s->cuda;
+
+	if (s->node->pcie_policy == GDR_PCIE_OFF) {
+		gdr_eval_value(e, "off (GPUDIRECT_PCIE_MAPPING=off)");
+		gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_FAIL);
+		e->remedy = "unset GPUDIRECT_PCIE_MAPPING to allow the PCIe "
+			    "mapping (Data Direct, C2C GPUs)";
+		return;
+	}
+	if (!c || c->state != GDR_CUDA_READY) {
+		gdr_eval_value(e, "unknown (the CUDA driver is unavailable)");
+		gdr_eval_verdict(e, GDR_VERDICT_UNKNOWN, GDR_FAIL);
+		return;
+	}
+	if (c->driver_version >= CUDA_PCIE_MAPPING_API) {
+		gdr_eval_value(e, "available (driver API %d.%d)",
+			       c->driver_version / 1000,
+			       c->driver_version % 1000 / 10);
+		return;
+	}
+	gdr_eval_value(e, "unavailable (driver API %d.%d, older than %d.%d)",
+		       c->driver_version / 1000, c->driver_version % 1000 / 10,
+		       CUDA_PCIE_MAPPING_API / 1000,
+		       CUDA_PCIE_MAPPING_API % 1000 / 10);
+	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_FAIL);
+}
+
+static void describe_cuda_pcie(const struct gdr_subject *s,
+			       const struct gdr_eval *e, char *buf, size_t n)
+{
+	gdr_fmt(buf, n, "the PCIe-mapped dma-buf export is %s", e->value);
+}
+
+const struct gdr_check gdr_check_cuda_pcie = {
+	.key = "cuda_pcie_mapping",
+	.scope = GDR_SCOPE_NODE,
+	.eval = eval_cuda_pcie,
+	.describe = describe_cuda_pcie,
+	.remedy = "the PCIe mapping (Data Direct, C2C GPUs) needs CUDA driver "
+		  "12.8 (R570) or newer: upgrade the NVIDIA driver",
+};
+
+/* --- GPU ------------------------------------------------------------------ */
+
+static void eval_gpu_dmabuf(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	const struct gdr_dev *d = s->dev;
+
+	if (!d || d->why[0]) {
+		gdr_eval_value(e, "unknown (%s)",
+			       d ? d->why : "the GPU is not visible");
+		gdr_eval_verdict(e, GDR_VERDICT_UNKNOWN, GDR_FAIL);
+		return;
+	}
+	gdr_eval_value(e, "%d", d->dmabuf_attr);
+	if (d->dmabuf_attr != 1)
+		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_FAIL);
+}
+
+static void describe_gpu_dmabuf(const struct gdr_subject *s,
+				const struct gdr_eval *e, char *buf, size_t n)
+{
+	const struct gdr_dev *d = s->dev;
+
+	if (!d || d->why[0])
+		gdr_fmt(buf, n, "GPU %d could not be queried: %s",
+			d ? d->ordinal : -1,
+			d ? d->why : "the GPU is not visible");
+	else
+		gdr_fmt(buf, n,
+			"GPU %d (%s) reports "
+			"CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED=%d",
+			d->ordinal, d->name, d->dmabuf_attr);
+}
+
+const struct gdr_check gdr_check_gpu_dmabuf = {
+	.key = "dmabuf_supported",
+	.scope = GDR_SCOPE_GPU,
+	.eval = eval_gpu_dmabuf,
+	.describe = describe_gpu_dmabuf,
+	.remedy = "this GPU/driver cannot export DMA-BUF: use the open "
+		  "kernel module, or nvidia-peermem",
+};
+
+const struct gdr_check gdr_check_gpu_pcie;
+
+static void eval_gpu_pcie(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	int ordinal = s->dev ? s->dev->ordinal : -1;
+
+	if (s->node->pcie_policy == GDR_PCIE_OFF) {
+		gdr_eval_value(e, "off (GPUDIRECT_PCIE_MAPPING=off)");
+		gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_FAIL);
+		return;
+	}
+	if (!gdr_cuda_has_pcie_mapping(s->cuda)) {
+		gdr_eval_value(e,
+			       "unavailable (the driver is older than %d.%d)",
+			       CUDA_PCIE_MAPPING_API / 1000,
+			       CUDA_PCIE_MAPPING_API % 1000 / 10);
+		gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_FAIL);
+		return;
+	}
+	switch (gdr_pcie_map_get(ordinal)) {
+	case GDR_PCIE_MAP_OK: gdr_eval_value(e, "supported"); break;
+	case GDR_PCIE_MAP_UNSUPPORTED:
+		gdr_eval_value(e,
+			       "not supported (the PCIe-mapped export answered "
+			       "CUDA_ERROR_NOT_SUPPORTED)");
+		gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_FAIL);
+		e->remedy = gdr_check_gpu_pcie.remedy;
+		break;
+	case GDR_PCIE_MAP_UNTRIED: /* fall through */
+	default:
+		/* The first registration that needs it finds out. */
+		gdr_eval_value(e, "not tried");
+		gdr_eval_verdict(e, GDR_VERDICT_UNKNOWN, GDR_PASS);
+		e->remedy = "";
+		break;
+	}
+}
+
+static void describe_gpu_pcie(const struct gdr_subject *s,
+			      const struct gdr_eval *e, char *buf, size_t n)
+{
+	gdr_fmt(buf, n, "the PCIe-mapped dma-buf of GPU %d is %s",
+		s->dev ? s->dev->ordinal : -1, e->value);
+}
+
+const struct gdr_check gdr_check_gpu_pcie = {
+	.key = "pcie_mapping",
+	.scope = GDR_SCOPE_GPU,
+	.eval = eval_gpu_pcie,
+	.describe = describe_gpu_pcie,
+	.remedy = "no Data Direct for this GPU; DMA-BUF registers its memory "
+		  "without the PCIe mapping",
+};
+
+/* --- RDMA device ------------------------------------------------------- */
+
+static const char pd_failed[] = "ibv_alloc_pd failed; check the device's "
+				"driver";
+
+static void eval_nic_dmabuf(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	const struct gdr_nic *nic = s->nic;
+
+	if (!nic) {
+		gdr_eval_value(e, "unknown");
+		gdr_eval_verdict(e, GDR_VERDICT_UNKNOWN, GDR_UNDECIDED);
+		e->remedy = pd_failed;
+		return;
+	}
+	gdr_eval_value(e, "%s (ibv_reg_dmabuf_mr probe answered %s)",
+		       nic->dmabuf == GDR_YES  ? "supported"
+		       : nic->dmabuf == GDR_NO ? "unsupported"
+					       : "unknown",
+		       nic->mr ? "an MR" : gdr_errno_name(nic->err));
+	if (nic->dmabuf == GDR_NO) {
+		gdr_eval_verdict(e, GDR_VERDICT_MISSING, GDR_FAIL);
+	} else if (nic->dmabuf == GDR_UNKNOWN) {
+		/* Neither yes nor no: nothing to change yet. */
+		gdr_eval_verdict(e, GDR_VERDICT_UNKNOWN, GDR_UNDECIDED);
+		e->remedy = "the answer says neither yes nor no: a real "
+			    "registration decides (gdr-info --self-test tries "
+			    "one)";
+	}
+}
+
+static void describe_nic_dmabuf(const struct gdr_subject *s,
+				const struct gdr_eval *e, char *buf, size_t n)
+{
+	gdr_fmt(buf, n,
+		"RDMA device %s does not support DMA-BUF memory "
+		"regions (ibv_reg_dmabuf_mr answered %s)",
+		s->nic->key.name, gdr_errno_name(s->nic->err));
+}
+
+const struct gdr_check gdr_check_nic_dmabuf = {
+	.key = "dmabuf_mr",
+	.scope = GDR_SCOPE_NIC,
+	.eval = eval_nic_dmabuf,
+	.describe = describe_nic_dmabuf,
+	.remedy = "use an RDMA device whose kernel driver registers DMA-BUF "
+		  "memory (mlx5, efa, irdma, bnxt_re), or nvidia-peermem",
+};
+
+static void eval_nic_data_direct(const struct gdr_subject *s,
+				 struct gdr_eval *e)
+{
+	const struct gdr_nic *nic = s->nic;
+
+	if (!nic) {
+		gdr_eval_value(e, "unknown");
+		gdr_eval_verdict(e, GDR_VERDICT_UNKNOWN, GDR_FAIL);
+		e->remedy = pd_failed;
+		return;
+	}
+	if (nic->data_direct == GDR_YES) {
+		gdr_eval_value(e, "yes (%s)", nic->dd_path);
+		return;
+	}
+	if (nic->data_direct == GDR_NO)
+		gdr_eval_value(
+			e, "no (%s)",
+			nic->mlx5
+				? "the device answered ENODEV: no Data Direct "
+				  "function"
+				: "not an mlx5 device");
+	else
+		gdr_eval_value(e, "unknown (%s)",
+			       nic->dd_err == ENOSYS
+				       ? gdr_mlx5_get()->why
+				       : gdr_errno_name(nic->dd_err));
+	/* Most NICs have none: a fact, unless the call itself failed. */
+	gdr_eval_verdict(e,
+			 nic->data_direct == GDR_NO || nic->dd_err == ENOSYS
+				 ? GDR_VERDICT_INFO
+				 : GDR_VERDICT_UNKNOWN,
+			 GDR_FAIL);
+}
+
+static void describe_nic_data_direct(const struct gdr_subject *s,
+				     const struct gdr_eval *e, char *buf,
+				     size_t n)
+{
+	gdr_fmt(buf, n, "RDMA device %s has no usable Data Direct function: %s",
+		s->nic ? s->nic->key.name : "?", e->value);
+}
+
+const struct gdr_check gdr_check_nic_data_direct = {
+	.key = "data_direct",
+	.scope = GDR_SCOPE_NIC,
+	.eval = eval_nic_data_direct,
+	.describe = describe_nic_data_direct,
+	.remedy = "Data Direct needs a ConnectX-8 class NIC with its Data "
+		  "Direct function, Linux 6.12 or newer and rdma-core v54 or "
+		  "newer",
+};
+
+/* --- walking them ---------------------------------------------------------- */
+
+void gdr_check_eval(const struct gdr_check *c, const struct gdr_subject *s,
+		    struct gdr_eval *e, bool quiet)
+{
+	e->verdict = GDR_VERDICT_OK;
+	e->pass = GDR_PASS;
+	e->value[0] = '\0';
+	e->remedy = NULL;
+	e->skip = false;
+	e->quiet = quiet;
+	c->eval(s, e);
+}
+
+const char *gdr_check_remedy(const struct gdr_check *c,
+			     const struct gdr_eval *e)
+{
+	if (e->verdict == GDR_VERDICT_OK)
+		return "";
+	if (e->remedy)
+		return e->remedy;
+	/* A fact has a remedy only where its evaluation gives one. */
+	return e->verdict == GDR_VERDICT_INFO ? "" : c->remedy;
+}
+
+int gdr_checks_first_failure(const struct gdr_check *const *needs,
+			     const struct gdr_subject *s, char *why, size_t n)
+{
+	const char *remedy;
+	struct gdr_eval e;
+
+	for (; *needs; needs++) {
+		/* The steady state only asks for verdicts. */
+		gdr_check_eval(*needs, s, &e, true);
+		if (e.pass != GDR_FAIL)
+			continue;
+		if (!why)
+			return EOPNOTSUPP; /* the reason is not wanted */
+		gdr_check_eval(*needs, s, &e, false);
+		(*needs)->describe(s, &e, why, n);
+		/* A fact in the report is a reason here: its remedy too. */
+		remedy = gdr_check_remedy(*needs, &e);
+		if (!*remedy)
+			remedy = (*needs)->remedy;
+		if (*remedy)
+			gdr_append(why, n, "; %s", remedy);
+		return EOPNOTSUPP;
+	}
+	return 0;
+}

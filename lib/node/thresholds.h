@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The thresholds of the registration paths, each written once: the
+ * conditions (conditions.c) test them, the probe (probe.c) asks whether
+ * the driver has the PCIe mapping, and the messages name them.
+ */
+#ifndef GDR_THRESHOLDS_H
+#define GDR_THRESHOLDS_H
+
+#define KERNEL_DMABUF_MAJOR 5 /* Linux 5.12: dma-buf memory regions */
+#define KERNEL_DMABUF_MINOR 12
+#define CUDA_DMABUF_API 11070 /* CUDA 11.7: cuMemGetHandleForAddressRange */
+#define CUDA_PCIE_MAPPING_API 12080 /* CUDA 12.8: the PCIe-mapped dma-buf */
+
+#endif /* GDR_THRESHOLDS_H */

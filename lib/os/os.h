@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The outside world (lib/os/): the CUDA driver, libibverbs, NVML and
+ * files, each reached only through the seam, which tests and snapshot
+ * replay replace. Calls down to lib/base/ only.
+ */
+#ifndef GDR_OS_H
+#define GDR_OS_H
+
+#include "base.h"
+
+/* --- the CUDA driver table (cuda-loader.c) -------------------------------
+ * One line per entry point: name, the ABI symbol, the CUDA version whose
+ * signature the code was written for (cuGetProcAddress hands back that
+ * ABI), whether the library cannot work without it, and the parameters.
+ */
+#define GDR_CU_FUNCS(X)                                                        \
+	X(cuInit, cuInit, 2000, 1, (unsigned int flags))                       \
+	X(cuDriverGetVersion, cuDriverGetVersion, 2020, 1, (int *version))     \
+	X(cuGetErrorName, cuGetErrorName, 6000, 0,                             \
+	  (CUresult err, const char **name))                                   \
+	X(cuDeviceGetCount, cuDeviceGetCount, 2000, 1, (int *count))           \
+	X(cuDeviceGet, cuDeviceGet, 2000, 1, (CUdevice * dev, int ordinal))    \
+	X(cuDeviceGetAttribute, cuDeviceGetAttribute, 2000, 1,                 \
+	  (int *value, CUdevice_attribute attr, CUdevice dev))                 \
+	X(cuDeviceGetName, cuDeviceGetName, 2000, 1,                           \
+	  (char *name, int len, CUdevice dev))                                 \
+	X(cuDeviceGetPCIBusId, cuDeviceGetPCIBusId, 4010, 1,                   \
+	  (char *busid, int len, CUdevice dev))                                \
+	X(cuPointerGetAttribute, cuPointerGetAttribute, 4000, 1,               \
+	  (void *data, CUpointer_attribute attr, CUdeviceptr ptr))             \
+	X(cuPointerGetAttributes, cuPointerGetAttributes, 7000, 1,             \
+	  (unsigned int n, CUpointer_attribute *attrs, void **data,            \
+	   CUdeviceptr ptr))                                                   \
+	X(cuPointerSetAttribute, cuPointerSetAttribute, 6000, 1,               \
+	  (const void *value, CUpointer_attribute attr, CUdeviceptr ptr))      \
+	X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 7000, 1,         \
+	  (CUcontext * ctx, CUdevice dev))                                     \
+	X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, 11000, 0,   \
+	  (CUdevice dev))                                                      \
+	X(cuCtxGetCurrent, cuCtxGetCurrent, 4000, 1, (CUcontext * ctx))        \
+	X(cuCtxGetDevice, cuCtxGetDevice, 2000, 1, (CUdevice * dev))           \
+	X(cuCtxPushCurrent, cuCtxPushCurrent_v2, 4000, 1, (CUcontext ctx))     \
+	X(cuCtxPopCurrent, cuCtxPopCurrent_v2, 4000, 1, (CUcontext * ctx))     \
+	X(cuCtxGetFlags, cuCtxGetFlags, 7000, 0, (unsigned int *flags))        \
+	X(cuCtxSetFlags, cuCtxSetFlags, 12010, 0, (unsigned int flags))        \
+	X(cuMemGetHandleForAddressRange, cuMemGetHandleForAddressRange, 11070, \
+	  0,                                                                   \
+	  (void *handle, CUdeviceptr ptr, size_t size,                         \
+	   CUmemRangeHandleType type, unsigned long long flags))               \
+	X(cuMemAlloc, cuMemAlloc_v2, 3020, 0,                                  \
+	  (CUdeviceptr * dptr, size_t size))                                   \
+	X(cuMemFree, cuMemFree_v2, 3020, 0, (CUdeviceptr dptr))                \
+	X(cuMemGetAddressRange, cuMemGetAddressRange_v2, 3020, 0,              \
+	  (CUdeviceptr * base, size_t * size, CUdeviceptr ptr))
+
+struct gdr_cuda_ops {
+#define GDR_CUDA_MEMBER(name, sym, ver, req, params) CUresult(*name) params;
+	GDR_CU_FUNCS(GDR_CUDA_MEMBER)
+#undef GDR_CUDA_MEMBER
+};
+
+/* gdr_cuda_load() flags */
+enum {
+	/* Only use libcuda.so.1 if the process has loaded it already. */
+	GDR_CUDA_NOLOAD = 1u << 0,
+};
+
+/* A symbol lookup: dlsym() on a library handle, or a test's table. */
+typedef void *(*gdr_sym_fn)(void *lib, const char *name);
+
+/*
+ * Resolve every entry point from @lib through cuGetProcAddress (the
+ * CUDA 12 signature, or the 11.3 one on older drivers), or by its ABI
+ * symbol on drivers without it. 0, or ENOSYS with the missing one in @why.
+ */
+int gdr_cuda_resolve(void *lib, gdr_sym_fn sym, struct gdr_cuda_ops *ops,
+		     char *why, size_t n);
+/*
+ * Open libcuda.so.1 (with GDR_CUDA_NOLOAD, only if it is already loaded
+ * in the process) and resolve the table. 0, ENOENT when the library is
+ * not there (or not loaded), ENOSYS when an entry point is missing.
+ */
+int gdr_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags, char *why,
+		  size_t n);
+
+/* CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, as an export flag */
+#define GDR_CU_RANGE_FLAG_PCIE 0x1ULL
+
+/* --- the verbs table (verbs.c) ------------------------------------------ */
+struct gdr_verbs_ops {
+	struct ibv_mr *(*reg_mr_iova2)(struct ibv_pd *pd, void *addr,
+				       size_t len, uint64_t iova,
+				       unsigned int access);
+	/* NULL when libibverbs predates rdma-core 34. */
+	struct ibv_mr *(*reg_dmabuf_mr)(struct ibv_pd *pd, uint64_t offset,
+					size_t len, uint64_t iova, int fd,
+					int access);
+	int (*dereg_mr)(struct ibv_mr *mr);
+	struct ibv_pd *(*alloc_pd)(struct ibv_context *ctx);
+	int (*dealloc_pd)(struct ibv_pd *pd);
+	int (*query_port)(struct ibv_context *ctx, uint8_t port,
+			  struct ibv_port_attr *attr);
+	const char *(*device_name)(struct ibv_device *dev);
+	/* The kernel's index of the device; NULL before rdma-core 32. */
+	int (*device_index)(struct ibv_device *dev);
+};
+
+/*
+ * mlx5 direct verbs (libmlx5.so.1), for Data Direct: rdma-core v54
+ * (MLX5_1.25) added the two Data Direct calls. Declared here: no installed
+ * header is needed.
+ */
+#define GDR_MLX5DV_DATA_DIRECT                                                 \
+	(1 << 0) /* MLX5DV_REG_DMABUF_ACCESS_DATA_DIRECT */
+struct gdr_mlx5_ops {
+	bool (*is_supported)(struct ibv_device *dev);
+	/* 0 and the path; ENODEV when the device has no Data Direct
+	 * function */
+	int (*data_direct_path)(struct ibv_context *ctx, char *buf, size_t n);
+	struct ibv_mr *(*reg_dmabuf_mr)(struct ibv_pd *pd, uint64_t offset,
+					size_t len, uint64_t iova, int fd,
+					int access, int mlx5_access);
+};
+/* Load libmlx5.so.1 and resolve the table: 0, or ENOENT/ENOSYS with the
+ * reason in @why. */
+int gdr_mlx5_load(struct gdr_mlx5_ops *ops, char *why, size_t n);
+/* Why the Data Direct calls are missing, in words (verbs.c). */
+extern const char gdr_mlx5_too_old[], gdr_mlx5_absent[];
+
+/* --- NVML (nvml.c) ---------------------------------------------------------- */
+/* The seam's gpu_c2c from libnvidia-ml.so.1. */
+int gdr_nvml_c2c(const char *busid, bool *c2c, char *why, size_t n);
+
+/* The real libibverbs, with the newer entry points resolved at run time. */
+void gdr_verbs_real(struct gdr_verbs_ops *ops);
+
+/* --- the seam (seam.c) -------------------------------------------------- */
+/*
+ * Everything outside the process that the library reads or calls. The
+ * production values come from the running system; tests and snapshot
+ * replay install fixture trees and modelled tables with gdr_seam_install() (node.h).
+ */
+struct gdr_seam {
+	char sysfs_root[PATH_MAX];  /* "/sys" */
+	char procfs_root[PATH_MAX]; /* "/proc" */
+	/* Kernel release; empty means ask uname(). */
+	char kernel_release[128];
+	long page_size; /* 0 means sysconf(_SC_PAGESIZE) */
+	/* Loads the CUDA table (gdr_cuda_load's contract). */
+	int (*cuda_load)(struct gdr_cuda_ops *ops, unsigned int flags,
+			 char *why, size_t n);
+	struct gdr_verbs_ops verbs;
+	/* Loads the mlx5 direct verbs (gdr_mlx5_load's contract). */
+	int (*mlx5_load)(struct gdr_mlx5_ops *ops, char *why, size_t n);
+	/*
+	 * Whether the GPU at PCI @busid is attached to the CPU by C2C
+	 * (NVLink-C2C: Grace Hopper, Grace Blackwell), from NVML: 0 with
+	 * *@c2c set, or an errno with the reason in @why.
+	 */
+	int (*gpu_c2c)(const char *busid, bool *c2c, char *why, size_t n);
+	/* Reads the environment; secure_getenv in production. */
+	char *(*getenv)(const char *name);
+	/* open(2) for reading, read(2) and readlink(2). */
+	int (*open_file)(const char *path);
+	ssize_t (*read_fd)(int fd, void *buf, size_t n);
+	ssize_t (*read_link)(const char *path, char *buf, size_t n);
+};
+
+/* The seam in force. Filled from the real system on first use. */
+const struct gdr_seam *gdr_seam(void);
+/*
+ * Replace the seam (NULL restores the real system). Only
+ * gdr_seam_install() (node.h), which also forgets what was probed through
+ * the old one, calls it.
+ */
+void gdr_seam_set(const struct gdr_seam *seam);
+/* A seam filled with the real system's values, to edit. */
+void gdr_seam_default(struct gdr_seam *seam);
+/* The name of @ctx's RDMA device as the seam's verbs give it, or NULL;
+ * of @pd's, for messages ("the RDMA device" when unknown). */
+const char *gdr_dev_name(struct ibv_context *ctx);
+const char *gdr_pd_name(struct ibv_pd *pd);
+
+/* --- files (sysfs.c) ------------------------------------------------ */
+/* Read a file below @root into @buf (NUL-terminated, trailing newline and
+ * spaces stripped). 0 or an errno; a read error is an error, never EOF. */
+int gdr_read_file(const char *root, const char *path, char *buf, size_t n);
+bool gdr_file_exists(const char *root, const char *path);
+/* Read up to @n bytes of a file into @buf; @got is the count. 0 or errno. */
+int gdr_read_bin(const char *root, const char *path, void *buf, size_t n,
+		 size_t *got);
+/* The target of a symbolic link below @root, NUL-terminated. 0 or errno. */
+int gdr_read_link(const char *root, const char *path, char *buf, size_t n);
+
+/* --- PCIe topology (topology.c) ---------------------------------------- */
+/* The PCI address of RDMA device @name's parent device. 0 or errno. */
+int gdr_nic_pci(const char *name, char *bdf, size_t n);
+/* The network device under RDMA device @name's port 1 (RoCE). 0 or errno. */
+int gdr_nic_netdev(const char *name, char *out, size_t n);
+/* How two PCI devices connect, as nvidia-smi topo -m names it:
+ * "PIX", "PXB", "PHB", "NODE", "SYS", or "unknown". */
+const char *gdr_pci_distance(const char *a, const char *b);
+/* The NUMA node and IOMMU group of a PCI device; -1 when unknown. */
+int gdr_pci_numa(const char *bdf);
+int gdr_pci_iommu_group(const char *bdf);
+/*
+ * The bridges between @a and @b (their common ancestor included) whose
+ * ACS control has P2P request or completion redirect enabled, written to
+ * @out as "BDF BDF ..." ("" when none). Returns how many, or -1 when
+ * none was found but some bridge's extended config space could not be
+ * read (that needs root), or the paths are not in sysfs.
+ */
+int gdr_pci_acs_redirects(const char *a, const char *b, char *out, size_t n);
+
+/* --- CUDA error names (cuda-loader.c) ------------------------------------ */
+/* The name of a CUDA error, or its number. */
+const char *gdr_cu_errname(const struct gdr_cuda_ops *cu, CUresult r, char *buf,
+			   size_t n);
+
+#endif /* GDR_OS_H */
