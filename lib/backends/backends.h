@@ -25,7 +25,6 @@ struct gdr_req {
 
 struct gdr_backend {
 	enum gdr_path path;
-	const char *name;  /* as gdr_path_str() names it */
 	const char *title; /* in the report: "DMA-BUF", "nvidia-peermem" */
 	/* true: registers CUDA device memory; false: host memory */
 	bool device_memory;

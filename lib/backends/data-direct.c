@@ -65,7 +65,6 @@ static const struct gdr_check *const data_direct_needs[] = {
 
 const struct gdr_backend gdr_backend_data_direct = {
 	.path = GDR_PATH_DATA_DIRECT,
-	.name = "data-direct",
 	.title = "Data Direct",
 	.device_memory = true,
 	.needs = data_direct_needs,

@@ -128,7 +128,6 @@ static const struct gdr_check *const dmabuf_needs[] = {
 
 const struct gdr_backend gdr_backend_dmabuf = {
 	.path = GDR_PATH_DMABUF,
-	.name = "dmabuf",
 	.title = "DMA-BUF",
 	.device_memory = true,
 	.needs = dmabuf_needs,

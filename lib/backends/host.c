@@ -38,7 +38,6 @@ static const struct gdr_check *const host_needs[] = { NULL };
 
 const struct gdr_backend gdr_backend_host = {
 	.path = GDR_PATH_HOST,
-	.name = "host",
 	.title = "host memory",
 	.device_memory = false,
 	.needs = host_needs,

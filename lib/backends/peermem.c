@@ -32,7 +32,6 @@ static const struct gdr_check *const peermem_needs[] = {
 
 const struct gdr_backend gdr_backend_peermem = {
 	.path = GDR_PATH_PEERMEM,
-	.name = "peermem",
 	.title = "nvidia-peermem",
 	.device_memory = true,
 	.needs = peermem_needs,

@@ -723,30 +723,6 @@ static int describe(const struct gdr_cuda_ops *cu, uintptr_t a, uintptr_t b,
 
 /* --- settings --------------------------------------------------------------- */
 
-/* GPUDIRECT_CACHE_MAX_*: decimal digits only. 0, or EINVAL with why. */
-static int parse_env(const char *name, size_t *out, char *why, size_t n)
-{
-	const struct gdr_seam *s = gdr_seam();
-	const char *v = s->getenv ? s->getenv(name) : NULL, *p;
-	size_t x = 0;
-
-	if (!v || !*v)
-		return 0;
-	for (p = v; *p; p++) {
-		if (*p < '0' || *p > '9' || x > (SIZE_MAX - 9) / 10) {
-			gdr_fmt(why, n,
-				"%s=%.40s is not a decimal number of entries "
-				"or bytes (digits only; 0: no limit); set one, "
-				"or unset it",
-				name, v);
-			return EINVAL;
-		}
-		x = x * 10 + (size_t)(*p - '0');
-	}
-	*out = x;
-	return 0;
-}
-
 /* --- the public calls ---------------------------------------------------------- */
 
 #define CACHE_ATTR_KNOWN                                                       \
@@ -781,11 +757,11 @@ GDR_EXPORT struct gdr_cache *gdr_cache_create(struct ibv_pd *pd,
 				"GDR_CACHE_TRUSTED",
 				attr->flags & ~(uint32_t)CACHE_FLAGS_KNOWN);
 	why[0] = '\0';
-	err = parse_env("GPUDIRECT_CACHE_MAX_ENTRIES", &max_entries, why,
-			sizeof(why));
+	err = gdr_env_size("GPUDIRECT_CACHE_MAX_ENTRIES", &max_entries, why,
+			   sizeof(why));
 	if (!err)
-		err = parse_env("GPUDIRECT_CACHE_MAX_BYTES", &max_bytes, why,
-				sizeof(why));
+		err = gdr_env_size("GPUDIRECT_CACHE_MAX_BYTES", &max_bytes, why,
+				   sizeof(why));
 	if (err)
 		return gdr_fail(err, "%s", why);
 	if (posix_memalign((void **)&c, 64, sizeof(*c)))

@@ -135,13 +135,13 @@ static const struct gdr_backend *pair_path(const struct gdr_subject *s,
 		if (gdr_checks_first_failure((*b)->needs, s, reason,
 					     sizeof(reason))) {
 			gdr_append(why, n, "%s%s: %s", why[0] ? "; " : "",
-				   (*b)->name, reason);
+				   gdr_path_name((*b)->path), reason);
 			if (gdr_backend_applies(*b, s))
 				gdr_append(skipped, sizeof(skipped), "%s%s",
 					   skipped[0] ? ", " : "", (*b)->title);
 			continue;
 		}
-		gdr_fmt(value, vn, "%s", (*b)->name);
+		gdr_fmt(value, vn, "%s", gdr_path_name((*b)->path));
 		if (skipped[0])
 			gdr_append(value, vn, " (%s unavailable)", skipped);
 		return *b;

@@ -179,6 +179,16 @@ void gdr_seam_install(const struct gdr_seam *seam);
 /* The driver exports PCIe-mapped dma-bufs (its API is new enough). */
 bool gdr_cuda_has_pcie_mapping(const struct gdr_cuda *c);
 
+/* --- the environment (env.c) ------------------------------------------ */
+/* Every GPUDIRECT_* name the library reads; NULL-terminated. */
+extern const char *const gdr_env_names[];
+/* The node's settings (debug, ordering, PCIe mapping, path) into @nd; a
+ * bad value is described in nd->env_error. */
+void gdr_env_probe(struct gdr_node *nd, const struct gdr_seam *s);
+/* A size setting (GPUDIRECT_CACHE_MAX_*): decimal digits only, into
+ * *@out when set. 0, or EINVAL with the reason in @why. */
+int gdr_env_size(const char *name, size_t *out, char *why, size_t n);
+
 /* --- pointer classification (classify.c) -------------------------------- */
 /* Why a pointer was classified as host memory. */
 enum gdr_host_why {

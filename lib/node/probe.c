@@ -61,49 +61,6 @@ const char *const gdr_peermem_paths[] = {
 	NULL,
 };
 
-static void probe_env(struct gdr_node *nd, const struct gdr_seam *s)
-{
-	const char *v = s->getenv ? s->getenv("GPUDIRECT_DEBUG") : NULL;
-	enum gdr_path p;
-
-	nd->debug = v && *v && strcmp(v, "0") != 0;
-	v = s->getenv ? s->getenv("GPUDIRECT_RELAXED_ORDERING") : NULL;
-	if (v && *v) {
-		if (!strcmp(v, "0"))
-			nd->strict_ordering = true;
-		else if (strcmp(v, "1") && strcmp(v, "auto"))
-			gdr_fmt(nd->env_error, sizeof(nd->env_error),
-				"GPUDIRECT_RELAXED_ORDERING=%.40s is not 0, 1 "
-				"or auto; set one of them, or unset it",
-				v);
-	}
-	v = s->getenv ? s->getenv("GPUDIRECT_PCIE_MAPPING") : NULL;
-	if (v && *v) {
-		if (!strcmp(v, "on") || !strcmp(v, "1"))
-			nd->pcie_policy = GDR_PCIE_ON;
-		else if (!strcmp(v, "off") || !strcmp(v, "0"))
-			nd->pcie_policy = GDR_PCIE_OFF;
-		else if (strcmp(v, "auto"))
-			gdr_fmt(nd->env_error, sizeof(nd->env_error),
-				"GPUDIRECT_PCIE_MAPPING=%.40s is not auto, on "
-				"or off; set one of them, or unset it",
-				v);
-	}
-	v = s->getenv ? s->getenv("GPUDIRECT_PATH") : NULL;
-	if (!v || !*v)
-		return;
-	if (gdr_path_lookup(v, &p)) {
-		gdr_fmt(nd->env_error, sizeof(nd->env_error),
-			"GPUDIRECT_PATH=%.40s is not a path; set it to auto, "
-			"data-direct, dmabuf, peermem or host, or unset it",
-			v);
-		return;
-	}
-	/* Host memory can only ever take the host path. */
-	if (p != GDR_PATH_NONE)
-		nd->env_mask = GDR_PATH_BIT(p) | GDR_PATH_BIT(GDR_PATH_HOST);
-}
-
 static void probe_kernel(struct gdr_node *nd, const struct gdr_seam *s)
 {
 	struct utsname u;
@@ -187,7 +144,7 @@ const struct gdr_node *gdr_node_get(void)
 	nd = calloc(1, sizeof(*nd));
 	if (!nd)
 		return &oom; /* not cached: the next call tries again */
-	probe_env(nd, s);
+	gdr_env_probe(nd, s);
 	probe_kernel(nd, s);
 	probe_files(nd, s);
 	nd->verbs_dmabuf = s->verbs.reg_dmabuf_mr != NULL;

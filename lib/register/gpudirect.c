@@ -151,7 +151,7 @@ static void record(struct gdr_reg_info *rec, struct reasons *full,
 		set_reason(rec, full, i, why);
 	else
 		full->text[i][0] = a->reason[0] = '\0';
-	gdr_debug("%s: %s%s%s", b->name, result_str(result),
+	gdr_debug("%s: %s%s%s", gdr_path_name(b->path), result_str(result),
 		  why && *why ? ": " : "", why ? why : "");
 }
 

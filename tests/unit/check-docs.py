@@ -124,6 +124,30 @@ def main():
     for r in sorted(missing):
         print("FAIL no row of docs/errors.md starts this message: %r" % r[:200])
         bad += 1
+    # The README's table of settings against the names the library reads
+    # (lib/node/env.c's gdr_env_names), and no other file reading one.
+    env_c = open(os.path.join(src, "lib", "node", "env.c")).read()
+    table_c = re.search(r"gdr_env_names\[\] = \{(.*?)\};", env_c, re.S)
+    names = set(re.findall(r'"(GPUDIRECT_[A-Z_]+)"', table_c.group(1) if table_c else ""))
+    readme = open(os.path.join(src, "README.md")).read()
+    documented = set()
+    for line in readme.splitlines():
+        if line.startswith("| `GPUDIRECT_"):
+            documented |= set(re.findall(r"`(GPUDIRECT_[A-Z_]+)`", line.split("|")[1]))
+    for n in sorted(names - documented):
+        print("FAIL README.md's settings table lacks %s (lib/node/env.c reads it)" % n)
+        bad += 1
+    for n in sorted(documented - names):
+        print("FAIL README.md documents %s, which lib/node/env.c does not read" % n)
+        bad += 1
+    for path in glob.glob(os.path.join(src, "lib", "**", "*.c"), recursive=True):
+        if path.endswith(os.path.join("node", "env.c")):
+            continue
+        code = re.sub(r"/\*.*?\*/", " ", open(path).read(), flags=re.S)
+        if re.search(r"getenv\s*\(", code):
+            print("FAIL %s reads the environment; only lib/node/env.c may"
+                  % os.path.relpath(path, src))
+            bad += 1
     print("docs: %d rows in docs/errors.md, %d messages from the tests; %d problems" %
           (len(table), len(msgs), bad))
     return 1 if bad else 0

@@ -62,7 +62,7 @@ int main(void)
 			CHECK_(in_report(*p),
 			       "%s needs %s, which the report "
 			       "does not show",
-			       (*b)->name, (*p)->key);
+			       gdr_path_name((*b)->path), (*p)->key);
 			CHECK((*p)->remedy[0]);
 		}
 	}
