@@ -218,7 +218,8 @@ struct ibv_mr *gdr_register_ex(struct ibv_pd *pd, void *ptr, size_t len,
 			       struct gdr_reg_info *info, size_t info_size);
 
 /**
- * gdr_path_str - the name of a path: "none", "dmabuf", "peermem", "host".
+ * gdr_path_str - the name of a path: "none", "data-direct", "dmabuf",
+ * "peermem", "host".
  * Returns "invalid" for values outside the enum.
  */
 const char *gdr_path_str(enum gdr_path path);

@@ -341,15 +341,23 @@ static void entry_free_nolock(struct gdr_cache *c, struct entry *e)
 
 /* --- the front table ----------------------------------------------------- */
 
-/* Two multiplications: buffers are often aligned (64 KiB, 2 MiB apart),
- * which a single multiplicative hash maps onto a few slots. */
-static size_t front_slot(unsigned int bits, uintptr_t start)
+/*
+ * The cache's one hash: the top @bits bits of two multiplications. Keys
+ * are often aligned (buffers 64 KiB or 2 MiB apart, MRs from malloc), which
+ * a single multiplicative hash maps onto a few slots.
+ */
+static size_t hash_bits(uint64_t key, unsigned int bits)
 {
-	uint64_t h = (uint64_t)start * 0x9e3779b97f4a7c15ull;
+	uint64_t h = key * 0x9e3779b97f4a7c15ull;
 
 	h ^= h >> 32;
 	h *= 0x9e3779b97f4a7c15ull;
 	return (size_t)(h >> (64 - bits));
+}
+
+static size_t front_slot(unsigned int bits, uintptr_t start)
+{
+	return hash_bits((uint64_t)start, bits);
 }
 
 static struct entry *front_get(const struct gdr_cache *c, uintptr_t start)
@@ -424,13 +432,11 @@ static void abandon(struct gdr_cache *c, struct entry *e)
  * a removed slot.
  */
 
+/* @cap: a power of two. */
 static size_t mr_hash(const struct ibv_mr *mr, size_t cap)
 {
-	uintptr_t h = (uintptr_t)mr;
-
-	h ^= h >> 17;
-	h *= 0x9e3779b97f4a7c15ull;
-	return (size_t)(h >> 20) & (cap - 1);
+	return hash_bits((uint64_t)(uintptr_t)mr,
+			 (unsigned int)__builtin_ctzll((unsigned long long)cap));
 }
 
 static int outside_add(struct gdr_cache *c, struct entry *e)

@@ -27,6 +27,19 @@ void gdr_report_print_text(const struct gdr_report *r, FILE *out);
 void gdr_report_print_json(const struct gdr_report *r, FILE *out);
 const char *gdr_verdict_str(enum gdr_verdict v);
 
+/* What the doctor knows of one RDMA device (report.c): surveyed once, by
+ * the report and by a snapshot's capture alike. */
+struct gdr_nic_view {
+	struct ibv_context *ctx;
+	char name[IBV_SYSFS_NAME_MAX + 8];
+	struct gdr_nic nic;
+	bool have_nic; /* a PD could be allocated to probe it */
+	char bdf[GDR_BDF_LEN];
+	struct ibv_port_attr port;
+	bool have_port;
+};
+void gdr_nic_look(struct ibv_context *ctx, struct gdr_nic_view *v);
+
 /* The report's items, in order, per scope; NULL-terminated (facts.c). */
 extern const struct gdr_check *const gdr_node_checks[];
 extern const struct gdr_check *const gdr_gpu_checks[];

@@ -18,11 +18,8 @@ GDR_EXPORT int gdr_private_model_read(struct gdr_model *m,
 				      struct ibv_context *const *ctxs,
 				      unsigned int num)
 {
-	const struct gdr_seam *s = gdr_seam();
 	const struct gdr_node *nd = gdr_node_get();
 	const struct gdr_cuda *c = gdr_cuda_get(true);
-	struct gdr_nic nic;
-	struct ibv_port_attr port;
 	unsigned int i;
 	int d;
 
@@ -60,30 +57,27 @@ GDR_EXPORT int gdr_private_model_read(struct gdr_model *m,
 						       : 0;
 	for (i = 0; i < num && i < GDR_MODEL_MAX_NICS; i++) {
 		struct gdr_model_nic *n = &m->nic[m->num_nics++];
-		struct ibv_pd *pd = s->verbs.alloc_pd(ctxs[i]);
-		const char *name = s->verbs.device_name(ctxs[i]->device);
+		struct gdr_nic_view v;
 
+		gdr_nic_look(ctxs[i], &v);
 		gdr_fmt(n->name, sizeof(n->name), "%s",
-			name ? name : "unknown");
+			v.name[0] ? v.name : "unknown");
 		n->dmabuf_probe_errno = EIO;
-		if (pd) {
-			gdr_nic_get(pd, &nic);
+		if (v.have_nic) {
 			n->dmabuf_probe_errno =
-				nic.dmabuf == GDR_YES ? EBADF : nic.err;
-			n->mlx5 = nic.mlx5;
-			n->data_direct_errno = nic.data_direct == GDR_YES ? 0
-					       : nic.data_direct == GDR_NO
+				v.nic.dmabuf == GDR_YES ? EBADF : v.nic.err;
+			n->mlx5 = v.nic.mlx5;
+			n->data_direct_errno = v.nic.data_direct == GDR_YES ? 0
+					       : v.nic.data_direct == GDR_NO
 						       ? ENODEV
-						       : nic.dd_err;
+						       : v.nic.dd_err;
 			gdr_fmt(n->data_direct_path,
-				sizeof(n->data_direct_path), "%s", nic.dd_path);
-			if (s->verbs.dealloc_pd(pd))
-				gdr_debug("%s: ibv_dealloc_pd failed", n->name);
+				sizeof(n->data_direct_path), "%s",
+				v.nic.dd_path);
 		}
-		memset(&port, 0, sizeof(port));
-		if (s->verbs.query_port(ctxs[i], 1, &port) == 0) {
-			n->port_state = port.state;
-			n->link_layer = port.link_layer;
+		if (v.have_port) {
+			n->port_state = v.port.state;
+			n->link_layer = v.port.link_layer;
 		}
 	}
 	return 0;

@@ -65,18 +65,8 @@ static void add_checks(struct gdr_report *r, const char *section,
 	}
 }
 
-/* What the report knows of one RDMA device. */
-struct nic_view {
-	struct ibv_context *ctx;
-	char name[IBV_SYSFS_NAME_MAX + 8];
-	struct gdr_nic nic;
-	bool have_nic;
-	char bdf[GDR_BDF_LEN];
-	struct ibv_port_attr port;
-	bool have_port;
-};
-
-static void look_at_nic(struct ibv_context *ctx, struct nic_view *v)
+/* One RDMA device surveyed: a PD to probe it, its PCI parent, port 1. */
+void gdr_nic_look(struct ibv_context *ctx, struct gdr_nic_view *v)
 {
 	const struct gdr_seam *s = gdr_seam();
 	const char *name;
@@ -103,7 +93,8 @@ static void look_at_nic(struct ibv_context *ctx, struct nic_view *v)
 }
 
 static void subject_of(struct gdr_subject *s, const struct gdr_node *nd,
-		       const struct gdr_cuda *cuda, const struct nic_view *v)
+		       const struct gdr_cuda *cuda,
+		       const struct gdr_nic_view *v)
 {
 	memset(s, 0, sizeof(*s));
 	s->node = nd;
@@ -150,7 +141,7 @@ static const struct gdr_backend *pair_path(const struct gdr_subject *s,
 	return NULL;
 }
 
-static void pair_items(struct gdr_report *r, const struct nic_view *v,
+static void pair_items(struct gdr_report *r, const struct gdr_nic_view *v,
 		       struct gdr_subject *s, int ordinal)
 {
 	char key[32], value[128], why[2 * GDR_WHY_LEN + 16];
@@ -188,7 +179,7 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 	/* The caller asked for a report: this is where CUDA is started. */
 	const struct gdr_cuda *cuda = gdr_cuda_get(true);
 	int ndev = cuda->state == GDR_CUDA_READY ? cuda->num_devices : 0;
-	struct nic_view *views;
+	struct gdr_nic_view *views;
 	struct gdr_subject s;
 	bool all_dmabuf;
 	unsigned int i;
@@ -198,7 +189,7 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 	if (num_ctxs && !views)
 		return ENOMEM;
 	for (i = 0; i < num_ctxs; i++)
-		look_at_nic(ctxs[i], &views[i]);
+		gdr_nic_look(ctxs[i], &views[i]);
 
 	/* Whether every pair takes DMA-BUF, for the node's peermem item. */
 	all_dmabuf = ndev > 0 && num_ctxs > 0;
@@ -286,7 +277,7 @@ GDR_EXPORT int gdr_report_item_0_2(const struct gdr_report *r,
 				   unsigned int index,
 				   struct gdr_report_item *item,
 				   size_t item_size);
-__asm__(".symver gdr_report_item_0_2, gdr_report_item@@GPUDIRECT_0.2");
+GDR_SYMVER_DEFAULT(gdr_report_item_0_2, gdr_report_item, GPUDIRECT_0.2);
 
 GDR_EXPORT int gdr_report_item_0_2(const struct gdr_report *r,
 				   unsigned int index,
@@ -316,7 +307,7 @@ GDR_EXPORT int gdr_report_item_0_2(const struct gdr_report *r,
 GDR_EXPORT int gdr_report_item_0_1(const struct gdr_report *r,
 				   unsigned int index,
 				   struct gdr_report_item *item);
-__asm__(".symver gdr_report_item_0_1, gdr_report_item@GPUDIRECT_0.1");
+GDR_SYMVER_COMPAT(gdr_report_item_0_1, gdr_report_item, GPUDIRECT_0.1);
 
 GDR_EXPORT int gdr_report_item_0_1(const struct gdr_report *r,
 				   unsigned int index,

@@ -35,11 +35,12 @@ LD_LIBRARY_PATH=$libdir ldd "$tmp/consumer" | grep -q "$libdir/libgpudirect.so" 
 	exit 1
 }
 # The examples are written against the public API alone: they build from
-# the installed header and .pc, with no include path into the tree.
+# the installed header and .pc, with no include path into the tree but
+# common/ (devmem, which they share with the tools).
 for ex in register-one.c; do
 	# shellcheck disable=SC2086
-	$cc -std=gnu11 -Wall -Werror -D_GNU_SOURCE "$src/examples/$ex" \
-		"$src/examples/devmem.c" -o "$tmp/ex" $flags -ldl || {
+	$cc -std=gnu11 -Wall -Werror -D_GNU_SOURCE -I"$src/common" "$src/examples/$ex" \
+		"$src/common/devmem.c" -o "$tmp/ex" $flags -ldl || {
 		echo "FAIL: examples/$ex does not build against the installed library"
 		echo "0 passed, 1 failed"
 		exit 1
@@ -47,8 +48,8 @@ for ex in register-one.c; do
 done
 if pkg-config --exists librdmacm; then
 	# shellcheck disable=SC2086
-	$cc -std=gnu11 -Wall -Werror -D_GNU_SOURCE "$src/examples/gdr-write-bw.c" \
-		"$src/examples/devmem.c" -o "$tmp/ex" $flags \
+	$cc -std=gnu11 -Wall -Werror -D_GNU_SOURCE -I"$src/common" \
+		"$src/examples/gdr-write-bw.c" "$src/common/devmem.c" -o "$tmp/ex" $flags \
 		$(pkg-config --cflags --libs librdmacm) -ldl || {
 		echo "FAIL: examples/gdr-write-bw.c does not build against the installed library"
 		echo "0 passed, 1 failed"

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A buffer in host or CUDA device memory for the example programs and the
- * tests. The CUDA driver is opened with dlopen so that the programs run,
+ * A buffer in host or CUDA device memory for the example programs, the
+ * tools and the tests. The CUDA driver is opened with dlopen so that the programs run,
  * host memory only, on machines without it.
  */
-#ifndef GDR_EXAMPLES_DEVMEM_H
-#define GDR_EXAMPLES_DEVMEM_H
+#ifndef GDR_COMMON_DEVMEM_H
+#define GDR_COMMON_DEVMEM_H
 
 #include <stddef.h>
 
