@@ -435,8 +435,9 @@ static void abandon(struct gdr_cache *c, struct entry *e)
 /* @cap: a power of two. */
 static size_t mr_hash(const struct ibv_mr *mr, size_t cap)
 {
-	return hash_bits((uint64_t)(uintptr_t)mr,
-			 (unsigned int)__builtin_ctzll((unsigned long long)cap));
+	return hash_bits(
+		(uint64_t)(uintptr_t)mr,
+		(unsigned int)__builtin_ctzll((unsigned long long)cap));
 }
 
 static int outside_add(struct gdr_cache *c, struct entry *e)

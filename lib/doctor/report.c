@@ -277,7 +277,7 @@ GDR_EXPORT int gdr_report_item_0_2(const struct gdr_report *r,
 				   unsigned int index,
 				   struct gdr_report_item *item,
 				   size_t item_size);
-GDR_SYMVER_DEFAULT(gdr_report_item_0_2, gdr_report_item, GPUDIRECT_0.2);
+GDR_SYMVER_DEFAULT(gdr_report_item_0_2, gdr_report_item, GPUDIRECT_0 .2);
 
 GDR_EXPORT int gdr_report_item_0_2(const struct gdr_report *r,
 				   unsigned int index,
@@ -307,7 +307,7 @@ GDR_EXPORT int gdr_report_item_0_2(const struct gdr_report *r,
 GDR_EXPORT int gdr_report_item_0_1(const struct gdr_report *r,
 				   unsigned int index,
 				   struct gdr_report_item *item);
-GDR_SYMVER_COMPAT(gdr_report_item_0_1, gdr_report_item, GPUDIRECT_0.1);
+GDR_SYMVER_COMPAT(gdr_report_item_0_1, gdr_report_item, GPUDIRECT_0 .1);
 
 GDR_EXPORT int gdr_report_item_0_1(const struct gdr_report *r,
 				   unsigned int index,

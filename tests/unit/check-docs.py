@@ -110,8 +110,13 @@ def main():
         env["GDR_MESSAGES_OUT"] = os.path.join(tmp, "messages")
         for test, args in [("test-decide", []), ("test-faults", []), ("test-cache", []),
                            ("test-report", []), ("test-faults-alloc", ["alloc"])]:
-            rc = subprocess.run([os.path.join(build, "tests/unit", test)] + args, env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+            try:
+                rc = subprocess.run([os.path.join(build, "tests/unit", test)] + args,
+                                    env=env, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL, timeout=120).returncode
+            except subprocess.TimeoutExpired:
+                print("FAIL %s did not finish within 120 s" % test)
+                return 1
             if rc not in (0, 77):
                 print("FAIL %s failed (exit %d): fix it first" % (test, rc))
                 return 1
