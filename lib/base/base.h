@@ -30,15 +30,16 @@
 #define GDR_EXPORT __attribute__((visibility("default")))
 
 /*
- * Bind @impl to the exported @name at version @node: GDR_SYMVER_DEFAULT
+ * Bind @impl to the exported @name at version @node (both strings, as the
+ * version script spells them): GDR_SYMVER_DEFAULT
  * for the version programs link against from now on (name@@node),
  * GDR_SYMVER_COMPAT for an older one that programs built against it keep
  * (name@node). Each version of a changed function is its own @impl.
  */
 #define GDR_SYMVER_DEFAULT(impl, name, node)                                   \
-	__asm__(".symver " #impl ", " #name "@@" #node)
+	__asm__(".symver " #impl ", " name "@@" node)
 #define GDR_SYMVER_COMPAT(impl, name, node)                                    \
-	__asm__(".symver " #impl ", " #name "@" #node)
+	__asm__(".symver " #impl ", " name "@" node)
 
 /* The kernel's internal "not supported" code, which some RDMA drivers let
  * escape from ibv_reg_*_mr. User space must never see it from us. */

@@ -128,84 +128,6 @@ static CUresult m_busid(char *s, int n, CUdevice d)
 	return CUDA_SUCCESS;
 }
 
-/*
- * The report's PCIe-mapping probe: a context, a small allocation and a
- * flagged export, answered as the snapshot recorded it. An allocation's
- * address names its GPU.
- */
-#define MODEL_ALLOC(d) ((CUdeviceptr)((unsigned long long)((d) + 1) << 32))
-
-static CUresult m_retain(CUcontext *ctx, CUdevice d)
-{
-	if (d < 0 || d >= model->num_gpus)
-		return CUDA_ERROR_INVALID_DEVICE;
-	*ctx = (CUcontext)(uintptr_t)(0x1000 + d);
-	return CUDA_SUCCESS;
-}
-
-static CUresult m_release(CUdevice d)
-{
-	return d < 0 || d >= model->num_gpus ? CUDA_ERROR_INVALID_DEVICE
-					     : CUDA_SUCCESS;
-}
-
-static __thread CUcontext m_current;
-
-static CUresult m_push(CUcontext ctx)
-{
-	m_current = ctx;
-	return CUDA_SUCCESS;
-}
-
-static CUresult m_pop(CUcontext *ctx)
-{
-	if (ctx)
-		*ctx = m_current;
-	m_current = NULL;
-	return CUDA_SUCCESS;
-}
-
-static CUresult m_get_current(CUcontext *ctx)
-{
-	*ctx = m_current;
-	return CUDA_SUCCESS;
-}
-
-static CUresult m_alloc(CUdeviceptr *p, size_t size)
-{
-	int d = (int)((uintptr_t)m_current - 0x1000);
-
-	if (!m_current || d < 0 || d >= model->num_gpus)
-		return CUDA_ERROR_INVALID_CONTEXT;
-	*p = MODEL_ALLOC(d);
-	return CUDA_SUCCESS;
-}
-
-static CUresult m_free(CUdeviceptr p)
-{
-	return CUDA_SUCCESS;
-}
-
-static CUresult m_export(void *handle, CUdeviceptr p, size_t size,
-			 CUmemRangeHandleType type, unsigned long long flags)
-{
-	int d = (int)(((unsigned long long)p >> 32) - 1), fd;
-	int answer;
-
-	if (!(flags & GDR_CU_RANGE_FLAG_PCIE) || d < 0 || d >= model->num_gpus)
-		return CUDA_ERROR_NOT_SUPPORTED; /* registration: not modelled */
-	answer = model->gpu[d].pcie_mapping;
-	if (answer < 0)
-		return CUDA_ERROR_UNKNOWN; /* not recorded: stays untried */
-	if (answer != CUDA_SUCCESS)
-		return (CUresult)answer;
-	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return CUDA_ERROR_UNKNOWN;
-	*(int *)handle = fd;
-	return CUDA_SUCCESS;
-}
-
 /* The entry points a driver of @version has: those of its API or older. */
 static const struct {
 	size_t offset;
@@ -234,14 +156,6 @@ void gdr_model_cuda_ops(struct gdr_cuda_ops *ops)
 	ops->cuDeviceGetAttribute = m_attr;
 	ops->cuDeviceGetName = m_name;
 	ops->cuDeviceGetPCIBusId = m_busid;
-	ops->cuDevicePrimaryCtxRetain = m_retain;
-	ops->cuDevicePrimaryCtxRelease = m_release;
-	ops->cuCtxPushCurrent = m_push;
-	ops->cuCtxPopCurrent = m_pop;
-	ops->cuCtxGetCurrent = m_get_current;
-	ops->cuMemAlloc = m_alloc;
-	ops->cuMemFree = m_free;
-	ops->cuMemGetHandleForAddressRange = m_export;
 	for (i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
 		if (versions[i].version > model->driver_version)
 			memset((char *)ops + versions[i].offset, 0,

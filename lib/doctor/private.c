@@ -13,6 +13,7 @@
 
 #include "private/gpudirect-private.h"
 #include "doctor.h"
+#include "thresholds.h"
 
 GDR_EXPORT int gdr_private_model_read(struct gdr_model *m,
 				      struct ibv_context *const *ctxs,
@@ -150,6 +151,20 @@ GDR_EXPORT int gdr_private_replay(const struct gdr_model *m,
 	s.open_file = files->open_file;
 	s.read_link = files->read_link;
 	gdr_seam_install(&s);
+	/* What each GPU answered to the PCIe mapping, as recorded: the
+	 * report then asks nothing (a probe needs a context, an allocation
+	 * and an export, none of which a snapshot has). Where the driver or
+	 * the policy rules the mapping out, it stays untried, as live. */
+	if (m->driver_version >= CUDA_PCIE_MAPPING_API &&
+	    gdr_node_get()->pcie_policy != GDR_PCIE_OFF) {
+		for (i = 0; i < m->num_gpus; i++) {
+			if (m->gpu[i].pcie_mapping == CUDA_SUCCESS)
+				gdr_pcie_map_set(i, GDR_PCIE_MAP_OK);
+			else if (m->gpu[i].pcie_mapping ==
+				 CUDA_ERROR_NOT_SUPPORTED)
+				gdr_pcie_map_set(i, GDR_PCIE_MAP_UNSUPPORTED);
+		}
+	}
 	*ctxs = replay_ctxs;
 	*num = (unsigned int)count;
 	return 0;

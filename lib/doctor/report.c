@@ -164,7 +164,6 @@ static void gpu_items(struct gdr_report *r, const struct gdr_node *nd,
 	char section[16];
 
 	subject_of(&s, nd, cuda, NULL);
-	gdr_pcie_map_probe(ordinal);
 	s.dev = gdr_dev_get(ordinal);
 	if (!s.dev)
 		return;
@@ -191,16 +190,24 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 	for (i = 0; i < num_ctxs; i++)
 		gdr_nic_look(ctxs[i], &views[i]);
 
-	/* Whether every pair takes DMA-BUF, for the node's peermem item. */
+	/* Each GPU's answer to the PCIe mapping first: the paths below
+	 * depend on it, the node's items as much as the pairs'. */
+	for (d = 0; d < ndev; d++)
+		gdr_pcie_map_probe(d);
+	/* Whether every pair takes a DMA-BUF path (plain or Data Direct),
+	 * for the node's peermem item. */
 	all_dmabuf = ndev > 0 && num_ctxs > 0;
 	for (i = 0; i < num_ctxs && all_dmabuf; i++) {
 		char value[128], why[2 * GDR_WHY_LEN + 16];
+		const struct gdr_backend *b;
 
 		subject_of(&s, nd, cuda, &views[i]);
 		for (d = 0; d < ndev && all_dmabuf; d++) {
 			s.dev = gdr_dev_get(d);
-			if (pair_path(&s, value, sizeof(value), why,
-				      sizeof(why)) != &gdr_backend_dmabuf)
+			b = pair_path(&s, value, sizeof(value), why,
+				      sizeof(why));
+			if (b != &gdr_backend_dmabuf &&
+			    b != &gdr_backend_data_direct)
 				all_dmabuf = false;
 		}
 	}
@@ -277,7 +284,7 @@ GDR_EXPORT int gdr_report_item_0_2(const struct gdr_report *r,
 				   unsigned int index,
 				   struct gdr_report_item *item,
 				   size_t item_size);
-GDR_SYMVER_DEFAULT(gdr_report_item_0_2, gdr_report_item, GPUDIRECT_0 .2);
+GDR_SYMVER_DEFAULT(gdr_report_item_0_2, "gdr_report_item", "GPUDIRECT_0.2");
 
 GDR_EXPORT int gdr_report_item_0_2(const struct gdr_report *r,
 				   unsigned int index,
@@ -307,7 +314,7 @@ GDR_EXPORT int gdr_report_item_0_2(const struct gdr_report *r,
 GDR_EXPORT int gdr_report_item_0_1(const struct gdr_report *r,
 				   unsigned int index,
 				   struct gdr_report_item *item);
-GDR_SYMVER_COMPAT(gdr_report_item_0_1, gdr_report_item, GPUDIRECT_0 .1);
+GDR_SYMVER_COMPAT(gdr_report_item_0_1, "gdr_report_item", "GPUDIRECT_0.1");
 
 GDR_EXPORT int gdr_report_item_0_1(const struct gdr_report *r,
 				   unsigned int index,

@@ -470,8 +470,13 @@ void gdr_pcie_map_probe(int ordinal)
 			gdr_debug("gpu%d: PCIe mapping probe failed with %s",
 				  ordinal,
 				  gdr_cu_errname(cu, r, name, sizeof(name)));
-		if (cu->cuCtxPopCurrent(&popped) != CUDA_SUCCESS)
-			gdr_debug("gpu%d: cuCtxPopCurrent failed", ordinal);
+		/* Once more if it fails, as a registration does: the
+		 * caller's context stack must be as it was. */
+		if (cu->cuCtxPopCurrent(&popped) != CUDA_SUCCESS &&
+		    cu->cuCtxPopCurrent(&popped) != CUDA_SUCCESS)
+			gdr_debug("gpu%d: cuCtxPopCurrent failed twice; the "
+				  "caller's context stack is not restored",
+				  ordinal);
 	}
 	if (cu->cuDevicePrimaryCtxRelease &&
 	    cu->cuDevicePrimaryCtxRelease(d->dev) != CUDA_SUCCESS)

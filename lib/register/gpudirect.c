@@ -557,7 +557,7 @@ GDR_EXPORT struct ibv_mr *gdr_register_ex_0_2(struct ibv_pd *pd, void *ptr,
 					      const struct gdr_reg_attr *attr,
 					      struct gdr_reg_info *info,
 					      size_t info_size);
-GDR_SYMVER_DEFAULT(gdr_register_ex_0_2, gdr_register_ex, GPUDIRECT_0 .2);
+GDR_SYMVER_DEFAULT(gdr_register_ex_0_2, "gdr_register_ex", "GPUDIRECT_0.2");
 
 GDR_EXPORT struct ibv_mr *gdr_register_ex_0_2(struct ibv_pd *pd, void *ptr,
 					      size_t len,
@@ -578,7 +578,7 @@ GDR_EXPORT struct ibv_mr *gdr_register_ex_0_1(struct ibv_pd *pd, void *ptr,
 					      size_t len,
 					      const struct gdr_reg_attr *attr,
 					      struct gdr_reg_info *info);
-GDR_SYMVER_COMPAT(gdr_register_ex_0_1, gdr_register_ex, GPUDIRECT_0 .1);
+GDR_SYMVER_COMPAT(gdr_register_ex_0_1, "gdr_register_ex", "GPUDIRECT_0.1");
 
 GDR_EXPORT struct ibv_mr *gdr_register_ex_0_1(struct ibv_pd *pd, void *ptr,
 					      size_t len,

@@ -834,6 +834,27 @@ static CUresult f_get_device(CUdevice *dev)
 	*dev = dev_of(fake_current) >= 0 ? dev_of(fake_current) : 7;
 	return CUDA_SUCCESS;
 }
+/* The library's own allocation (the report's PCIe-mapping probe): device
+ * memory of the current context's GPU. */
+static CUresult f_mem_alloc(CUdeviceptr *p, size_t size)
+{
+	void *m;
+
+	FAULT_CU("cuMemAlloc");
+	if (!fake_current || dev_of(fake_current) < 0)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	m = fake_alloc_device(dev_of(fake_current), size);
+	if (!m)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*p = (CUdeviceptr)(uintptr_t)m;
+	return CUDA_SUCCESS;
+}
+static CUresult f_mem_free(CUdeviceptr p)
+{
+	FAULT_CU("cuMemFree");
+	fake_free((void *)(uintptr_t)p);
+	return CUDA_SUCCESS;
+}
 static CUresult f_push(CUcontext ctx)
 {
 	FAULT_CU("cuCtxPushCurrent");
@@ -994,6 +1015,8 @@ static int fake_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags,
 	if (!fake_cu.no_export_entry && model_cu.cuMemGetHandleForAddressRange)
 		ops->cuMemGetHandleForAddressRange = f_export;
 	ops->cuMemGetAddressRange = f_address_range;
+	ops->cuMemAlloc = f_mem_alloc;
+	ops->cuMemFree = f_mem_free;
 	return 0;
 }
 
