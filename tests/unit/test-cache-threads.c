@@ -81,8 +81,11 @@ static void *worker(void *arg)
 #define M_MRS 4096
 
 static char *m_base[M_ALLOCS];
-static unsigned long m_clock;		       /* tickets */
-static unsigned long m_gen[M_ALLOCS];	       /* reallocations done */
+static unsigned long m_clock; /* tickets */
+/* Reallocations, seqlock style: odd while one is under way (a get that
+ * overlaps one sees two values, or an odd one, and is not judged). */
+static unsigned long m_gen[M_ALLOCS];
+static pthread_mutex_t m_realloc_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long m_inv[M_ALLOCS][M_UNITS]; /* last invalidation done */
 static __thread unsigned long m_reg_ticket;    /* this thread's last reg */
 static __thread int m_cur_alloc;	       /* what its get asks */
@@ -146,6 +149,7 @@ static void m_mr_hook(struct ibv_mr *mr)
 		/* A reallocation since the get began: which buffer the
 		 * registration saw is not known. */
 		r->alloc = m_cur_alloc >= 0 && m_reg_ticket &&
+					   !(m_cur_gen & 1) &&
 					   ld(&m_gen[m_cur_alloc]) == m_cur_gen
 				   ? m_cur_alloc
 				   : -1;
@@ -203,7 +207,8 @@ static void m_get(int a, size_t off, size_t len)
 	r = m_slot(mr);
 	/* A miss was recorded by m_mr_hook as it registered. */
 	if (info.result == GDR_CACHE_RESULT_HIT) {
-		if (!r || r->mr != mr || r->alloc != a || g0 != g1) {
+		if (!r || r->mr != mr || r->alloc != a || g0 != g1 ||
+		    (g0 & 1)) {
 			m_unknown++;
 		} else {
 			m_checked++;
@@ -241,9 +246,13 @@ static void *m_worker(void *arg)
 		if (off + len > M_SIZE)
 			len = M_SIZE - off;
 		if (op == 0) {
-			/* A new buffer at the same address. */
+			/* A new buffer at the same address (one at a time:
+			 * the generation must say when one is under way). */
+			pthread_mutex_lock(&m_realloc_lock);
+			__atomic_add_fetch(&m_gen[a], 1, __ATOMIC_SEQ_CST);
 			fake_realloc(m_base[a]);
 			__atomic_add_fetch(&m_gen[a], 1, __ATOMIC_SEQ_CST);
+			pthread_mutex_unlock(&m_realloc_lock);
 		} else if (op <= 2) {
 			unsigned long t = tick();
 			unsigned int u;
