@@ -26,7 +26,7 @@ GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
 
 
 def run(*args):
-    return subprocess.run(list(args), capture_output=True, text=True)
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=60)
 
 
 def main():

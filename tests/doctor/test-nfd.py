@@ -89,7 +89,7 @@ def check(cond, what):
 
 
 def run(*args):
-    return subprocess.run(list(args), capture_output=True, text=True)
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=60)
 
 
 def parse(name, text, expiry=3600):

@@ -68,8 +68,12 @@ def main():
         for test, args in [("test-decide", []), ("test-faults", []), ("test-cache", []),
                            ("test-report", []), ("test-faults-alloc", ["alloc"])]:
             exe = os.path.join(build, "tests/unit", test)
-            rc = subprocess.run([exe] + args, env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL).returncode
+            try:
+                rc = subprocess.run([exe] + args, env=env, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL, timeout=120).returncode
+            except subprocess.TimeoutExpired:
+                print("FAIL %s did not finish within 120 s" % test)
+                return 1
             if rc not in (0, 77):
                 print("FAIL %s failed (exit %d): fix it first" % (test, rc))
                 return 1
