@@ -8,11 +8,16 @@
 #                             under CI=true also the mutation check, the
 #                             Debian packages and the fresh-machine suite
 #   tools/run.sh build        build only
-#   tools/run.sh mutants      the mutation check (tests/mutants/)
-#   tools/run.sh deb          Debian packages into build-deb/
+#   tools/run.sh mutants [--all | --seed S | NAME...]
+#                             the mutation check (tests/mutants/): the
+#                             hand-made list and a slice of the generated
+#                             one; --all: every mutant
+#   tools/run.sh deb          Debian packages into BUILD_DIR/deb/
 #   tools/run.sh fresh        the README on fresh Debian 12 roots
 #   tools/run.sh format [fix] clang-format check (or rewrite)
 # BUILD_DIR (default: build) names the build directory; it may be anywhere.
+# Everything a run makes lives in it (the sanitizer builds, the fuzzers,
+# the manifest check's environment, the mutants, the packages, the logs).
 #
 # Exit status: main gives gdr-info's (0 usable, 1 not usable, 2 the doctor
 # failed); a missing package or a failed build gives 3; test gives 0 when
@@ -78,11 +83,24 @@ get_pkgs() {
 		fi
 		say "apt-get could not install$(printf ' %s' "$@") (no package access?)"
 	fi
+	if [ "$(id -u)" = 0 ]; then
+		how="apt-get install$(printf ' %s' "$@")"
+	else
+		how="as root: sudo apt-get install$(printf ' %s' "$@") (installing packages needs root)"
+	fi
 	if [ "$kind" = required ]; then
-		say "missing:$(printf ' %s' "$@"); install them (apt-get install$(printf ' %s' "$@")) and run again"
+		say "missing:$(printf ' %s' "$@"); install them ($how) and run again"
 		exit 3
 	fi
-	say "going on without$(printf ' %s' "$@")"
+	say "going on without$(printf ' %s' "$@"); to have it: $how"
+	for p in "$@"; do
+		case $p in
+		librdmacm-dev) say "gdr-write-bw will not be built: it needs librdmacm-dev (rdma_cm)" ;;
+		valgrind) say "the valgrind step will be skipped" ;;
+		clang) say "the fuzzers will be skipped: they need clang" ;;
+		clang-format) say "the format check will be skipped" ;;
+		esac
+	done
 }
 
 deps() {
@@ -96,10 +114,15 @@ deps() {
 # --- building ----------------------------------------------------------------
 # The configuration run.sh wants; a build directory configured otherwise
 # (or with other tools since) is configured again, never used stale.
+# What the build was made with: a change of these starts it afresh.
 config_stamp() {
 	printf '%s\n' "meson $(meson --version)" "cc $(cc -dumpfullversion 2> /dev/null)" \
-		"CUDA_PATH=${CUDA_PATH:-}" "options: $*" \
-		"valgrind: $(command -v valgrind || echo none)" \
+		"CUDA_PATH=${CUDA_PATH:-}" "options: $*"
+}
+# What meson looks for that a later run may have installed (test installs
+# valgrind): a change reconfigures, and ninja rebuilds only what changed.
+found_stamp() {
+	printf '%s\n' "valgrind: $(command -v valgrind || echo none)" \
 		"rdmacm: $(pkg-config --modversion librdmacm 2> /dev/null || echo none)" \
 		"ibverbs: $(pkg-config --modversion libibverbs 2> /dev/null || echo none)"
 }
@@ -108,21 +131,38 @@ setup() { # dir, meson options...
 	d=$1
 	shift
 	stamp=$(config_stamp "$@")
+	found=$(found_stamp)
 	if [ -f "$d/build.ninja" ] && [ "$(cat "$d/.run-sh-config" 2> /dev/null)" = "$stamp" ]; then
+		if [ "$(cat "$d/.run-sh-found" 2> /dev/null)" != "$found" ]; then
+			# Packages appeared (or went): meson looks again.
+			if ! meson setup --reconfigure "$d" "$@" > "$d/reconfigure.log" 2>&1; then
+				cat "$d/reconfigure.log" >&2
+				say "meson setup --reconfigure $d failed"
+				exit 3
+			fi
+			echo "$found" > "$d/.run-sh-found"
+		fi
 		return 0
 	fi
 	if [ -f "$d/build.ninja" ]; then
-		say "$d was configured differently: configuring it again"
+		say "$d was configured with another compiler, meson or options: configuring it afresh"
 		rm -rf "$d"
 	fi
 	mkdir -p "$d"
-	if ! meson setup "$d" "$@" > "$d.setup.log" 2>&1; then
-		cat "$d.setup.log" >&2
+	log=$(mktemp)
+	if ! meson setup "$d" "$@" > "$log" 2>&1; then
+		cat "$log" >&2
+		rm -f "$log"
 		say "meson setup $d failed"
 		exit 3
 	fi
-	rm -f "$d.setup.log"
+	# What will not be built, and why, where a newcomer reads it.
+	if grep -q 'gdr-write-bw *: *NO\|librdmacm *: *NO' "$log"; then
+		say "gdr-write-bw is not built: librdmacm-dev is missing"
+	fi
+	mv "$log" "$d/setup.log"
 	echo "$stamp" > "$d/.run-sh-config"
+	echo "$found" > "$d/.run-sh-found"
 }
 
 build() {
@@ -145,8 +185,7 @@ run_tests() {
 	rc=0
 	steps="$build/steps.txt"
 	: > "$steps"
-	# A step; its result counts by itself unless it is a meson test run
-	# (whose tests are counted from its log).
+	# A step that is not a test run: its result counts as one.
 	step() { # name, command...
 		name=$1
 		shift
@@ -159,20 +198,32 @@ run_tests() {
 		*) res=fail; rc=1 ;;
 		esac
 		echo "== $name: $res"
-		case $1 in meson) ;; *) echo "$res $name" >> "$steps" ;; esac
+		echo "$res $name" >> "$steps"
 	}
-	keep() { # build dir, name, [meson log name]
-		if [ -f "$1/meson-logs/${3:-testlog}.json" ]; then
-			cp "$1/meson-logs/${3:-testlog}.json" "$1/testlog-$2.json"
-			logs="$logs $1/testlog-$2.json"
+	# A step that runs meson tests in DIR: its tests count, one by one,
+	# from the log; the step itself counts only when it failed before
+	# any test ran (a build that broke).
+	tstep() { # name, build dir, log name, [meson log name], command...
+		name=$1 tdir=$2 tlog=$3 mlog=$4
+		shift 4
+		echo "== $name"
+		rm -f "$tdir/meson-logs/$mlog.json"
+		st=0
+		"$@" || st=$?
+		[ "$st" = 0 ] || rc=1
+		if [ -f "$tdir/meson-logs/$mlog.json" ]; then
+			cp "$tdir/meson-logs/$mlog.json" "$tdir/testlog-$tlog.json"
+			logs="$logs $tdir/testlog-$tlog.json"
+			echo "== $name: $([ "$st" = 0 ] && echo ok || echo fail)"
+		else
+			echo "== $name: fail (no test ran)"
+			echo "fail $name" >> "$steps"
 		fi
 	}
-	step "all suites (unit abi alloc security gpu vm)" \
+	tstep "all suites (unit abi alloc security gpu vm)" "$build" main testlog \
 		meson test -C "$build" --print-errorlogs --num-processes 2
-	keep "$build" main
-	step "valgrind (unit suite)" \
+	tstep "valgrind (unit suite)" "$build" valgrind testlog-valgrind \
 		meson test -C "$build" --setup valgrind --suite unit --print-errorlogs --num-processes 2
-	keep "$build" valgrind testlog-valgrind
 	san() { # dir, sanitizer, meson test args...
 		d=$1 s=$2
 		shift 2
@@ -180,20 +231,20 @@ run_tests() {
 		ninja -C "$d" > "$d/ninja.log" 2>&1 || { tail -n 30 "$d/ninja.log"; return 1; }
 		meson test -C "$d" --print-errorlogs "$@"
 	}
-	step "ASan+UBSan (unit suite)" san "$build-asan" address,undefined --suite unit
-	keep "$build-asan" asan
-	step "ASan+UBSan abi" meson test -C "$build-asan" --print-errorlogs symbols header
-	keep "$build-asan" asan-abi
-	step "TSan (threads, fork, cache-threads)" san "$build-tsan" thread threads fork cache-threads
-	keep "$build-tsan" tsan
-	step "fuzz" sh tests/fuzz/run-fuzz.sh "${FUZZ_SECONDS:-15}" "$build-fuzz"
+	tstep "ASan+UBSan (unit suite)" "$build/asan" asan testlog \
+		san "$build/asan" address,undefined --suite unit
+	tstep "ASan+UBSan abi" "$build/asan" asan-abi testlog \
+		meson test -C "$build/asan" --print-errorlogs symbols header
+	tstep "TSan (threads, fork, cache-threads)" "$build/tsan" tsan testlog \
+		san "$build/tsan" thread threads fork cache-threads
+	step "fuzz" sh tests/fuzz/run-fuzz.sh "${FUZZ_SECONDS:-15}" "$build/fuzz"
 	step "format (clang-format)" format_check
 	step "Kubernetes manifests (kubernetes-validate, yamllint)" \
-		sh tests/kubernetes/check-manifests.sh "$build-k8s-venv"
+		sh tests/kubernetes/check-manifests.sh "$build/k8s-venv"
 	if [ "${CI:-}" = true ]; then
-		step "mutation check" sh tests/mutants/run-mutants.sh "$build-mutants"
-		step "Debian packages" sh packaging/build-deb.sh "$build-deb"
-		step "fresh Debian 12 roots" sh tests/fresh/run-fresh.sh "$build-deb"
+		step "mutation check" sh tests/mutants/run-mutants.sh "$build/mutants"
+		step "Debian packages" sh packaging/build-deb.sh "$build/deb"
+		step "fresh Debian 12 roots" sh tests/fresh/run-fresh.sh "$build/deb"
 	fi
 	summary --steps "$steps" $logs
 	return "$rc"
@@ -226,13 +277,14 @@ test)
 	;;
 mutants)
 	deps test
-	exec sh tests/mutants/run-mutants.sh "$build-mutants"
+	shift
+	exec sh tests/mutants/run-mutants.sh "$build/mutants" "$@"
 	;;
 deb)
-	exec sh packaging/build-deb.sh "$build-deb"
+	exec sh packaging/build-deb.sh "$build/deb"
 	;;
 fresh)
-	exec sh tests/fresh/run-fresh.sh "$build-deb"
+	exec sh tests/fresh/run-fresh.sh "$build/deb"
 	;;
 format)
 	if [ "${2:-}" = fix ]; then
