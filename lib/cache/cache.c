@@ -1061,8 +1061,9 @@ static struct entry *uncached(struct gdr_cache *c, const struct plan *p,
 /*
  * A miss: wait for a registration of the range in flight, or claim the
  * range with a pending entry, register it, and cache it. The entry with a
- * reference, or NULL with *@err, or NULL with *@again when an entry for
- * the range appeared meanwhile (look again).
+ * reference, or NULL with *@err; with *@again when an entry for the range
+ * appeared meanwhile: that entry with a reference (validate it), or NULL
+ * (look again).
  */
 static struct entry *miss(struct gdr_cache *c, const struct plan *p,
 			  uintptr_t a, uintptr_t b, char *why, size_t n,
@@ -1084,10 +1085,15 @@ static struct entry *miss(struct gdr_cache *c, const struct plan *p,
 			pthread_cond_wait(&c->cond, &c->lock);
 	}
 	if (e) {
-		/* Registered meanwhile: the caller validates that one. */
+		/* Registered meanwhile: taken here, under the lock, for the
+		 * caller to validate. Looking it up again without the lock
+		 * can fail for as long as other threads keep changing the
+		 * index, and a get gave up (EAGAIN) that way. */
+		if (!tryget(e))
+			e = NULL;
 		pthread_mutex_unlock(&c->lock);
 		*again = true;
-		return NULL;
+		return e;
 	}
 	e = entry_new(c);
 	if (e && maps_set(e, p)) {
@@ -1195,7 +1201,7 @@ get_slow(struct gdr_cache *c, void *ptr, size_t len, struct entry *e,
 	for (tries = 0; tries < GET_TRIES; tries++) {
 		enum gdr_cache_result result = GDR_CACHE_RESULT_HIT;
 
-		if (tries)
+		if (tries && !e)
 			e = lookup(c, a, b);
 		if (!e) {
 			err = plan_miss(c, ptr, len, &p, why, sizeof(why));
@@ -1213,7 +1219,7 @@ get_slow(struct gdr_cache *c, void *ptr, size_t len, struct entry *e,
 			}
 			e = miss(c, &p, a, b, why, sizeof(why), &err, &again);
 			if (again)
-				continue; /* registered meanwhile */
+				continue; /* registered meanwhile: @e or look */
 			if (!e)
 				break;
 			result = GDR_CACHE_RESULT_MISS;
@@ -1233,6 +1239,8 @@ get_slow(struct gdr_cache *c, void *ptr, size_t len, struct entry *e,
 		return mr_of(e);
 	}
 	get_info(info, info_size, 0, 0, "");
+	if (e)
+		put_entry(c, e); /* taken by the last try's miss */
 	if (tries == GET_TRIES)
 		return gdr_fail(EAGAIN,
 				"gdr_cache_get: [%p, +%zu) kept changing "

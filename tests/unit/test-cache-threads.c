@@ -15,6 +15,7 @@
  *    before an invalidation of its range that completed before the get
  *    began, is stale.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,7 +199,13 @@ static void m_get(int a, size_t off, size_t len)
 	if (!mr || (uintptr_t)mr->addr > (uintptr_t)(m_base[a] + off) ||
 	    (uintptr_t)(m_base[a] + off + len) >
 		    (uintptr_t)mr->addr + mr->length) {
-		__atomic_add_fetch(&m_bad, 1, __ATOMIC_RELAXED);
+		/* The first few say why (errno and the library's reason). */
+		if (__atomic_add_fetch(&m_bad, 1, __ATOMIC_RELAXED) <= 3)
+			printf("bad get [%zu, +%zu) of allocation %d: %s "
+			       "(errno %d: %s)\n",
+			       off, len, a,
+			       mr ? "MR does not cover it" : "NULL", errno,
+			       mr ? "" : gdr_last_error());
 		if (mr)
 			gdr_cache_put(cache, mr);
 		return;
