@@ -1,12 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The README on fresh machines: a minbase Debian 12 root (debootstrap,
-# cached outside the tree) gets a clone of the committed tree and runs the
-# README's two commands verbatim, as root: main (the doctor must build and
-# say NOT usable, exit 1: no GPU there), then test (all of it must pass),
-# then main again. A second fresh root installs the .deb packages from
-# DEBDIR (tools/run.sh deb), builds a consumer with pkg-config and runs it
-# and gdr-info.
+# The README on fresh machines: minbase Debian 12 and Debian 13 roots
+# (debootstrap, cached outside the tree) each get a clone of the committed
+# tree and run the README's two commands verbatim, as root: main (the
+# doctor must build and say NOT usable, exit 1: no GPU there), then test
+# (all of it must pass), then main again (so both orders: main before test
+# and after it). A further fresh Debian 12 root installs the .deb packages
+# from DEBDIR (tools/run.sh deb), builds a consumer with pkg-config and runs
+# it and gdr-info. GDR_FRESH_SUITES (default "bookworm trixie") picks the
+# releases.
 #   run-fresh.sh [DEBDIR]
 # Needs root and the Debian mirror; skips (77) without root.
 set -u
@@ -37,20 +39,22 @@ if [ -n "$(git -C "$top" status --porcelain --untracked-files=no)" ]; then
 	echo "note: uncommitted changes are not tested here; the fresh roots get commit $commit"
 fi
 
-# One minbase root, cached as a tar.
+# One minbase root per release, cached as a tar.
 mkdir -p "$cache"
-base=$cache/bookworm-minbase-$RECIPE.tar
-if [ ! -f "$base" ]; then
-	echo "fresh: debootstrap --variant=minbase bookworm (once; cached in $cache)"
-	if ! debootstrap --variant=minbase bookworm "$work/base" "$MIRROR" > "$work/debootstrap.log" 2>&1; then
-		tail -n 20 "$work/debootstrap.log"
-		echo "FAIL: debootstrap"
-		echo "0 passed, 1 failed"
-		exit 1
+base_of() { # suite: the cached tar (made once)
+	b=$cache/$1-minbase-$RECIPE.tar
+	if [ ! -f "$b" ]; then
+		echo "fresh: debootstrap --variant=minbase $1 (once; cached in $cache)" >&2
+		if ! debootstrap --variant=minbase "$1" "$work/base" "$MIRROR" > "$work/debootstrap.log" 2>&1; then
+			tail -n 20 "$work/debootstrap.log" >&2
+			rm -rf "$work/base"
+			return 1
+		fi
+		tar -C "$work/base" -cf "$b.tmp" . && mv "$b.tmp" "$b"
+		rm -rf "$work/base"
 	fi
-	tar -C "$work/base" -cf "$base.tmp" . && mv "$base.tmp" "$base"
-	rm -rf "$work/base"
-fi
+	echo "$b"
+}
 
 # Run a shell command as root in a fresh root, with /proc, /sys, /dev and
 # the network; the guest image cache of the vm suite is shared, as a cache.
@@ -71,49 +75,67 @@ in_root() { # root, command
 			LANG=C.UTF-8 sh -c "$*"' sh "$r" "$@"
 }
 
-new_root() { # dir
+new_root() { # dir, suite
 	mkdir -p "$1"
-	tar -C "$1" -xf "$base"
+	tar -C "$1" -xf "$(base_of "$2")"
 }
 
-# --- the README's two commands --------------------------------------------
-a=$work/a
-new_root "$a"
-git clone -q "$top" "$a/root/libgpudirect" && git -C "$a/root/libgpudirect" checkout -q "$commit"
-echo "fresh: tools/run.sh main in a fresh root (commit $commit)"
-in_root "$a" "cd /root/libgpudirect && tools/run.sh main" > "$work/main.log" 2>&1
-st=$?
-if [ "$st" = 1 ] && grep -q "GPUDirect RDMA: NOT usable" "$work/main.log"; then
-	ok "tools/run.sh main: built, the doctor says NOT usable (exit 1)"
-else
-	tail -n 30 "$work/main.log"
-	bad "tools/run.sh main: exit $st"
-fi
-echo "fresh: tools/run.sh test in the same root"
-in_root "$a" "cd /root/libgpudirect && tools/run.sh test" > "$work/test.log" 2>&1
-st=$?
-last=$(tail -n 1 "$work/test.log")
-if [ "$st" = 0 ] && echo "$last" | grep -qE '^[0-9]+ passed, 0 failed'; then
-	ok "tools/run.sh test: $last"
-else
-	grep -E '^(failed|skipped):|FAILED' "$work/test.log" | tail -n 30
-	tail -n 10 "$work/test.log"
-	bad "tools/run.sh test: exit $st, last line: $last"
-fi
-in_root "$a" "cd /root/libgpudirect && tools/run.sh main" > "$work/main2.log" 2>&1
-st=$?
-if [ "$st" = 1 ] && grep -q "GPUDIRECT RDMA: NOT usable\|GPUDirect RDMA: NOT usable" "$work/main2.log"; then
-	ok "tools/run.sh main after test: exit 1, NOT usable"
-else
-	tail -n 30 "$work/main2.log"
-	bad "tools/run.sh main after test: exit $st"
-fi
-rm -rf "$a"
+# The README's first command in root @1: it must build and the doctor must
+# say NOT usable (exit 1: no GPU there).
+run_main() { # root, what
+	in_root "$1" "cd /root/libgpudirect && tools/run.sh main" > "$work/main.log" 2>&1
+	st=$?
+	if [ "$st" = 1 ] && grep -q "GPUDirect RDMA: NOT usable" "$work/main.log"; then
+		ok "$2: built, the doctor says NOT usable (exit 1)"
+	else
+		tail -n 30 "$work/main.log"
+		bad "$2: exit $st"
+	fi
+}
+
+# --- the README's two commands, on each release ----------------------------
+for suite in ${GDR_FRESH_SUITES:-bookworm trixie}; do
+	case $suite in bookworm) rel="Debian 12" ;; trixie) rel="Debian 13" ;; *) rel=$suite ;; esac
+	if ! base_of "$suite" > /dev/null; then
+		bad "$rel: debootstrap $suite"
+		continue
+	fi
+	a=$work/a-$suite
+	new_root "$a" "$suite"
+	git clone -q "$top" "$a/root/libgpudirect" && git -C "$a/root/libgpudirect" checkout -q "$commit"
+	echo "fresh: $rel: tools/run.sh main in a fresh root (commit $commit)"
+	run_main "$a" "$rel: tools/run.sh main"
+	echo "fresh: $rel: tools/run.sh test in the same root"
+	in_root "$a" "cd /root/libgpudirect && tools/run.sh test" > "$work/test.log" 2>&1
+	st=$?
+	last=$(tail -n 1 "$work/test.log")
+	if [ "$st" = 0 ] && echo "$last" | grep -qE '^[0-9]+ passed, 0 failed'; then
+		ok "$rel: tools/run.sh test: $last"
+		grep -E '^skipped:' "$work/test.log" | grep -v 'libgpudirect:gpu /' | sed "s/^/     $rel /"
+	else
+		grep -E '^(failed|skipped):|FAILED' "$work/test.log" | tail -n 30
+		tail -n 10 "$work/test.log"
+		# what the failed meson tests said
+		for l in "$a"/root/libgpudirect/build/meson-logs/testlog.txt; do
+			[ -f "$l" ] && grep -E '^(FAIL|vm: FAIL|vm:)' "$l" | tail -n 20
+		done
+		bad "$rel: tools/run.sh test: exit $st, last line: $last"
+	fi
+	if grep -q "configuring it afresh" "$work/test.log"; then
+		bad "$rel: tools/run.sh test rebuilt main's build from scratch"
+	fi
+	run_main "$a" "$rel: tools/run.sh main after test"
+	if [ -n "$(git -C "$a/root/libgpudirect" status --porcelain)" ]; then
+		git -C "$a/root/libgpudirect" status --porcelain | head -n 5
+		bad "$rel: the runs left the clone changed (git status)"
+	fi
+	rm -rf "$a"
+done
 
 # --- the packages in another fresh root ----------------------------------
 if ls "$debs"/libgpudirect1_*.deb > /dev/null 2>&1; then
 	b=$work/b
-	new_root "$b"
+	new_root "$b" bookworm
 	mkdir -p "$b/root/debs"
 	cp "$debs"/libgpudirect1_*.deb "$debs"/libgpudirect-dev_*.deb \
 		"$debs"/gpudirect-tools_*.deb "$b/root/debs/"

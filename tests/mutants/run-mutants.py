@@ -1,15 +1,41 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The mutation check: apply each mutant of mutants.txt to a scratch copy of
-the tree, build, run the tests it names, and say caught or survived. The
-mutants for the Soft-RoCE guest are built side by side and run in one boot.
+"""The mutation check: apply each mutant to a scratch copy of the tree,
+build, run the tests that can see it, and say caught or survived.
 
-    run-mutants.py OUTDIR [NAME...]
+Two lists: mutants.txt, chosen by hand (a regression set: every one must
+be caught), and generated.txt, made by universalmutator (generate.py), the
+measure: its score is caught / (caught + survived), equivalent mutants
+(equivalent.txt, or code that compiles to the same object) left out.
+Every generated survivor is triaged once: a test that catches it, a line
+in equivalent.txt (why it cannot change behaviour), or a line in
+survivors.txt (a known gap, counted as survived).
 
-Exits 1 if any mutant survived or no longer applies (its lines are gone)."""
+    run-mutants.py OUTDIR [--all] [--slice N] [--seed S] [NAME...]
+
+Without --all: the hand list, the generated mutants of the files the last
+commit changed (at most N), and N more drawn with seed S (default: the
+time, printed, so each run checks a different slice; --seed repeats one).
+--all: every mutant of both lists, and the score. NAMEs: only those.
+
+"tests: auto" runs the tests whose programs link the file (ninja's inputs)
+and the checks that read sources (docs, errnos, one-place), those named
+after the file first; the first failure ends a mutant's run. The mutants
+for the Soft-RoCE guest are built side by side and run in one boot.
+
+Exits 1 if a hand mutant survived or no longer applies, a generated
+mutant survived that neither list names (triage it), a listed equivalent
+or known survivor is caught (the list is wrong: take it out), or, with
+--all, the generated score is below 90%. A generated mutant whose lines
+are gone (the code changed) counts for nothing: regenerate the list."""
+import argparse
+import filecmp
+import json
 import os
+import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -72,11 +98,17 @@ def apply(root, mutant):
 
 
 def run(cmd, log, timeout=600, env=None):
-    with open(log, "w") as f:
+    """@cmd's exit status; 124 past @timeout, its whole process group
+    killed (a hung test's children too)."""
+    with open(log, "a") as f:
+        p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, env=env,
+                             start_new_session=True)
         try:
-            return subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT,
-                                  timeout=timeout, env=env).returncode
+            return p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+            f.write("\n[killed after %d s]\n" % timeout)
             return 124
 
 
@@ -98,39 +130,188 @@ VM_TARGETS = ["tools/gdr-info/gdr-info", "examples/gdr-register-one",
               "examples/gdr-write-bw", "tests/vm/test-vm", "tests/vm/vm-syscalls"]
 
 
+SOURCE_CHECKS = ["docs", "errnos", "one-place"]
+# Tests to try first for a file (by its stem); the rest follow.
+FIRST = {
+    "ranges": ["ranges", "cache"], "cache": ["cache", "cache-threads"],
+    "vmem": ["cache", "cache-threads"], "gpudirect": ["decide", "faults"],
+    "classify": ["decide", "faults"], "probe": ["decide", "report"],
+    "env": ["decide", "cache"], "names": ["parse", "decide"],
+    "parse": ["parse", "decide"], "model": ["conform", "decide"],
+    "conditions": ["checks", "decide", "report"], "facts": ["report", "doctor-layouts"],
+    "report": ["report", "doctor-layouts"], "report-print": ["doctor-layouts", "report"],
+    "topology": ["report", "doctor-layouts"], "sysfs": ["report", "faults"],
+    "cuda-loader": ["loader", "noload"], "nvml": ["loader", "report"],
+    "error": ["errnos", "decide"], "private": ["doctor-layouts", "report"],
+    "seam": ["faults", "report"], "verbs": ["decide", "faults"],
+    "dmabuf": ["decide", "faults"], "data-direct": ["decide", "faults"],
+    "export": ["decide", "faults"], "common": ["decide", "faults"],
+    "host": ["decide", "faults"], "peermem": ["decide", "faults"],
+    "gdr-info": ["doctor-layouts", "doctor-nfd"], "nfd": ["doctor-nfd"],
+    "json": ["doctor-json", "doctor-layouts"], "snapshot": ["doctor-layouts", "hostile"],
+    "tree": ["hostile", "doctor-layouts"], "replace": ["doctor-nfd", "hostile"],
+    "loopback": ["doctor-layouts"],
+}
+SKIP_SUITES = {"gpu", "vm"}
+PASS_GOAL = 0.90
+
+
+def test_map(build):
+    """{source path relative to the tree: [test names]} for tests: auto."""
+    tests = json.loads(subprocess.run(["meson", "introspect", "--tests", build],
+                                      capture_output=True, check=True, text=True).stdout)
+    targets = json.loads(subprocess.run(["meson", "introspect", "--targets", build],
+                                        capture_output=True, check=True, text=True).stdout)
+    by_id = {t["id"]: t for t in targets}
+    seen = {}
+    for t in tests:
+        if set(x.split(":")[-1] for x in t["suite"]) & SKIP_SUITES:
+            continue
+        outs = [c for c in t["cmd"] if c.startswith(build)]
+        for d in t.get("depends", []):
+            outs += by_id[d]["filename"] if d in by_id else []
+        srcs = set()
+        for o in outs:
+            r = subprocess.run(["ninja", "-C", build, "-t", "inputs",
+                                os.path.relpath(o, build)], capture_output=True, text=True)
+            for line in r.stdout.split():
+                if line.endswith(".c"):
+                    srcs.add(os.path.relpath(os.path.realpath(os.path.join(build, line)), TOP))
+        if t["name"] in SOURCE_CHECKS:
+            srcs.add("*")
+        for src in srcs:
+            seen.setdefault(src, []).append(t["name"])
+    return seen
+
+
+def auto_tests(tmap, path):
+    names = set(tmap.get(path, [])) | set(tmap.get("*", []))
+    if path.startswith("tools/gdr-info/"):
+        # the doctor's programs, and what drives them
+        names |= {"doctor-layouts", "doctor-schema", "doctor-nfd", "hostile"}
+    stem = os.path.basename(path)[:-2]
+    first = [t for t in FIRST.get(stem, []) if t in names]
+    return first, sorted(names - set(first))
+
+
+def objects(build, path):
+    """The object files compiled from @path."""
+    out = []
+    for e in json.load(open(os.path.join(build, "compile_commands.json"))):
+        if os.path.realpath(os.path.join(e["directory"], e["file"])).endswith("/" + path):
+            out.append(os.path.join(e["directory"], e["output"]))
+    return out
+
+
+def load_listed(name):
+    """{mutant: reason} from tests/mutants/@name."""
+    eq = {}
+    path = os.path.join(HERE, name)
+    if os.path.exists(path):
+        for line in open(path):
+            line = line.strip()
+            if line and not line.startswith("#"):
+                name, _, why = line.partition(" ")
+                eq[name] = why.strip()
+    return eq
+
+
+def changed_files():
+    r = subprocess.run(["git", "-C", TOP, "diff", "--name-only", "HEAD~1", "HEAD"],
+                       capture_output=True, text=True)
+    return set(r.stdout.split()) if r.returncode == 0 else set()
+
+
 def main():
-    out = os.path.abspath(sys.argv[1])
-    only = set(sys.argv[2:])
-    mutants = [m for m in parse(os.path.join(HERE, "mutants.txt"))
-               if not only or m["name"] in only]
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("names", nargs="*")
+    ap.add_argument("--all", action="store_true")
+    ap.add_argument("--slice", type=int, default=12)
+    ap.add_argument("--seed", type=int, default=None)
+    a = ap.parse_args()
+    out = os.path.abspath(a.out)
+    hand = parse(os.path.join(HERE, "mutants.txt"))
+    gen = parse(os.path.join(HERE, "generated.txt"))
+    for m in gen:
+        m["generated"] = True
+    equivalent = load_listed("equivalent.txt")
+    known = load_listed("survivors.txt")
+    for n in set(equivalent) & set(known):
+        raise SystemExit("%s is in both equivalent.txt and survivors.txt" % n)
+    if a.names:
+        only = set(a.names)
+        mutants = [m for m in hand + gen if m["name"] in only]
+    elif a.all:
+        mutants = hand + gen
+    else:
+        seed = a.seed if a.seed is not None else int(time.time())
+        touched = changed_files()
+        mine = [m for m in gen if m["edits"][0]["file"] in touched]
+        rng = random.Random(seed)
+        rng.shuffle(mine)
+        mine = mine[:a.slice]
+        rest = [m for m in gen if m not in mine]
+        rng.shuffle(rest)
+        picked = mine + rest[:a.slice]
+        print("generated mutants: %d of the files the last commit changed, %d drawn "
+              "with --seed %d (of %d)" % (len(mine), len(picked) - len(mine), seed, len(gen)))
+        mutants = hand + picked
     shutil.rmtree(out, ignore_errors=True)
     src, build = os.path.join(out, "src"), os.path.join(out, "b")
     os.makedirs(out)
     copy_tree(src)
     t0 = time.time()
-    if run(["meson", "setup", build, src], os.path.join(out, "setup.log")) or \
+    # No debug information: a mutant whose objects equal the original's
+    # changed nothing the compiler keeps (trivial compiler equivalence).
+    if run(["meson", "setup", build, src, "-Ddebug=false", "-Doptimization=2"],
+           os.path.join(out, "setup.log")) or \
             run(["ninja", "-C", build], os.path.join(out, "build.log")):
         print("FAIL: the unmutated tree does not build (%s)" % out)
         return 1
+    tmap = test_map(build)
     unit = [m for m in mutants if "vm" not in m["tests"]]
     vm = [m for m in mutants if "vm" in m["tests"]]
-    names = sorted({t for m in unit for t in m["tests"]})
+    for m in unit:
+        if m["tests"] == ["auto"]:
+            m["first"], m["rest"] = auto_tests(tmap, m["edits"][0]["file"])
+        else:
+            m["first"], m["rest"] = m["tests"], []
+    names = sorted({t for m in unit for t in m["first"] + m["rest"]})
     if run(["meson", "test", "-C", build, "--no-rebuild"] + names,
            os.path.join(out, "baseline.log")):
         print("FAIL: the tests fail without any mutant (%s/baseline.log)" % out)
         return 1
+    base = os.path.join(out, "objects")
+    saved_objs = {}
+    for m in unit:
+        for e in m["edits"]:
+            for o in objects(build, e["file"]):
+                if o not in saved_objs:
+                    saved_objs[o] = os.path.join(base, str(len(saved_objs)) + ".o")
+                    os.makedirs(base, exist_ok=True)
+                    shutil.copy(o, saved_objs[o])
     results = []
     for m in unit:
         saved = apply(src, m)
         if isinstance(saved, str):
-            results.append((m, "INVALID", saved))
+            results.append((m, "gone" if m.get("generated") else "INVALID", saved))
             continue
         log = os.path.join(out, m["name"] + ".log")
         try:
             if run(["ninja", "-C", build], log):
-                results.append((m, "INVALID", "does not build (%s)" % log))
+                results.append((m, "stillborn" if m.get("generated") else "INVALID",
+                                "does not build (%s)" % log))
                 continue
-            rc = run(["meson", "test", "-C", build, "--no-rebuild"] + m["tests"], log)
+            objs = [o for e in m["edits"] for o in objects(build, e["file"])]
+            if objs and all(filecmp.cmp(o, saved_objs[o], shallow=False) for o in objs):
+                results.append((m, "equivalent", "the same object code"))
+                continue
+            rc = 0
+            for group in (m["first"], m["rest"]):
+                if group and not rc:
+                    rc = run(["meson", "test", "-C", build, "--no-rebuild",
+                              "--maxfail", "1"] + group, log, timeout=300)
             results.append((m, "caught" if rc else "SURVIVED", ""))
         finally:
             for p, t in saved.items():
@@ -184,13 +365,49 @@ def main():
                 else:
                     results.append((m, "SURVIVED", "in the guest: " + rest))
     bad = 0
+    count = {}
     for m, res, note in results:
-        print("%-9s %-30s %s%s" % (res, m["name"], m["why"], ("  [" + note + "]") if note else ""))
-        bad += res != "caught"
-    caught = len(results) - bad
-    print("mutants: %d caught, %d survived or invalid, in %.0f s" %
-          (caught, bad, time.time() - t0))
-    print("%d passed, %d failed" % (caught, bad))
+        if res == "SURVIVED" and m["name"] in equivalent:
+            res, note = "equivalent", equivalent[m["name"]]
+        elif res == "SURVIVED" and m["name"] in known:
+            res, note = "known", known[m["name"]]
+        elif res == "caught" and m["name"] in equivalent:
+            res, note = "WRONG", "listed as equivalent in equivalent.txt, but a test fails"
+        elif res == "caught" and m["name"] in known:
+            res, note = "WRONG", "listed in survivors.txt, but a test fails now: take it out"
+        elif res == "SURVIVED" and m.get("generated"):
+            note = "a new survivor: a test, or a line in equivalent.txt or survivors.txt"
+        print("%-10s %-30s %s%s" % (res, m["name"], m["why"],
+                                    ("  [" + note + "]") if note else ""))
+        kind = "generated" if m.get("generated") else "hand"
+        count.setdefault(kind, {}).setdefault(res, 0)
+        count[kind][res] += 1
+        if kind == "hand" and res != "caught":
+            bad += 1
+        if res in ("WRONG", "SURVIVED") and kind == "generated":
+            bad += 1
+    h = count.get("hand", {})
+    if h:
+        print("hand-made mutants: %d caught, %d survived or invalid"
+              % (h.get("caught", 0), sum(v for k, v in h.items() if k != "caught")))
+    g = count.get("generated", {})
+    if g:
+        c = g.get("caught", 0) + g.get("WRONG", 0)
+        s = g.get("SURVIVED", 0) + g.get("known", 0)
+        score = c / (c + s) if c + s else 1.0
+        print("generated mutants: %d caught, %d survived (%d known), %d equivalent, "
+              "%d stillborn, %d gone: score %.1f%% of %d%s"
+              % (c, s, g.get("known", 0), g.get("equivalent", 0), g.get("stillborn", 0),
+                 g.get("gone", 0), 100 * score, c + s,
+                 " (goal %d%%)" % (100 * PASS_GOAL) if a.all else
+                 " (a slice: the score is measured with --all)"))
+        if a.all and score < PASS_GOAL:
+            bad += 1
+    print("mutants: %d checked in %.0f s" % (len(results), time.time() - t0))
+    ok = sum(1 for m, r, _ in results
+             if r in ("caught", "equivalent", "stillborn", "gone")
+             or (r == "SURVIVED" and m.get("generated") and m["name"] in known))
+    print("%d passed, %d failed" % (ok, len(results) - ok))
     return 1 if bad else 0
 
 
