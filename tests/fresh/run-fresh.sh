@@ -29,7 +29,8 @@ if [ "$(id -u)" != 0 ]; then
 	echo "SKIP: the fresh-machine suite needs root (debootstrap, chroot)"
 	exit 77
 fi
-trap 'rm -rf "$work"' EXIT
+# GDR_FRESH_LOGS=DIR keeps the runs' logs there.
+trap 'if [ -n "${GDR_FRESH_LOGS:-}" ]; then mkdir -p "$GDR_FRESH_LOGS" && cp "$work"/*.log "$GDR_FRESH_LOGS"/; fi; rm -rf "$work"' EXIT
 if ! command -v debootstrap > /dev/null; then
 	apt-get update -qq > /dev/null && DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -qq --no-install-recommends debootstrap > /dev/null
@@ -108,6 +109,7 @@ for suite in ${GDR_FRESH_SUITES:-bookworm trixie}; do
 	echo "fresh: $rel: tools/run.sh test in the same root"
 	in_root "$a" "cd /root/libgpudirect && tools/run.sh test" > "$work/test.log" 2>&1
 	st=$?
+	cp "$work/test.log" "$work/test-$suite.log"
 	last=$(tail -n 1 "$work/test.log")
 	if [ "$st" = 0 ] && echo "$last" | grep -qE '^[0-9]+ passed, 0 failed'; then
 		ok "$rel: tools/run.sh test: $last"
@@ -115,6 +117,9 @@ for suite in ${GDR_FRESH_SUITES:-bookworm trixie}; do
 	else
 		grep -E '^(failed|skipped):|FAILED' "$work/test.log" | tail -n 30
 		tail -n 10 "$work/test.log"
+		# what each failed step printed (its last 40 lines)
+		awk '/^== .*: fail/ { n = split(buf, l, "\n"); for (i = (n > 40 ? n - 40 : 1); i <= n; i++) print l[i]; print; buf = ""; next }
+			/^== / { buf = "" } { buf = buf $0 "\n" }' "$work/test.log" | sed "s/^/     $rel | /"
 		# what the failed meson tests said
 		for l in "$a"/root/libgpudirect/build/meson-logs/testlog.txt; do
 			[ -f "$l" ] && grep -E '^(FAIL|vm: FAIL|vm:)' "$l" | tail -n 20
