@@ -59,6 +59,9 @@ base_of() { # suite: the cached tar (made once)
 
 # Run a shell command as root in a fresh root, with /proc, /sys, /dev and
 # the network; the guest image cache of the vm suite is shared, as a cache.
+# The root is bound onto itself so that its / is a mount point, as on a
+# machine (unshare --propagation private, which the vm suite's build root
+# uses, refuses a / that is not one: EINVAL).
 in_root() { # root, command
 	r=$1
 	shift
@@ -66,6 +69,7 @@ in_root() { # root, command
 	mkdir -p /var/cache/libgpudirect-vm "$r/var/cache/libgpudirect-vm"
 	unshare --mount --propagation private sh -c '
 		r=$1; shift
+		mount --bind "$r" "$r" &&
 		mount -t proc proc "$r/proc" &&
 		mount --rbind /sys "$r/sys" &&
 		mount --rbind /dev "$r/dev" &&
