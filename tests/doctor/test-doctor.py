@@ -144,6 +144,13 @@ def main():
     check(pm.get("verdict") == "unknown" and pm.get("value") == "not tried",
           "a 0.1 snapshot's PCIe mapping replays as %r (%s), want not tried" %
           (pm.get("value"), pm.get("verdict")))
+    # The short options are the long ones.
+    short = run(gdr_info, "--root", root, "-j")
+    check(short.returncode == res.returncode and short.stdout == res.stdout,
+          "-j is not --json: exit %d, %r" % (short.returncode, short.stderr[-200:]))
+    usage = run(gdr_info, "-h")
+    check(usage.returncode == 0 and "--json" in usage.stdout + usage.stderr,
+          "-h: exit %d, %r" % (usage.returncode, usage.stderr[-200:]))
     if not update:
         stale = sorted({f.rsplit(".", 1)[0] for f in os.listdir(GOLDEN)} - seen)
         check(not stale, "golden files without a layout: %s" % ", ".join(stale))
