@@ -71,10 +71,14 @@ static void names_ok(const struct tree *t)
 
 	for (i = 0; i < t->num; i++) {
 		const char *n = t->n[i].name;
+		size_t l = strlen(n);
 
-		if (!n[0] || n[0] == '/' || strstr(n, "..") == n ||
-		    strstr(n, "/../") || strlen(n) > TREE_MAX_NAME ||
-		    t->n[i].size > TREE_MAX_FILE)
+		/* A ".." component, not a name that begins with two dots
+		 * ("..s" is a name like any other). */
+		if (!n[0] || n[0] == '/' || !strcmp(n, "..") ||
+		    !strncmp(n, "../", 3) || strstr(n, "/../") ||
+		    (l >= 3 && !strcmp(n + l - 3, "/..")) ||
+		    l > TREE_MAX_NAME || t->n[i].size > TREE_MAX_FILE)
 			abort();
 	}
 	if (t->total > TREE_MAX_TOTAL || t->num > TREE_MAX_MEMBERS)
