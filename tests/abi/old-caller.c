@@ -129,7 +129,7 @@ int main(void)
 		/* Every path considered: dmabuf and peermem refused, host
 		 * not for device memory. */
 		fakes_reset();
-		fake_ibv.probe_errno = EOPNOTSUPP;
+		fake_model.nic[0].dmabuf_probe_errno = EOPNOTSUPP;
 		fixture_make(&fx);
 		fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
 		fakes_install(&fx, NULL, NULL, NULL);
@@ -171,7 +171,8 @@ int main(void)
 		 * which a 0.1 caller does not know: it is not tried, and
 		 * the record holds only the paths 0.1 knew. */
 		fakes_reset();
-		fake_ibv.dd_errno = 0; /* the NIC has a Data Direct function */
+		fake_model.nic[0].data_direct_errno =
+			0; /* the NIC has a Data Direct function */
 		fakes_install(&fx, "6.12.0", NULL, NULL);
 		dev = fake_alloc_device(0, 1 << 20);
 		memset(&gi, 0xa5, sizeof(gi));

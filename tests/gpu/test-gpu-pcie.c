@@ -49,7 +49,8 @@ int main(void)
 	}
 	check_scope = "1000 registrations through a Data Direct NIC";
 	fakes_reset();
-	fake_ibv.dd_errno = 0; /* the recorded NIC has the function */
+	fake_model.nic[0].data_direct_errno =
+		0; /* the recorded NIC has the function */
 	fakes_install_real_cuda();
 	CHECK_INT(ct.cuMemAlloc(&d, 4 * MiB), CUDA_SUCCESS);
 	for (i = 0; i < 1000; i++) {
@@ -113,7 +114,7 @@ int main(void)
 		struct ibv_context *ctxs[1] = { &fake_context };
 
 		fakes_reset();
-		fake_ibv.dd_errno = 0;
+		fake_model.nic[0].data_direct_errno = 0;
 		fakes_install_real_cuda();
 		r = gdr_report_create(ctxs, 1, 0);
 		CHECK(r != NULL);

@@ -517,7 +517,7 @@ static void report(void)
 
 		check_scope = "report: this GPU with a NIC without DMA-BUF";
 		fakes_reset();
-		fake_ibv.probe_errno = EOPNOTSUPP;
+		fake_model.nic[0].dmabuf_probe_errno = EOPNOTSUPP;
 		fakes_install_real_cuda();
 		r = gdr_report_create(ctxs, 1, 0);
 		CHECK(r != NULL);

@@ -97,6 +97,7 @@ static void fakes_atfork(void)
 }
 
 static void memory_reset(void);
+static void model_reset(void);
 static const char *env_path, *env_debug;
 static char env_extra_name[64], env_extra_value[64];
 int fake_real_verbs;
@@ -104,27 +105,19 @@ int fake_real_verbs;
 void fakes_reset(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	int i;
 
 	pthread_once(&once, fakes_atfork);
 
 	memset(&fake_cu, 0, sizeof(fake_cu));
 	memory_reset();
-	fake_cu.driver_version = 13000;
-	fake_cu.num_devices = 1;
-	for (i = 0; i < FAKE_MAX_DEVS; i++)
-		fake_cu.dmabuf_attr[i] = 1;
 	memset(&fake_ibv, 0, sizeof(fake_ibv));
-	fake_ibv.probe_errno = EBADF;
-	/* rdma-core v54+ and an mlx5 NIC without a Data Direct function */
-	fake_ibv.mlx5dv = 2;
-	fake_ibv.dd_errno = ENODEV;
 	memset(&fake_device, 0, sizeof(fake_device));
 	strcpy(fake_device.name, "fake_mlx5_0");
 	memset(&fake_context, 0, sizeof(fake_context));
 	fake_context.device = &fake_device;
 	memset(&fake_pd, 0, sizeof(fake_pd));
 	fake_pd.context = &fake_context;
+	model_reset();
 	env_extra_name[0] = '\0';
 	ctx_depth = 0;
 }
@@ -642,7 +635,7 @@ static CUresult f_attr(int *v, CUdevice_attribute a, CUdevice d)
 	UNINITIALISED();
 	/* A driver older than 11.7 does not know the attribute. */
 	if (a == CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED &&
-	    fake_cu.driver_version < 11070)
+	    fake_model.driver_version < 11070)
 		return CUDA_ERROR_INVALID_VALUE;
 	return model_cu.cuDeviceGetAttribute(v, a, d);
 }
@@ -926,8 +919,9 @@ static CUresult f_export(void *handle, CUdeviceptr p, size_t size,
 	if (fake_cu.export_result)
 		return fake_cu.export_result;
 	if ((flags & GDR_CU_RANGE_FLAG_PCIE) && a && a->device >= 0 &&
-	    a->device < FAKE_MAX_DEVS && fake_cu.pcie_result[a->device])
-		return fake_cu.pcie_result[a->device];
+	    a->device < FAKE_MAX_DEVS &&
+	    fake_model.gpu[a->device].pcie_mapping > 0)
+		return (CUresult)fake_model.gpu[a->device].pcie_mapping;
 	/* As seen on the H200: page-aligned spans of device memory, every
 	 * page of them in some mapping (adjacent cuMemAllocs and VMM chunks
 	 * export together; a hole refuses; not host nor managed memory). */
@@ -972,7 +966,7 @@ static int fake_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags,
 	if (flags & GDR_CUDA_NOLOAD) {
 		COUNT(fake_cu.noload_loads);
 		if (__atomic_load_n(&fake_cu.not_loaded, __ATOMIC_RELAXED) ||
-		    fake_cu.load_fails) {
+		    fake_model.cuda_error[0]) {
 			if (n)
 				snprintf(why, n,
 					 "libcuda.so.1 is not loaded in this "
@@ -1315,44 +1309,59 @@ void fakes_setenv(const char *name, const char *value)
 	snprintf(env_extra_value, sizeof(env_extra_value), "%s", value);
 }
 
-/* The node of fake_cu and fake_ibv as the model the fakes answer from. */
-static void fill_model(const char *kernel)
+/*
+ * The node the fakes answer from: one healthy H200-like GPU on a 13.0
+ * driver, and one mlx5-like NIC on rdma-core v54+ without a Data Direct
+ * function whose DMA-BUF probe answers EBADF (it supports DMA-BUF MRs).
+ * Tests change the node by writing fake_model between fakes_reset() and
+ * the first call into the library; there is no other copy of it.
+ */
+static void model_reset(void)
 {
+	struct gdr_model_nic *nic = &fake_model.nic[0];
 	int i;
 
 	memset(&fake_model, 0, sizeof(fake_model));
 	snprintf(fake_model.kernel_release, sizeof(fake_model.kernel_release),
-		 "%s", kernel ? kernel : "6.1.0-57-amd64");
-	if (fake_cu.load_fails)
-		snprintf(fake_model.cuda_error, sizeof(fake_model.cuda_error),
-			 "libcuda.so.1 could not be loaded (fake)");
-	fake_model.driver_version = fake_cu.driver_version;
-	fake_model.num_gpus = fake_cu.num_devices;
-	for (i = 0; i < fake_cu.num_devices && i < FAKE_MAX_DEVS; i++) {
+		 "%s", FAKE_KERNEL);
+	fake_model.driver_version = 13000;
+	fake_model.num_gpus = 1;
+	for (i = 0; i < FAKE_MAX_DEVS; i++) {
 		struct gdr_model_gpu *g = &fake_model.gpu[i];
 
 		snprintf(g->name, sizeof(g->name), "Fake H200 %d", i);
 		snprintf(g->pci_bus_id, sizeof(g->pci_bus_id), "0000:%02x:00.0",
 			 6 + i);
-		g->dmabuf_supported = fake_cu.dmabuf_attr[i];
+		g->dmabuf_supported = 1;
 		g->gpudirect_rdma_supported = 1;
 		g->gpudirect_rdma_with_vmm = 1;
-		g->c2c = fake_cu.c2c[i];
 		g->pcie_mapping = -1;
 	}
-	fake_model.mlx5dv = fake_ibv.mlx5dv;
-	fake_model.libibverbs_dmabuf = !fake_ibv.no_dmabuf_symbol;
+	fake_model.mlx5dv = 2;
+	fake_model.libibverbs_dmabuf = 1;
 	fake_model.num_nics = 1;
-	snprintf(fake_model.nic[0].name, sizeof(fake_model.nic[0].name), "%s",
-		 fake_device.name);
-	fake_model.nic[0].dmabuf_probe_errno = fake_ibv.probe_errno;
-	fake_model.nic[0].port_state = IBV_PORT_ACTIVE;
-	fake_model.nic[0].link_layer = IBV_LINK_LAYER_ETHERNET;
-	fake_model.nic[0].mlx5 = !fake_ibv.not_mlx5;
-	fake_model.nic[0].data_direct_errno = fake_ibv.dd_errno;
-	snprintf(fake_model.nic[0].data_direct_path,
-		 sizeof(fake_model.nic[0].data_direct_path),
+	snprintf(nic->name, sizeof(nic->name), "%s", fake_device.name);
+	nic->dmabuf_probe_errno = EBADF;
+	nic->port_state = IBV_PORT_ACTIVE;
+	nic->link_layer = IBV_LINK_LAYER_ETHERNET;
+	nic->mlx5 = 1;
+	nic->data_direct_errno = ENODEV;
+	snprintf(nic->data_direct_path, sizeof(nic->data_direct_path),
 		 "/sys/devices/pci0000:00/0000:00:03.0/0000:04:00.1");
+	gdr_model_use(&fake_model);
+}
+
+void fakes_no_libcuda(void)
+{
+	snprintf(fake_model.cuda_error, sizeof(fake_model.cuda_error),
+		 "libcuda.so.1 could not be loaded (fake)");
+}
+
+/* Install the model's tables; @kernel (NULL: FAKE_KERNEL) is the release. */
+static void model_install(const char *kernel)
+{
+	snprintf(fake_model.kernel_release, sizeof(fake_model.kernel_release),
+		 "%s", kernel ? kernel : FAKE_KERNEL);
 	gdr_model_use(&fake_model);
 	gdr_model_cuda_ops(&model_cu);
 	gdr_model_verbs_ops(&model_ibv);
@@ -1361,7 +1370,7 @@ static void fill_model(const char *kernel)
 static void fake_verbs_table(struct gdr_verbs_ops *v)
 {
 	v->reg_mr_iova2 = v_reg;
-	v->reg_dmabuf_mr = fake_ibv.no_dmabuf_symbol ? NULL : v_reg_dmabuf;
+	v->reg_dmabuf_mr = fake_model.libibverbs_dmabuf ? v_reg_dmabuf : NULL;
 	v->dereg_mr = v_dereg;
 	v->alloc_pd = v_alloc_pd;
 	v->dealloc_pd = v_dealloc_pd;
@@ -1435,7 +1444,7 @@ void fakes_install_real_cuda(void)
 {
 	struct gdr_seam s;
 
-	fill_model(NULL);
+	model_install(NULL);
 	gdr_seam_default(&s);
 	fake_verbs_table(&s.verbs);
 	s.mlx5_load = fake_mlx5_load;
@@ -1448,7 +1457,7 @@ void fakes_install(const struct fixture *f, const char *kernel,
 {
 	struct gdr_seam s;
 
-	fill_model(kernel);
+	model_install(kernel);
 	gdr_seam_default(&s);
 	snprintf(s.sysfs_root, sizeof(s.sysfs_root), "%s", f->sys);
 	snprintf(s.procfs_root, sizeof(s.procfs_root), "%s", f->proc);

@@ -16,6 +16,8 @@
 #define FAKE_MAX_DEVS 4
 #define FAKE_MAX_ALLOCS 256
 #define FAKE_MAX_RESERVATIONS 8
+/* The kernel release fakes_install(..., NULL, ...) gives the node. */
+#define FAKE_KERNEL "6.1.0-57-amd64"
 
 /*
  * One mapping of memory the fake driver knows, answered as the H200 answers
@@ -48,13 +50,13 @@ struct fake_alloc {
 	unsigned long long handle;   /* VMM: the cuMemCreate handle */
 };
 
+/*
+ * The node (GPUs, driver version, whether libcuda loads, the NIC's answers)
+ * is fake_model, reset by fakes_reset() to a healthy H200-like node with an
+ * mlx5-like NIC; a test writes it directly. What follows is the process and
+ * its memory, which a model does not hold.
+ */
 struct fake_cuda {
-	/* the node, copied into fake_model by fakes_install() */
-	int load_fails;	    /* no libcuda on the machine */
-	int driver_version; /* default 13000 */
-	int num_devices;
-	int dmabuf_attr[FAKE_MAX_DEVS];
-	/* the process */
 	int not_loaded;	     /* libcuda.so.1 not loaded by the application */
 	int not_initialized; /* the driver answers CUDA_ERROR_NOT_INITIALIZED
 			      * (cuInit not called; a forked child) */
@@ -69,10 +71,6 @@ struct fake_cuda {
 	CUresult set_attr_result;
 	int pop_fails;		 /* this many cuCtxPopCurrent calls fail */
 	CUresult dev_get_result; /* what cuDeviceGet answers, if not 0 */
-	/* the PCIe mapping (12.8+): what a flagged export answers per GPU
-	 * (0: as a plain one), and NVML's C2C answer (1, 0, -1 unknown) */
-	CUresult pcie_result[FAKE_MAX_DEVS];
-	int c2c[FAKE_MAX_DEVS];
 	struct fake_alloc allocs[FAKE_MAX_ALLOCS];
 	int num_allocs;
 	/* observed */
@@ -92,17 +90,10 @@ struct fake_cuda {
 };
 
 struct fake_verbs {
-	int no_dmabuf_symbol;
-	int probe_errno;  /* answer to ibv_reg_dmabuf_mr(pd,0,0,0,-1,0) */
 	int probe_mr;	  /* the probe gets an MR back */
 	int dmabuf_errno; /* 0: real calls succeed */
 	int reg_errno;	  /* 0: ibv_reg_mr_iova2 succeeds */
 	int dereg_errno;
-	/* mlx5 direct verbs: 0 absent, 1 without the Data Direct calls, 2
-	 * with them (the default); the NIC is mlx5 unless not_mlx5 */
-	int mlx5dv;
-	int not_mlx5;
-	int dd_errno;	    /* mlx5dv_get_data_direct_sysfs_path: ENODEV */
 	int mlx5_reg_errno; /* mlx5dv_reg_dmabuf_mr fails with this */
 	/* observed */
 	int mlx5_reg_calls, last_mlx5_access;
@@ -136,6 +127,8 @@ extern struct ibv_pd fake_pd;
 
 /* Reset the fakes to a healthy H200-like node with an mlx5-like NIC. */
 void fakes_reset(void);
+/* The node has no libcuda.so.1 (fake_model.cuda_error says so). */
+void fakes_no_libcuda(void);
 /* A fake device allocation; returns its address. */
 void *fake_alloc_device(int device, size_t size);
 struct fake_alloc *fake_add_alloc(uintptr_t start, size_t size, int device,

@@ -27,7 +27,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	fakes_reset();
-	fake_cu.pcie_result[0] = CUDA_ERROR_NOT_SUPPORTED;
+	fake_model.gpu[0].pcie_mapping = CUDA_ERROR_NOT_SUPPORTED;
 	fakes_install(&fx, NULL, NULL, NULL);
 	check_scope = "the fake driver answers as the record";
 	CHECK_INT(gdr_seam()->cuda_load(&cu, 0, why, sizeof(why)), 0);

@@ -839,7 +839,8 @@ static void run(const struct scenario *sc)
 		fixture_write(fx.proc, "driver/nvidia/version", sc->nv);
 	if (sc->peermem)
 		fixture_write(fx.sys, sc->peermem, "1.1\n");
-	fake_cu.load_fails = sc->no_libcuda;
+	if (sc->no_libcuda)
+		fakes_no_libcuda();
 	fake_cu.not_loaded = sc->cuda_not_loaded;
 	fake_cu.not_initialized = sc->not_initialized;
 	fake_cu.init_result = sc->init_result;
@@ -847,27 +848,28 @@ static void run(const struct scenario *sc)
 	fake_cu.no_ctx_set_flags = sc->no_ctx_set_flags;
 	fake_cu.set_attr_result = sc->set_attr_result;
 	if (sc->driver)
-		fake_cu.driver_version = sc->driver;
+		fake_model.driver_version = sc->driver;
 	if (sc->two_gpus_attr1) {
-		fake_cu.num_devices = 2;
-		fake_cu.dmabuf_attr[1] = sc->two_gpus_attr1 - 1;
+		fake_model.num_gpus = 2;
+		fake_model.gpu[1].dmabuf_supported = sc->two_gpus_attr1 - 1;
 	}
 	if (sc->probe_errno)
-		fake_ibv.probe_errno = sc->probe_errno;
+		fake_model.nic[0].dmabuf_probe_errno = sc->probe_errno;
 	fake_ibv.probe_mr = sc->probe_mr;
-	fake_ibv.no_dmabuf_symbol = sc->no_dmabuf_symbol;
+	fake_model.libibverbs_dmabuf = !sc->no_dmabuf_symbol;
 	fake_cu.no_export_entry = sc->no_export_entry;
 	fake_ibv.dmabuf_errno = sc->dmabuf_errno;
 	fake_ibv.reg_errno = sc->reg_errno;
 	fake_cu.export_result = sc->export_result;
 	if (sc->dd)
-		fake_ibv.dd_errno = 0;
+		fake_model.nic[0].data_direct_errno = 0;
 	if (sc->mlx5dv)
-		fake_ibv.mlx5dv = sc->mlx5dv < 0 ? 0 : sc->mlx5dv;
-	fake_ibv.not_mlx5 = sc->not_mlx5;
+		fake_model.mlx5dv = sc->mlx5dv < 0 ? 0 : sc->mlx5dv;
+	fake_model.nic[0].mlx5 = !sc->not_mlx5;
 	fake_ibv.mlx5_reg_errno = sc->mlx5_reg_errno;
-	fake_cu.c2c[0] = sc->c2c;
-	fake_cu.pcie_result[0] = sc->pcie_result;
+	fake_model.gpu[0].c2c = sc->c2c;
+	if (sc->pcie_result)
+		fake_model.gpu[0].pcie_mapping = sc->pcie_result;
 	if (sc->nic_pci)
 		fixture_nic_pci(&fx, fake_device.name, "0000:04:00.0");
 	if (sc->env_pcie)
@@ -1200,8 +1202,8 @@ static void pcie_remembered(void)
 	fakes_reset();
 	fixture_make(&fx);
 	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
-	fake_ibv.dd_errno = 0;
-	fake_cu.pcie_result[0] = CUDA_ERROR_NOT_SUPPORTED;
+	fake_model.nic[0].data_direct_errno = 0;
+	fake_model.gpu[0].pcie_mapping = CUDA_ERROR_NOT_SUPPORTED;
 	fakes_install(&fx, NULL, NULL, NULL);
 	p = fake_alloc_device(0, 1 << 20);
 	fake_current = FAKE_PRIMARY(0);
@@ -1242,8 +1244,8 @@ static void pcie_other_failure_not_remembered(void)
 	fakes_reset();
 	fixture_make(&fx);
 	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
-	fake_ibv.dd_errno = 0;
-	fake_cu.pcie_result[0] = CUDA_ERROR_INVALID_VALUE;
+	fake_model.nic[0].data_direct_errno = 0;
+	fake_model.gpu[0].pcie_mapping = CUDA_ERROR_INVALID_VALUE;
 	fakes_install(&fx, NULL, NULL, NULL);
 	p = fake_alloc_device(0, 1 << 20);
 	fake_current = FAKE_PRIMARY(0);
@@ -1252,7 +1254,7 @@ static void pcie_other_failure_not_remembered(void)
 	CHECK(mr == NULL);
 	CHECK_INT(errno, EINVAL);
 	CHECK_INT(fake_cu.flagged_exports, 1);
-	fake_cu.pcie_result[0] = 0;
+	fake_model.gpu[0].pcie_mapping = -1;
 	mr = gdr_register_ex(&fake_pd, p, 4096, NULL, &info, sizeof(info));
 	CHECK(mr != NULL);
 	CHECK_INT(info.path, GDR_PATH_DATA_DIRECT);

@@ -115,7 +115,8 @@ static void setup(enum op op)
 		fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
 	}
 	if (op == OP_DATA_DIRECT)
-		fake_ibv.dd_errno = 0; /* the NIC has a Data Direct function */
+		fake_model.nic[0].data_direct_errno =
+			0; /* the NIC has a Data Direct function */
 	fakes_install(&fx, NULL, NULL, NULL);
 	if (op == OP_VMM || op == OP_CACHE_VMM)
 		dev_ptr = (char *)fake_vmm(0, 2, 2 << 20, 0) + 4096;

@@ -59,8 +59,8 @@ int main(void)
 
 	check_scope = "open module node with a DMA-BUF NIC";
 	fakes_reset();
-	fake_cu.num_devices = 2;
-	fake_cu.dmabuf_attr[1] = 0;
+	fake_model.num_gpus = 2;
+	fake_model.gpu[1].dmabuf_supported = 0;
 	start(&fx, NV_OPEN, "6.18.44-fc-v973-gpu");
 	r = gdr_report_create(ctxs, 1, 0);
 	CHECK(r != NULL);
@@ -116,7 +116,7 @@ int main(void)
 
 	check_scope = "no CUDA at all, peermem through nv_peer_mem";
 	fakes_reset();
-	fake_cu.load_fails = 1;
+	fakes_no_libcuda();
 	fixture_make(&fx);
 	fixture_write(fx.sys, "module/nv_peer_mem/version", "1.3-0\n");
 	fixture_write(fx.sys, "module/nvidia_fs/version", "2.17.5\n");
@@ -138,7 +138,7 @@ int main(void)
 
 	check_scope = "a DMA-BUF GPU beside a NIC that refuses DMA-BUF";
 	fakes_reset();
-	fake_ibv.probe_errno = EOPNOTSUPP;
+	fake_model.nic[0].dmabuf_probe_errno = EOPNOTSUPP;
 	start(&fx, NV_OPEN, NULL);
 	r = gdr_report_create(ctxs, 1, 0);
 	CHECK(r != NULL);
@@ -156,7 +156,7 @@ int main(void)
 
 	check_scope = "the same with nvidia-peermem";
 	fakes_reset();
-	fake_ibv.probe_errno = EOPNOTSUPP;
+	fake_model.nic[0].dmabuf_probe_errno = EOPNOTSUPP;
 	fixture_make(&fx);
 	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
 	fixture_write(fx.sys, "module/nvidia_peermem/version", "580\n");
@@ -171,7 +171,7 @@ int main(void)
 
 	check_scope = "a NIC whose probe answer is neither yes nor no";
 	fakes_reset();
-	fake_ibv.probe_errno = EINVAL;
+	fake_model.nic[0].dmabuf_probe_errno = EINVAL;
 	start(&fx, NV_OPEN, NULL);
 	r = gdr_report_create(ctxs, 1, 0);
 	CHECK(r != NULL);
