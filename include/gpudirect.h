@@ -172,7 +172,8 @@ struct gdr_path_attempt {
 
 /* Bits of gdr_reg_info.comp_mask: which fields the library filled in. */
 enum gdr_reg_info_mask {
-	GDR_REG_INFO_BASIC = 1u << 0, /* path .. attempts */
+	GDR_REG_INFO_BASIC = 1u << 0,  /* path .. attempts */
+	GDR_REG_INFO_EXPORT = 1u << 1, /* since 0.3: export_index */
 };
 
 /* Room for the attempts of every path a release may add. */
@@ -187,6 +188,13 @@ enum gdr_reg_info_mask {
  * @device:       CUDA device ordinal owning the memory, -1 for host memory.
  * @num_attempts: entries used in @attempts, one per path considered, in the
  *                order they were considered.
+ * @export_index: since 0.3 (GDR_REG_INFO_EXPORT): the dma-buf export the
+ *                MR was registered from, numbered in the order the call
+ *                made them: 0 for the first; in gdr_register_multi(), PDs
+ *                with the same number share one export, and a PD whose
+ *                path needs a differently mapped export (Data Direct's
+ *                PCIe mapping) has its own. -1 when the path exports
+ *                nothing (nvidia-peermem, host) or nothing was registered.
  *
  * The caller passes sizeof(struct gdr_reg_info) as it was compiled; a
  * newer library never writes past it.
@@ -198,6 +206,7 @@ struct gdr_reg_info {
 	int device;
 	unsigned int num_attempts;
 	struct gdr_path_attempt attempts[GDR_REG_INFO_MAX_ATTEMPTS];
+	int export_index;
 };
 
 /* The smallest info_size gdr_register_ex() accepts: the fields before
@@ -216,6 +225,53 @@ struct gdr_reg_info {
 struct ibv_mr *gdr_register_ex(struct ibv_pd *pd, void *ptr, size_t len,
 			       const struct gdr_reg_attr *attr,
 			       struct gdr_reg_info *info, size_t info_size);
+
+/* --- one buffer on several NICs (since 0.3) -------------------------------- */
+
+/* The most protection domains one gdr_register_multi() call takes. */
+#define GDR_REG_MULTI_MAX 256
+
+/**
+ * gdr_register_multi - register [@ptr, +@len) on each of @num protection
+ * domains, as gdr_register_ex() would on each alone, for the cost of one.
+ * @pds:       @num distinct PDs, none NULL, of any RDMA devices.
+ * @num:       1 to GDR_REG_MULTI_MAX.
+ * @attr:      options for every PD, as for gdr_register_ex(), or NULL;
+ *             GDR_REG_SYNC_MEMOPS is applied once.
+ * @mrs:       room for @num MRs: mrs[i] is registered on pds[i].
+ * @infos:     NULL, or @num decision records laid out @info_size bytes
+ *             apart (an array of struct gdr_reg_info); record i is that
+ *             of pds[i], filled also on failure (a PD never tried has
+ *             path GDR_PATH_NONE and no attempts).
+ * @info_size: sizeof(struct gdr_reg_info), at least GDR_REG_INFO_MIN_SIZE.
+ *
+ * The buffer is classified once and device memory is exported as a
+ * dma-buf once; that fd serves every PD's registration and is closed
+ * before the call returns (each MR holds its own reference). Each PD gets
+ * its own path: a NIC without DMA-BUF MRs takes nvidia-peermem, a NIC
+ * with a Data Direct function takes Data Direct (from a second,
+ * PCIe-mapped export, made once for all such PDs); the records say which
+ * export each MR came from.
+ *
+ * All or nothing: when the registration on pds[k] fails, the MRs made on
+ * pds[0..k-1] are released and every mrs[i] is NULL; errno is that of the
+ * failure and gdr_last_error() names the PD ("pds[k] (mlx5_3): ...").
+ *
+ * Returns 0, or -1 with errno set. Release with gdr_deregister_multi().
+ */
+int gdr_register_multi(struct ibv_pd *const *pds, unsigned int num, void *ptr,
+		       size_t len, const struct gdr_reg_attr *attr,
+		       struct ibv_mr **mrs, struct gdr_reg_info *infos,
+		       size_t info_size);
+
+/**
+ * gdr_deregister_multi - release the @num MRs in @mrs (NULL entries are
+ * skipped), setting each released entry to NULL.
+ *
+ * Every MR is tried; one that cannot be released stays in @mrs. Returns 0,
+ * or the errno of the first that failed, named in gdr_last_error().
+ */
+int gdr_deregister_multi(struct ibv_mr **mrs, unsigned int num);
 
 /**
  * gdr_path_str - the name of a path: "none", "data-direct", "dmabuf",

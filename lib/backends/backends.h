@@ -10,6 +10,8 @@
 #include "node.h"
 
 /* --- backends (dmabuf.c, data-direct.c, peermem.c, host.c, common.c) ----- */
+struct gdr_exports;
+
 /* One registration request, as the dispatcher hands it to a backend. */
 struct gdr_req {
 	struct ibv_pd *pd;
@@ -21,6 +23,8 @@ struct gdr_req {
 	const struct gdr_cuda_ops *cu; /* NULL for host memory */
 	struct gdr_ptr_info pi;
 	bool nic_pci; /* the RDMA device has a PCI parent */
+	/* the call's dma-buf exports, shared by all its PDs (export.c) */
+	struct gdr_exports *xs;
 };
 
 struct gdr_backend {
@@ -66,17 +70,36 @@ struct gdr_dmabuf_range {
 int gdr_dmabuf_range(uintptr_t ptr, size_t len, long page,
 		     struct gdr_dmabuf_range *r);
 /*
+ * The dma-buf exports of one registration call, shared by every PD a
+ * multi-PD registration covers: at most one plain and one PCIe-mapped
+ * export of the buffer's span, each made once, when a PD's path first needs
+ * it, and closed once by gdr_exports_close() (each MR holds its own
+ * reference to the dma-buf).
+ */
+struct gdr_exports {
+	int fd[2]; /* [pcie]; -1: not exported */
+	struct gdr_dmabuf_range r[2];
+	int number[2]; /* [pcie]: the export's number in the call, or -1 */
+	int count;     /* exports made */
+	int last;      /* number of the export the last registration used */
+};
+void gdr_exports_init(struct gdr_exports *x);
+void gdr_exports_close(struct gdr_exports *x);
+
+/*
  * Export the page-aligned span around req's buffer as a dma-buf (with the
- * PCIe mapping if @pcie) under the right context. 0 with *@fd and *@r, or
- * an errno with the reason in @why; *@res is the driver's answer.
+ * PCIe mapping if @pcie) under the right context, or hand out the call's
+ * export of it made for an earlier PD (req->xs). 0 with *@fd and *@r, or
+ * an errno with the reason in @why; *@res is the driver's answer. The fd
+ * belongs to req->xs: gdr_exports_close() closes it.
  */
 int gdr_dmabuf_export(const struct gdr_req *req, bool pcie,
 		      struct gdr_dmabuf_range *r, int *fd, CUresult *res,
 		      char *why, size_t n);
-/* After a registration call named @call on @fd (errno set by it when @mr
- * is NULL): close @fd, fix mr->addr, or explain the failure. */
+/* After a registration call named @call (errno set by it when @mr is
+ * NULL): fix mr->addr, or explain the failure. */
 struct ibv_mr *gdr_dmabuf_finish(const struct gdr_req *req,
-				 const struct gdr_dmabuf_range *r, int fd,
+				 const struct gdr_dmabuf_range *r,
 				 struct ibv_mr *mr, const char *call,
 				 const char *extra, char *why, size_t n);
 

@@ -44,7 +44,7 @@ static struct ibv_mr *data_direct_reg(const struct gdr_req *req, char *why,
 	mr = m->ops.reg_dmabuf_mr(req->pd, r.offset, req->len,
 				  (uintptr_t)req->ptr, fd, req->access,
 				  GDR_MLX5DV_DATA_DIRECT);
-	return gdr_dmabuf_finish(req, &r, fd, mr, "mlx5dv_reg_dmabuf_mr",
+	return gdr_dmabuf_finish(req, &r, mr, "mlx5dv_reg_dmabuf_mr",
 				 ", DATA_DIRECT", why, n);
 }
 

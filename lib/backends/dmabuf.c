@@ -109,8 +109,7 @@ static struct ibv_mr *dmabuf_reg(const struct gdr_req *req, char *why, size_t n)
 	errno = 0;
 	mr = s->verbs.reg_dmabuf_mr(req->pd, r.offset, req->len,
 				    (uintptr_t)req->ptr, fd, req->access);
-	mr = gdr_dmabuf_finish(req, &r, fd, mr, "ibv_reg_dmabuf_mr", "", why,
-			       n);
+	mr = gdr_dmabuf_finish(req, &r, mr, "ibv_reg_dmabuf_mr", "", why, n);
 	if (mr)
 		gdr_fmt(why, n, "%s", note); /* the policy, for the record */
 	return mr;

@@ -2,8 +2,9 @@
 /*
  * What the DMA-BUF and Data Direct backends share: the page-aligned span
  * around a buffer, its export as a dma-buf (with the PCIe mapping when
- * asked) under the context that owns the memory, and the registration's
- * end (the fd closed, mr->addr fixed, or the failure explained).
+ * asked) under the context that owns the memory, made once per call and
+ * shared by the PDs of a multi-PD registration, and the registration's end
+ * (mr->addr fixed, or the failure explained).
  */
 #include <errno.h>
 #include <string.h>
@@ -143,7 +144,27 @@ static CUresult export_range(const struct gdr_cuda_ops *cu, CUcontext ctx,
 	return res;
 }
 
-int gdr_dmabuf_export(const struct gdr_req *req, bool pcie,
+void gdr_exports_init(struct gdr_exports *x)
+{
+	x->fd[0] = x->fd[1] = -1;
+	x->number[0] = x->number[1] = -1;
+	x->count = 0;
+	x->last = -1;
+}
+
+void gdr_exports_close(struct gdr_exports *x)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (x->fd[i] >= 0 && close(x->fd[i]))
+			gdr_debug("close(dma-buf fd %d) failed: %s", x->fd[i],
+				  strerror(errno));
+		x->fd[i] = -1;
+	}
+}
+
+static int export_new(const struct gdr_req *req, bool pcie,
 		      struct gdr_dmabuf_range *r, int *fd, CUresult *res,
 		      char *why, size_t n)
 {
@@ -153,8 +174,6 @@ int gdr_dmabuf_export(const struct gdr_req *req, bool pcie,
 	char name[64];
 	int err;
 
-	*fd = -1;
-	*res = CUDA_SUCCESS;
 	if (gdr_dmabuf_range((uintptr_t)req->ptr, req->len,
 			     req->node->page_size, r)) {
 		gdr_fmt(why, n, "[%p, +%zu) overflows the address space",
@@ -189,19 +208,42 @@ int gdr_dmabuf_export(const struct gdr_req *req, bool pcie,
 	return gdr_cu_errno(*res);
 }
 
+int gdr_dmabuf_export(const struct gdr_req *req, bool pcie,
+		      struct gdr_dmabuf_range *r, int *fd, CUresult *res,
+		      char *why, size_t n)
+{
+	struct gdr_exports *xs = req->xs;
+	int err;
+
+	*fd = -1;
+	*res = CUDA_SUCCESS;
+	if (xs->fd[pcie] >= 0) {
+		*r = xs->r[pcie];
+		*fd = xs->fd[pcie];
+		xs->last = xs->number[pcie];
+		return 0;
+	}
+	err = export_new(req, pcie, r, fd, res, why, n);
+	if (err)
+		return err;
+	xs->fd[pcie] = *fd;
+	xs->r[pcie] = *r;
+	xs->number[pcie] = xs->count++;
+	xs->last = xs->number[pcie];
+	return 0;
+}
+
 struct ibv_mr *gdr_dmabuf_finish(const struct gdr_req *req,
-				 const struct gdr_dmabuf_range *r, int fd,
+				 const struct gdr_dmabuf_range *r,
 				 struct ibv_mr *mr, const char *call,
 				 const char *extra, char *why, size_t n)
 {
 	int err = errno ? errno : EIO;
 	char words[96];
 
-	/* The MR holds its own reference to the dma-buf. */
-	if (close(fd))
-		gdr_debug("close(dma-buf fd %d) failed: %s", fd,
-			  strerror(errno));
 	if (!mr) {
+		/* An MR that failed used no export. */
+		req->xs->last = -1;
 		gdr_fmt(why, n,
 			"%s(offset %llu, %zu bytes%s) on %s failed with %s",
 			call, (unsigned long long)r->offset, req->len, extra,

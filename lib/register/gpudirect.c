@@ -406,8 +406,8 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 	(GDR_REG_INFO_MIN_SIZE + 4 * sizeof(struct gdr_path_attempt))
 
 /* Copy what fits of @rec into the caller's @info of @size bytes. */
-static void give_info(const struct gdr_reg_info *rec, struct gdr_reg_info *info,
-		      size_t size, bool v0_1)
+void gdr_reg_give_info(const struct gdr_reg_info *rec,
+		       struct gdr_reg_info *info, size_t size, bool v0_1)
 {
 	struct gdr_reg_info out = *rec;
 	size_t room = (size - GDR_REG_INFO_MIN_SIZE) /
@@ -425,17 +425,31 @@ static void give_info(const struct gdr_reg_info *rec, struct gdr_reg_info *info,
 	if (out.num_attempts > room)
 		out.num_attempts = (unsigned int)room;
 	out.comp_mask = GDR_REG_INFO_BASIC;
+	if (size >= offsetof(struct gdr_reg_info, export_index) +
+			    sizeof(out.export_index))
+		out.comp_mask |= GDR_REG_INFO_EXPORT;
 	memcpy(info, &out,
 	       GDR_REG_INFO_MIN_SIZE +
 		       out.num_attempts * sizeof(struct gdr_path_attempt));
+	if (out.comp_mask & GDR_REG_INFO_EXPORT)
+		info->export_index = out.export_index;
 }
 
-/* A registration, start to end: 0 and *@mr, or an errno with @why. */
-static int do_register(struct ibv_pd *pd, void *ptr, size_t len,
-		       const struct gdr_reg_attr *attr,
-		       const struct gdr_ptr_info *pi, uint32_t known,
-		       struct gdr_reg_info *rec, bool texts, struct ibv_mr **mr,
-		       char *why, size_t n)
+void gdr_reg_call_init(struct gdr_reg_call *call)
+{
+	memset(call, 0, sizeof(*call));
+	gdr_exports_init(&call->xs);
+}
+
+void gdr_reg_call_end(struct gdr_reg_call *call)
+{
+	gdr_exports_close(&call->xs);
+}
+
+int gdr_reg_one(struct gdr_reg_call *call, struct ibv_pd *pd, void *ptr,
+		size_t len, const struct gdr_reg_attr *attr, uint32_t known,
+		struct gdr_reg_info *rec, bool texts, struct ibv_mr **mr,
+		char *why, size_t n)
 {
 	const struct gdr_node *node;
 	struct gdr_req req;
@@ -448,6 +462,8 @@ static int do_register(struct ibv_pd *pd, void *ptr, size_t len,
 
 	memset(rec, 0, GDR_REG_INFO_MIN_SIZE); /* attempts as recorded */
 	rec->device = -1;
+	rec->export_index = -1;
+	call->xs.last = -1;
 	*mr = NULL;
 	why[0] = '\0';
 	err = check_args(pd, ptr, len, attr, known, why, n);
@@ -476,14 +492,19 @@ static int do_register(struct ibv_pd *pd, void *ptr, size_t len,
 	req.node = node;
 	req.flags = attr && (attr->comp_mask & GDR_REG_ATTR_FLAGS) ? attr->flags
 								   : 0;
-	if (pi)
-		req.pi = *pi;
-	else
-		err = gdr_classify(ptr, len, &req.pi, why, n);
+	req.xs = &call->xs;
+	if (!call->classified) {
+		err = gdr_classify(ptr, len, &call->pi, why, n);
+		if (err) {
+			rec->mem_type = call->pi.type;
+			rec->device = call->pi.device;
+			return err;
+		}
+		call->classified = true;
+	}
+	req.pi = call->pi;
 	rec->mem_type = req.pi.type;
 	rec->device = req.pi.device;
-	if (err)
-		return err;
 	if (is_device(&req.pi))
 		req.cu = &gdr_cuda_table()->cu;
 	if (attr && (attr->comp_mask & GDR_REG_ATTR_ACCESS)) {
@@ -499,13 +520,22 @@ static int do_register(struct ibv_pd *pd, void *ptr, size_t len,
 		  len, gdr_mem_type_name(req.pi.type),
 		  req.pi.device >= 0 ? " on GPU " : " ", req.pi.device,
 		  req.access, mask, mask_src);
-	if ((req.flags & GDR_REG_SYNC_MEMOPS) && is_device(&req.pi)) {
+	if ((req.flags & GDR_REG_SYNC_MEMOPS) && is_device(&req.pi) &&
+	    !call->synced) {
 		err = sync_memops(&req, why, n);
 		if (err)
 			return err;
+		call->synced = true;
 	}
 	*mr = decide(&req, mask, mask_src, rec, texts, why, n, &err);
+	if (*mr)
+		rec->export_index = call->xs.last;
 	return *mr ? 0 : err;
+}
+
+uint32_t gdr_reg_paths(void)
+{
+	return paths_known();
 }
 
 int gdr_register_internal(struct ibv_pd *pd, void *ptr, size_t len,
@@ -514,10 +544,18 @@ int gdr_register_internal(struct ibv_pd *pd, void *ptr, size_t len,
 			  char *why, size_t n)
 {
 	struct gdr_reg_info rec;
+	struct gdr_reg_call call;
+	int err;
 
-	return gdr_errno_public(do_register(pd, ptr, len, attr, pi,
-					    paths_known(), &rec, false, mr, why,
-					    n));
+	gdr_reg_call_init(&call);
+	if (pi) {
+		call.pi = *pi;
+		call.classified = true;
+	}
+	err = gdr_reg_one(&call, pd, ptr, len, attr, paths_known(), &rec, false,
+			  mr, why, n);
+	gdr_reg_call_end(&call);
+	return gdr_errno_public(err);
 }
 
 static struct ibv_mr *register_ex(struct ibv_pd *pd, void *ptr, size_t len,
@@ -526,6 +564,7 @@ static struct ibv_mr *register_ex(struct ibv_pd *pd, void *ptr, size_t len,
 				  bool v0_1)
 {
 	struct gdr_reg_info rec;
+	struct gdr_reg_call call;
 	struct ibv_mr *mr;
 	char why[GDR_MSG_LEN];
 	int err;
@@ -537,11 +576,13 @@ static struct ibv_mr *register_ex(struct ibv_pd *pd, void *ptr, size_t len,
 				"fields of struct gdr_reg_info (%zu); pass "
 				"sizeof(*info)",
 				info_size, (size_t)GDR_REG_INFO_MIN_SIZE);
-	err = do_register(pd, ptr, len, attr, NULL,
+	gdr_reg_call_init(&call);
+	err = gdr_reg_one(&call, pd, ptr, len, attr,
 			  v0_1 ? PATHS_0_1 : paths_known(), &rec, info != NULL,
 			  &mr, why, sizeof(why));
+	gdr_reg_call_end(&call);
 	if (info)
-		give_info(&rec, info, info_size, v0_1);
+		gdr_reg_give_info(&rec, info, info_size, v0_1);
 	if (!err)
 		return mr;
 	return gdr_fail(err, "%s", why);

@@ -902,7 +902,15 @@ static void run(const struct scenario *sc)
 	err = errno;
 	log_message(gdr_last_error());
 
-	CHECK_INT(info.comp_mask, GDR_REG_INFO_BASIC);
+	CHECK_INT(info.comp_mask, GDR_REG_INFO_BASIC | GDR_REG_INFO_EXPORT);
+	/* An MR from a dma-buf came from one of the call's exports (a
+	 * second when a Data Direct attempt made a PCIe-mapped one first);
+	 * the other paths export nothing. */
+	if (mr && (info.path == GDR_PATH_DMABUF ||
+		   info.path == GDR_PATH_DATA_DIRECT))
+		CHECK(info.export_index == 0 || info.export_index == 1);
+	else
+		CHECK_INT(info.export_index, -1);
 	CHECK(info.num_attempts <= 4);
 	/* The kernel's internal 524 never reaches the caller, not even in
 	 * the record. */

@@ -86,7 +86,8 @@ int main(int argc, char **argv)
 	struct gdr_report_item it;
 	struct gdr_report *r = NULL;
 	struct gdr_cache *c = NULL;
-	struct ibv_mr *mr = NULL;
+	struct ibv_mr *mr = NULL, *mrs[1];
+	struct ibv_pd *pds[1] = { &fake_pd };
 	struct fixture fx;
 	enum gdr_path p;
 	char *text = NULL;
@@ -113,6 +114,14 @@ int main(int argc, char **argv)
 	CHECK(mr != NULL);
 	if (mr)
 		gdr_deregister(mr);
+	AFTER_FAILURE("gdr_register_multi",
+		      CHECK_INT(gdr_register_multi(pds, 1, dev, 4096, NULL, mrs,
+						   NULL, 0),
+				0));
+	CHECK(mrs[0] != NULL);
+	AFTER_FAILURE("gdr_deregister_multi",
+		      CHECK_INT(gdr_deregister_multi(mrs, 1), 0));
+	CHECK(mrs[0] == NULL);
 
 	AFTER_FAILURE("gdr_cache_create", c = gdr_cache_create(&fake_pd, NULL));
 	CHECK(c != NULL);

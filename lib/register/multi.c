@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One buffer on several protection domains (the rails of a multi-NIC
+ * node): one classification and one dma-buf export for the whole call,
+ * each PD its own path decision, all or nothing.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "register.h"
+
+/* Record @i of the caller's array of records @size bytes apart. */
+static struct gdr_reg_info *info_at(struct gdr_reg_info *infos, size_t size,
+				    unsigned int i)
+{
+	return (struct gdr_reg_info *)(void *)((char *)infos +
+					       (size_t)i * size);
+}
+
+static int check_multi(struct ibv_pd *const *pds, unsigned int num,
+		       struct ibv_mr **mrs, const struct gdr_reg_info *infos,
+		       size_t info_size, char *why, size_t n)
+{
+	unsigned int i, j;
+
+	if (!pds || !mrs) {
+		gdr_fmt(why, n,
+			"gdr_register_multi: pds and mrs must not be NULL");
+		return EINVAL;
+	}
+	if (num == 0 || num > GDR_REG_MULTI_MAX) {
+		gdr_fmt(why, n,
+			"gdr_register_multi: num is %u; pass 1 to %u PDs "
+			"(GDR_REG_MULTI_MAX), or call it again for more",
+			num, GDR_REG_MULTI_MAX);
+		return EINVAL;
+	}
+	if (infos && info_size < GDR_REG_INFO_MIN_SIZE) {
+		gdr_fmt(why, n,
+			"info_size %zu is smaller than the first fields of "
+			"struct gdr_reg_info (%zu); pass sizeof(*infos)",
+			info_size, (size_t)GDR_REG_INFO_MIN_SIZE);
+		return EINVAL;
+	}
+	for (i = 0; i < num; i++) {
+		if (!pds[i]) {
+			gdr_fmt(why, n,
+				"gdr_register_multi: pds[%u] is NULL; pass %u "
+				"allocated PDs",
+				i, num);
+			return EINVAL;
+		}
+		for (j = 0; j < i; j++)
+			if (pds[j] == pds[i]) {
+				gdr_fmt(why, n,
+					"gdr_register_multi: pds[%u] is pds[%u] "
+					"again; pass each PD once (one MR per "
+					"PD serves every QP on it)",
+					i, j);
+				return EINVAL;
+			}
+	}
+	return 0;
+}
+
+/* Release mrs[0..k-1], made before pds[k] failed; say in @why what could
+ * not be released. */
+static void roll_back(struct ibv_mr **mrs, unsigned int k, char *why, size_t n)
+{
+	const struct gdr_seam *s = gdr_seam();
+	char words[96];
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < k; i++) {
+		err = s->verbs.dereg_mr(mrs[i]);
+		if (!err) {
+			mrs[i] = NULL;
+			continue;
+		}
+		gdr_append(why, n,
+			   "; releasing the MR of pds[%u] failed with %s: it "
+			   "stays in mrs[%u]",
+			   i, gdr_errno_words(err, words, sizeof(words)), i);
+	}
+}
+
+GDR_EXPORT int gdr_register_multi(struct ibv_pd *const *pds, unsigned int num,
+				  void *ptr, size_t len,
+				  const struct gdr_reg_attr *attr,
+				  struct ibv_mr **mrs,
+				  struct gdr_reg_info *infos, size_t info_size)
+{
+	struct gdr_reg_call call;
+	struct gdr_reg_info rec;
+	char why[GDR_MSG_LEN], msg[GDR_MSG_LEN];
+	unsigned int i, k;
+	int err = 0;
+
+	gdr_clear_error();
+	err = check_multi(pds, num, mrs, infos, info_size, why, sizeof(why));
+	if (err) {
+		gdr_fail(err, "%s", why);
+		return -1;
+	}
+	for (i = 0; i < num; i++)
+		mrs[i] = NULL;
+	gdr_reg_call_init(&call);
+	for (k = 0; k < num; k++) {
+		err = gdr_reg_one(&call, pds[k], ptr, len, attr,
+				  gdr_reg_paths(), &rec, infos != NULL, &mrs[k],
+				  why, sizeof(why));
+		if (infos)
+			gdr_reg_give_info(&rec, info_at(infos, info_size, k),
+					  info_size, false);
+		if (err)
+			break;
+	}
+	gdr_reg_call_end(&call);
+	if (!err)
+		return 0;
+	/* The PDs after the failing one were never tried. */
+	memset(&rec, 0, sizeof(rec));
+	rec.device = -1;
+	rec.export_index = -1;
+	for (i = k + 1; infos && i < num; i++)
+		gdr_reg_give_info(&rec, info_at(infos, info_size, i), info_size,
+				  false);
+	gdr_fmt(msg, sizeof(msg), "pds[%u] (%s) of %u: %s", k,
+		gdr_pd_name(pds[k]), num, why);
+	if (k)
+		gdr_append(msg, sizeof(msg),
+			   "; the MRs made on pds[0..%u] are released", k - 1);
+	roll_back(mrs, k, msg, sizeof(msg));
+	gdr_fail(err, "%s", msg);
+	return -1;
+}
+
+GDR_EXPORT int gdr_deregister_multi(struct ibv_mr **mrs, unsigned int num)
+{
+	const struct gdr_seam *s = gdr_seam();
+	char words[96];
+	unsigned int i;
+	int err, first = 0;
+
+	gdr_clear_error();
+	if (!mrs) {
+		gdr_fail(EINVAL, "gdr_deregister_multi: mrs is NULL; pass the "
+				 "array gdr_register_multi() filled");
+		return EINVAL;
+	}
+	for (i = 0; i < num; i++) {
+		if (!mrs[i])
+			continue;
+		err = s->verbs.dereg_mr(mrs[i]);
+		if (!err) {
+			mrs[i] = NULL;
+			continue;
+		}
+		if (first)
+			continue;
+		first = gdr_errno_public(err);
+		gdr_fail(err,
+			 "ibv_dereg_mr of mrs[%u] failed with %s; it stays "
+			 "registered (and in mrs[%u]): destroy the memory "
+			 "windows bound to it first",
+			 i, gdr_errno_words(err, words, sizeof(words)), i);
+	}
+	return first;
+}

@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gdr_register_multi(): one buffer on several fake NICs. One
+ * classification and one export serve every PD that takes the same
+ * mapping; each PD gets its own path; the export's fd is closed before the
+ * call returns; a failure at any position releases what was made and names
+ * the PD; bad arguments are refused with EINVAL and a reason.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "fakes.h"
+
+#define PM_NV_MEM "kernel/mm/memory_peers/nv_mem/version"
+#define MAX_NICS 5
+
+/* The NICs of the node: their verbs objects, and the model's answers. */
+static struct ibv_device devs[MAX_NICS];
+static struct ibv_context ctxs[MAX_NICS];
+static struct ibv_pd pds_store[MAX_NICS];
+static struct ibv_pd *pds[MAX_NICS];
+
+enum nic_kind {
+	NIC_DMABUF = 0, /* mlx5, DMA-BUF MRs, no Data Direct function */
+	NIC_NO_DMABUF,	/* refuses DMA-BUF MRs: peermem where it is loaded */
+	NIC_DD,		/* mlx5 with a Data Direct function */
+	NIC_UNKNOWN,	/* not in the model: no path at all */
+};
+
+static const char *kind_name[] = { "dmabuf", "nodmabuf", "dd", "unknown" };
+
+/* NIC @i of kind @k (after fakes_reset(), before fakes_install()). */
+static void nic(int i, enum nic_kind k)
+{
+	struct gdr_model_nic *m;
+
+	memset(&devs[i], 0, sizeof(devs[i]));
+	snprintf(devs[i].name, sizeof(devs[i].name), "fake_%s_%d", kind_name[k],
+		 i);
+	memset(&ctxs[i], 0, sizeof(ctxs[i]));
+	ctxs[i].device = &devs[i];
+	memset(&pds_store[i], 0, sizeof(pds_store[i]));
+	pds_store[i].context = &ctxs[i];
+	pds[i] = &pds_store[i];
+	if (k == NIC_UNKNOWN)
+		return;
+	m = &fake_model.nic[fake_model.num_nics++];
+	*m = fake_model.nic[0]; /* the healthy mlx5 NIC of the fakes */
+	snprintf(m->name, sizeof(m->name), "%s", devs[i].name);
+	if (k == NIC_NO_DMABUF) {
+		m->dmabuf_probe_errno = EOPNOTSUPP;
+		m->mlx5 = 0;
+	}
+	if (k == NIC_DD)
+		m->data_direct_errno = 0;
+}
+
+/* A fresh node with @n NICs of @kinds; @peermem: nvidia-peermem loaded. */
+static void node(struct fixture *fx, const enum nic_kind *kinds, int n,
+		 int peermem)
+{
+	int i;
+
+	fakes_reset();
+	fixture_make(fx);
+	fixture_write(fx->proc, "driver/nvidia/version", NV_OPEN);
+	if (peermem)
+		fixture_write(fx->sys, PM_NV_MEM, "1.1\n");
+	for (i = 0; i < n; i++)
+		nic(i, kinds[i]);
+	fakes_install(fx, NULL, NULL, NULL);
+}
+
+static void healthy_rails(void)
+{
+	static const enum nic_kind k[] = { NIC_DMABUF, NIC_DMABUF, NIC_DMABUF,
+					   NIC_DMABUF };
+	struct gdr_reg_info infos[4];
+	struct ibv_mr *mrs[4];
+	struct fixture fx;
+	int i, fds;
+	void *p;
+
+	check_scope = "four DMA-BUF rails: one export";
+	node(&fx, k, 4, 0);
+	p = fake_alloc_device(0, 4 << 20);
+	fds = count_fds();
+	memset(infos, 0xa5, sizeof(infos));
+	CHECK_INT(gdr_register_multi(pds, 4, (char *)p + 100, 1 << 20, NULL,
+				     mrs, infos, sizeof(infos[0])),
+		  0);
+	CHECK_STR(gdr_last_error(), "");
+	CHECK_INT(fake_cu.exports, 1);
+	CHECK_INT(fake_ibv.dmabuf_calls, 4);
+	/* The export's fd is closed; each MR holds its own reference. */
+	CHECK_INT(count_fds(), fds + 4);
+	for (i = 0; i < 4; i++) {
+		CHECK(mrs[i] != NULL);
+		if (!mrs[i])
+			continue;
+		CHECK(mrs[i]->pd == pds[i]);
+		CHECK(mrs[i]->addr == (char *)p + 100);
+		CHECK_INT(mrs[i]->length, 1 << 20);
+		CHECK_INT(infos[i].path, GDR_PATH_DMABUF);
+		CHECK_INT(infos[i].mem_type, GDR_MEM_CUDA_DEVICE);
+		CHECK_INT(infos[i].export_index, 0);
+		CHECK_INT(infos[i].comp_mask,
+			  GDR_REG_INFO_BASIC | GDR_REG_INFO_EXPORT);
+	}
+	CHECK_INT(gdr_deregister_multi(mrs, 4), 0);
+	for (i = 0; i < 4; i++)
+		CHECK(mrs[i] == NULL);
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	CHECK_INT(count_fds(), fds);
+
+	check_scope = "four rails, then one gdr_register each";
+	fake_cu.exports = 0;
+	for (i = 0; i < 4; i++) {
+		mrs[i] = gdr_register(pds[i], p, 1 << 20);
+		CHECK(mrs[i] != NULL);
+	}
+	CHECK_INT(fake_cu.exports, 4);
+	CHECK_INT(gdr_deregister_multi(mrs, 4), 0);
+	fixture_remove(&fx);
+}
+
+static void mixed_rails(void)
+{
+	static const enum nic_kind k[] = { NIC_DMABUF, NIC_NO_DMABUF, NIC_DD,
+					   NIC_DD, NIC_DMABUF };
+	static const enum gdr_path want[] = { GDR_PATH_DMABUF, GDR_PATH_PEERMEM,
+					      GDR_PATH_DATA_DIRECT,
+					      GDR_PATH_DATA_DIRECT,
+					      GDR_PATH_DMABUF };
+	/* plain export first (0), the PCIe-mapped one second (1) */
+	static const int want_export[] = { 0, -1, 1, 1, 0 };
+	struct gdr_reg_info infos[5];
+	struct ibv_mr *mrs[5];
+	struct fixture fx;
+	int i, fds;
+	void *p;
+
+	check_scope = "mixed rails: each PD its own path";
+	node(&fx, k, 5, 1);
+	p = fake_alloc_device(0, 2 << 20);
+	fds = count_fds();
+	CHECK_INT(gdr_register_multi(pds, 5, p, 2 << 20, NULL, mrs, infos,
+				     sizeof(infos[0])),
+		  0);
+	CHECK_INT(fake_cu.exports, 2);
+	CHECK_INT(fake_cu.flagged_exports, 1);
+	CHECK_INT(fake_ibv.dmabuf_calls, 2);
+	CHECK_INT(fake_ibv.mlx5_reg_calls, 2);
+	CHECK_INT(fake_ibv.reg_calls, 1);
+	/* four MRs hold a dma-buf; the peermem one holds none */
+	CHECK_INT(count_fds(), fds + 4);
+	for (i = 0; i < 5; i++) {
+		check_scope = devs[i].name;
+		CHECK_INT(infos[i].path, want[i]);
+		CHECK_INT(infos[i].export_index, want_export[i]);
+		CHECK(mrs[i] && mrs[i]->addr == p);
+	}
+	CHECK_INT(gdr_deregister_multi(mrs, 5), 0);
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	CHECK_INT(count_fds(), fds);
+	fixture_remove(&fx);
+}
+
+/* A PD with no path at position @bad of 4: nothing stays registered. */
+static void fails_at(int bad)
+{
+	enum nic_kind k[4] = { NIC_DMABUF, NIC_DMABUF, NIC_DMABUF, NIC_DMABUF };
+	struct gdr_reg_info infos[4];
+	struct ibv_mr *mrs[4];
+	struct fixture fx;
+	char want[64], scope[64];
+	int i, fds;
+	void *p;
+
+	snprintf(scope, sizeof(scope), "the PD at %d has no path", bad);
+	check_scope = scope;
+	k[bad] = NIC_UNKNOWN;
+	node(&fx, k, 4, 0);
+	p = fake_alloc_device(0, 1 << 20);
+	fds = count_fds();
+	memset(mrs, 0xa5, sizeof(mrs));
+	memset(infos, 0xa5, sizeof(infos));
+	errno = 0;
+	CHECK_INT(gdr_register_multi(pds, 4, p, 4096, NULL, mrs, infos,
+				     sizeof(infos[0])),
+		  -1);
+	CHECK_INT(errno, EOPNOTSUPP);
+	snprintf(want, sizeof(want), "pds[%d] (%s) of 4: cannot register", bad,
+		 devs[bad].name);
+	CHECK_HAS(gdr_last_error(), want);
+	if (bad)
+		CHECK_HAS(gdr_last_error(), "are released");
+	for (i = 0; i < 4; i++) {
+		CHECK(mrs[i] == NULL);
+		CHECK_INT(infos[i].path,
+			  i < bad ? GDR_PATH_DMABUF : GDR_PATH_NONE);
+		if (i > bad)
+			CHECK_INT(infos[i].num_attempts, 0);
+	}
+	CHECK(infos[bad].num_attempts > 0);
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	CHECK_INT(count_fds(), fds);
+	CHECK_INT(fake_cu.exports, bad ? 1 : 0);
+	fixture_remove(&fx);
+}
+
+static void host_and_flags(void)
+{
+	static const enum nic_kind k[] = { NIC_DMABUF, NIC_NO_DMABUF,
+					   NIC_DMABUF };
+	struct gdr_reg_attr attr = { .comp_mask = GDR_REG_ATTR_FLAGS,
+				     .flags = GDR_REG_SYNC_MEMOPS };
+	struct gdr_reg_info infos[3];
+	struct ibv_mr *mrs[3];
+	struct ibv_pd *two[2];
+	struct fixture fx;
+	void *host, *p;
+	int i;
+
+	check_scope = "host memory on three rails";
+	node(&fx, k, 3, 0);
+	host = aligned_alloc(4096, 65536);
+	CHECK_INT(gdr_register_multi(pds, 3, host, 65536, NULL, mrs, infos,
+				     sizeof(infos[0])),
+		  0);
+	CHECK_INT(fake_cu.exports, 0);
+	for (i = 0; i < 3; i++) {
+		CHECK_INT(infos[i].path, GDR_PATH_HOST);
+		CHECK_INT(infos[i].export_index, -1);
+	}
+	CHECK_INT(gdr_deregister_multi(mrs, 3), 0);
+
+	check_scope = "GDR_REG_SYNC_MEMOPS is applied once";
+	p = fake_alloc_device(0, 1 << 20);
+	two[0] = pds[0];
+	two[1] = pds[2];
+	CHECK_INT(gdr_register_multi(two, 2, p, 4096, &attr, mrs, NULL, 0), 0);
+	CHECK_INT(fake_cu.set_attr_calls, 1);
+	CHECK_INT(gdr_deregister_multi(mrs, 2), 0);
+
+	check_scope = "a 0.2-sized record gets no export_index";
+	{
+		char small[GDR_REG_INFO_MIN_SIZE +
+			   GDR_REG_INFO_MAX_ATTEMPTS *
+				   sizeof(struct gdr_path_attempt) +
+			   8];
+		struct gdr_reg_info *r = (struct gdr_reg_info *)(void *)small;
+		size_t sz = offsetof(struct gdr_reg_info, export_index);
+
+		memset(small, 0x5a, sizeof(small));
+		CHECK_INT(gdr_register_multi(pds, 1, p, 4096, NULL, mrs, r, sz),
+			  0);
+		CHECK_INT(r->comp_mask, GDR_REG_INFO_BASIC);
+		CHECK((unsigned char)small[sz] == 0x5a);
+		CHECK_INT(gdr_deregister_multi(mrs, 1), 0);
+	}
+	free(host);
+	fixture_remove(&fx);
+}
+
+static void bad_arguments(void)
+{
+	static const enum nic_kind k[] = { NIC_DMABUF, NIC_DMABUF };
+	struct ibv_pd *dup[2], *null_pd[2];
+	struct ibv_mr *mrs[2];
+	struct gdr_reg_info info;
+	struct fixture fx;
+	void *p;
+
+	node(&fx, k, 2, 0);
+	p = fake_alloc_device(0, 1 << 20);
+	dup[0] = dup[1] = pds[0];
+	null_pd[0] = pds[0];
+	null_pd[1] = NULL;
+#define REFUSED(scope, call, words)                                            \
+	do {                                                                   \
+		check_scope = scope;                                           \
+		errno = 0;                                                     \
+		CHECK_INT(call, -1);                                           \
+		CHECK_INT(errno, EINVAL);                                      \
+		CHECK_HAS(gdr_last_error(), words);                            \
+	} while (0)
+	REFUSED("NULL pds",
+		gdr_register_multi(NULL, 2, p, 4096, NULL, mrs, NULL, 0),
+		"must not be NULL");
+	REFUSED("NULL mrs",
+		gdr_register_multi(pds, 2, p, 4096, NULL, NULL, NULL, 0),
+		"must not be NULL");
+	REFUSED("num 0",
+		gdr_register_multi(pds, 0, p, 4096, NULL, mrs, NULL, 0),
+		"num is 0");
+	REFUSED("num over the maximum",
+		gdr_register_multi(pds, GDR_REG_MULTI_MAX + 1, p, 4096, NULL,
+				   mrs, NULL, 0),
+		"GDR_REG_MULTI_MAX");
+	REFUSED("a NULL PD",
+		gdr_register_multi(null_pd, 2, p, 4096, NULL, mrs, NULL, 0),
+		"pds[1] is NULL");
+	REFUSED("a PD twice",
+		gdr_register_multi(dup, 2, p, 4096, NULL, mrs, NULL, 0),
+		"pds[1] is pds[0] again");
+	REFUSED("a small info_size",
+		gdr_register_multi(pds, 2, p, 4096, NULL, mrs, &info, 4),
+		"info_size 4");
+	REFUSED("len 0", gdr_register_multi(pds, 2, p, 0, NULL, mrs, NULL, 0),
+		"len is 0");
+	CHECK_INT(fake_ibv.live_mrs, 0);
+
+	check_scope = "gdr_deregister_multi: one MR that will not go";
+	CHECK_INT(gdr_register_multi(pds, 2, p, 4096, NULL, mrs, NULL, 0), 0);
+	fake_ibv.dereg_errno = EBUSY;
+	CHECK_INT(gdr_deregister_multi(mrs, 2), EBUSY);
+	CHECK_HAS(gdr_last_error(), "mrs[0]");
+	CHECK(mrs[0] != NULL && mrs[1] != NULL);
+	fake_ibv.dereg_errno = 0;
+	CHECK_INT(gdr_deregister_multi(mrs, 2), 0);
+	CHECK(mrs[0] == NULL && mrs[1] == NULL);
+	CHECK_INT(gdr_deregister_multi(NULL, 2), EINVAL);
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	fixture_remove(&fx);
+}
+
+int main(void)
+{
+	int i;
+
+	healthy_rails();
+	mixed_rails();
+	for (i = 0; i < 4; i++)
+		fails_at(i);
+	host_and_flags();
+	bad_arguments();
+	printf("multi: %d passed, %d failed\n", check_passed, check_failed);
+	return check_failed ? 1 : 0;
+}
