@@ -147,6 +147,54 @@ static void src_put(struct conn *c, struct ibv_mr **held)
 	*held = NULL;
 }
 
+/*
+ * -d auto: the RDMA device nearest the buffer's GPU, as gdr_rank_nics()
+ * ranks every device of the node. rdma_cm still picks the device by
+ * address: this says which one to give the address of.
+ */
+static void nearest(const struct conn *c, char *name, size_t n)
+{
+	struct gdr_rank_attr attr = { .policy = GDR_RANK_CLOSEST };
+	struct ibv_context **ctxs;
+	struct ibv_device **list;
+	struct gdr_nic_rank r;
+	unsigned int one = 1;
+	int num = 0, opened = 0, i, err;
+
+	if (!c->buf.cuda)
+		die("-d auto", "it picks the device nearest a GPU: use it with "
+			       "--mem cuda:N");
+	list = ibv_get_device_list(&num);
+	if (!list || num <= 0)
+		die("-d auto", "no RDMA device (ibv_get_device_list)");
+	ctxs = calloc((size_t)num, sizeof(*ctxs));
+	if (!ctxs)
+		die("-d auto", "out of memory");
+	for (i = 0; i < num; i++) {
+		ctxs[opened] = ibv_open_device(list[i]);
+		if (ctxs[opened])
+			opened++;
+	}
+	attr.cuda_device = c->buf.device;
+	err = opened ? gdr_rank_nics(&attr, ctxs, (unsigned)opened, &r, &one,
+				     sizeof(r))
+		     : -1;
+	if (!err)
+		snprintf(name, n, "%s",
+			 ibv_get_device_name(ctxs[r.index]->device));
+	if (!err)
+		printf(" Nearest device  : %s (%s%s) to GPU %d\n", name,
+		       gdr_distance_str(r.distance),
+		       r.data_direct ? ", Data Direct" : "", c->buf.device);
+	for (i = 0; i < opened; i++)
+		ibv_close_device(ctxs[i]);
+	free(ctxs);
+	ibv_free_device_list(list);
+	if (err)
+		die("-d auto", opened ? gdr_last_error()
+				      : "no RDMA device could be opened");
+}
+
 /* PD, buffer, registration through libgpudirect, CQ and QP on @id. */
 static void setup(struct conn *c, const struct opts *o, struct rdma_cm_id *id)
 {
@@ -154,9 +202,17 @@ static void setup(struct conn *c, const struct opts *o, struct rdma_cm_id *id)
 	struct gdr_reg_info info = { 0 };
 	struct ibv_qp_init_attr qa;
 	const char *name = ibv_get_device_name(id->verbs->device);
+	char best[64];
 	unsigned int i;
 
-	if (o->dev && strcmp(o->dev, name))
+	if (o->dev && !strcmp(o->dev, "auto")) {
+		nearest(c, best, sizeof(best));
+		if (strcmp(best, name))
+			fprintf(stderr,
+				"gdr-write-bw: warning: rdma_cm chose %s, but "
+				"%s is nearer GPU %d: give an address of %s\n",
+				name, best, c->buf.device, best);
+	} else if (o->dev && strcmp(o->dev, name))
 		fprintf(stderr,
 			"gdr-write-bw: warning: rdma_cm chose %s, not %s "
 			"(the address decides the device)\n",
@@ -566,7 +622,8 @@ static void teardown(struct conn *c)
 static void usage(const char *prog)
 {
 	printf("usage: %s [options] [SERVER_ADDRESS]\n"
-	       "  -d, --ib-dev=DEV       RDMA device (informational: rdma_cm picks it by address)\n"
+	       "  -d, --ib-dev=DEV       RDMA device (informational: rdma_cm picks it by address);\n"
+	       "                         auto: say which device is nearest the --mem cuda:N GPU\n"
 	       "  -p, --port=PORT        rdma_cm port (18515)\n"
 	       "  -s, --size=BYTES       message size (65536)\n"
 	       "  -n, --iters=N          iterations per size (5000)\n"

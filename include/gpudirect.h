@@ -273,6 +273,106 @@ int gdr_register_multi(struct ibv_pd *const *pds, unsigned int num, void *ptr,
  */
 int gdr_deregister_multi(struct ibv_mr **mrs, unsigned int num);
 
+/*
+ * How a GPU and an RDMA device connect on PCIe, nearest first, as
+ * nvidia-smi topo -m names them (gdr_distance_str).
+ */
+enum gdr_distance {
+	GDR_DIST_PIX = 1,     /* through at most one PCIe switch */
+	GDR_DIST_PXB = 2,     /* through several switches, not the CPU */
+	GDR_DIST_PHB = 3,     /* through the CPU's host bridge */
+	GDR_DIST_NODE = 4,    /* between host bridges of one NUMA node */
+	GDR_DIST_SYS = 5,     /* across NUMA nodes */
+	GDR_DIST_UNKNOWN = 6, /* a path not in sysfs (rxe, a VM's devices) */
+};
+
+/* Which of the ranked RDMA devices gdr_rank_nics() answers. */
+enum gdr_rank_policy {
+	GDR_RANK_CLOSEST = 0, /* the nearest one */
+	GDR_RANK_BEST = 1,    /* every one at the nearest distance */
+	GDR_RANK_BEST_N = 2,  /* the gdr_rank_attr.max nearest */
+	GDR_RANK_ALL = 3,     /* all of them, nearest first */
+};
+
+/* Bits of gdr_rank_attr.comp_mask. */
+enum gdr_rank_attr_mask {
+	GDR_RANK_ATTR_BUS_ID = 1u << 0, /* attr.gpu_bus_id names the GPU */
+};
+
+/**
+ * struct gdr_rank_attr - the question of gdr_rank_nics().
+ * @comp_mask:   GDR_RANK_ATTR_* bits; unknown bits are refused.
+ * @cuda_device: the GPU as a CUDA device ordinal, in this process's
+ *               numbering (CUDA_VISIBLE_DEVICES applies). The library
+ *               never initialises CUDA for it: the process must have.
+ * @gpu_bus_id:  with GDR_RANK_ATTR_BUS_ID, the GPU's PCI address instead
+ *               ("0000:17:00.0", as cuDeviceGetPCIBusId or nvidia-smi
+ *               give it): then no CUDA call at all is made.
+ * @policy:      enum gdr_rank_policy.
+ * @max:         for GDR_RANK_BEST_N, how many (at least 1).
+ */
+struct gdr_rank_attr {
+	uint32_t comp_mask;
+	int cuda_device;
+	const char *gpu_bus_id;
+	enum gdr_rank_policy policy;
+	unsigned int max;
+};
+
+/**
+ * struct gdr_nic_rank - one RDMA device, as ranked for the GPU.
+ * @index:        its index in the caller's @ctxs.
+ * @distance:     enum gdr_distance between the GPU and @nic_bus_id.
+ * @acs_redirect: bridges on that path that redirect peer-to-peer traffic
+ *                (ACS), or -1 when unknown (reading them needs root).
+ * @same_numa:    1 when GPU and device share a NUMA node, 0 when not, -1
+ *                unknown.
+ * @data_direct:  1 when the device has a Data Direct function (mlx5),
+ *                else 0.
+ * @nic_bus_id:   the PCI address @distance was measured from: the Data
+ *                Direct function where sysfs shows it, else the device's
+ *                own PCI function; "" when it has none (rxe).
+ */
+struct gdr_nic_rank {
+	unsigned int index;
+	enum gdr_distance distance;
+	int acs_redirect;
+	int same_numa;
+	int data_direct;
+	char nic_bus_id[16];
+};
+
+/**
+ * gdr_rank_nics - rank the RDMA devices @ctxs by PCIe distance from a GPU.
+ * @attr:      the GPU and the policy.
+ * @ctxs:      @num_ctxs open devices (ibv_open_device()).
+ * @out:       room for *@num_out records laid out @rank_size bytes apart.
+ * @num_out:   in: the room in @out; out: how many devices the policy
+ *             chose (more than the room when @out was too small: the
+ *             first that fit were written).
+ * @rank_size: sizeof(struct gdr_nic_rank).
+ *
+ * The order: nearer distance first; at one distance, a path without ACS
+ * redirection first, then one where it is unknown; then the order of
+ * @ctxs. Only sysfs is read (and, for mlx5 devices, where their Data
+ * Direct function is); no device is probed or registered with.
+ *
+ * Returns 0, or -1 with errno: EINVAL for bad arguments, ENODEV when the
+ * GPU is not known (the ordinal is not visible, CUDA is not initialised
+ * in this process, or the bus id is not in sysfs), with the cause in
+ * gdr_last_error().
+ */
+int gdr_rank_nics(const struct gdr_rank_attr *attr,
+		  struct ibv_context *const *ctxs, unsigned int num_ctxs,
+		  struct gdr_nic_rank *out, unsigned int *num_out,
+		  size_t rank_size);
+
+/**
+ * gdr_distance_str - the name of a distance: "PIX", "PXB", "PHB", "NODE",
+ * "SYS", "unknown"; "invalid" outside the enum.
+ */
+const char *gdr_distance_str(enum gdr_distance distance);
+
 /**
  * gdr_path_str - the name of a path: "none", "data-direct", "dmabuf",
  * "peermem", "host".

@@ -61,6 +61,7 @@
 const char *gdr_path_name(enum gdr_path path);
 int gdr_path_lookup(const char *name, enum gdr_path *path); /* 0 or -1 */
 const char *gdr_mem_type_name(enum gdr_mem_type type);
+const char *gdr_distance_name(enum gdr_distance d);
 
 /* --- errors and debug (error.c) ----------------------------------------- */
 void gdr_clear_error(void);

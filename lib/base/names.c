@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The names of registration paths and memory types: the only place they
- * are spelt (the public gdr_path_str/_parse and gdr_mem_type_str, the
- * backends, the report and GPUDIRECT_PATH all use these). */
+/* The names of registration paths, memory types and PCIe distances: the
+ * only place they are spelt (the public gdr_path_str/_parse,
+ * gdr_mem_type_str and gdr_distance_str, the backends, the report and
+ * GPUDIRECT_PATH all use these). */
 #include <string.h>
 
 #include "base.h"
@@ -49,5 +50,18 @@ const char *gdr_mem_type_name(enum gdr_mem_type type)
 	case GDR_MEM_CUDA_POOL: return "cuda-pool";
 	case GDR_MEM_UNKNOWN: /* fall through */
 	default: return "unknown";
+	}
+}
+
+const char *gdr_distance_name(enum gdr_distance d)
+{
+	switch (d) {
+	case GDR_DIST_PIX: return "PIX";
+	case GDR_DIST_PXB: return "PXB";
+	case GDR_DIST_PHB: return "PHB";
+	case GDR_DIST_NODE: return "NODE";
+	case GDR_DIST_SYS: return "SYS";
+	case GDR_DIST_UNKNOWN: return "unknown";
+	default: return "invalid";
 	}
 }

@@ -338,26 +338,45 @@ static const struct gdr_check check_nic_port = {
 
 /* --- GPU x RDMA device ----------------------------------------------------- */
 
+/*
+ * The PCI function of the pair's RDMA device that moves the data: its
+ * Data Direct function where sysfs shows one (as gdr_rank_nics() measures),
+ * else its own. True when it is the Data Direct function.
+ */
+static bool data_bdf(const struct gdr_subject *s, char *bdf, size_t n)
+{
+	if (s->nic && s->nic->data_direct == GDR_YES &&
+	    gdr_data_direct_bdf(s->nic->dd_path, bdf, n) == 0)
+		return true;
+	gdr_fmt(bdf, n, "%s", s->nic_bdf);
+	return false;
+}
+
 static void eval_topology(const struct gdr_subject *s, struct gdr_eval *e)
 {
-	char gpu[GDR_BDF_LEN];
-	const char *dist = "unknown";
+	char gpu[GDR_BDF_LEN], nic[GDR_BDF_LEN];
+	enum gdr_distance dist = GDR_DIST_UNKNOWN;
+	bool dd;
 
 	if (!s->dev) {
 		e->skip = true;
 		return;
 	}
 	gpu_bdf(s, gpu, sizeof(gpu));
-	if (s->nic_bdf[0] && gpu[0])
-		dist = gdr_pci_distance(gpu, s->nic_bdf);
-	gdr_eval_value(e, "%s", dist);
-	if (!strcmp(dist, "PIX") || !strcmp(dist, "PXB")) {
+	dd = data_bdf(s, nic, sizeof(nic));
+	if (nic[0] && gpu[0])
+		dist = gdr_pci_distance(gpu, nic);
+	gdr_eval_value(e, "%s", gdr_distance_name(dist));
+	if (dd)
+		gdr_append(e->value, sizeof(e->value),
+			   " (from the Data Direct function %s)", nic);
+	if (dist == GDR_DIST_PIX || dist == GDR_DIST_PXB) {
 		return;
-	} else if (!strcmp(dist, "PHB")) {
+	} else if (dist == GDR_DIST_PHB) {
 		gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
 		e->remedy = "GPU and NIC meet at the CPU's host bridge: expect "
 			    "less bandwidth than under one PCIe switch";
-	} else if (!strcmp(dist, "unknown")) {
+	} else if (dist == GDR_DIST_UNKNOWN) {
 		gdr_eval_verdict(e, GDR_VERDICT_UNKNOWN, GDR_PASS);
 		e->remedy =
 			"the PCI path of the GPU or the NIC is not in sysfs";
@@ -377,7 +396,7 @@ static const struct gdr_check check_topology = {
 
 static void eval_acs(const struct gdr_subject *s, struct gdr_eval *e)
 {
-	char gpu[GDR_BDF_LEN], acs[256];
+	char gpu[GDR_BDF_LEN], nic[GDR_BDF_LEN], acs[256];
 	int n = -1;
 
 	if (!s->dev) {
@@ -385,8 +404,9 @@ static void eval_acs(const struct gdr_subject *s, struct gdr_eval *e)
 		return;
 	}
 	gpu_bdf(s, gpu, sizeof(gpu));
-	if (s->nic_bdf[0] && gpu[0])
-		n = gdr_pci_acs_redirects(gpu, s->nic_bdf, acs, sizeof(acs));
+	data_bdf(s, nic, sizeof(nic));
+	if (nic[0] && gpu[0])
+		n = gdr_pci_acs_redirects(gpu, nic, acs, sizeof(acs));
 	if (n == 0) {
 		gdr_eval_value(e, "none");
 	} else if (n > 0) {

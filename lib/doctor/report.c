@@ -157,8 +157,53 @@ static void pair_items(struct gdr_report *r, const struct gdr_nic_view *v,
 	}
 }
 
+/*
+ * The RDMA devices nearest GPU @d, as gdr_rank_nics(GDR_RANK_BEST) ranks
+ * them: "mlx5_0, mlx5_1 (PIX)". Nothing when there are no devices.
+ */
+static void nearest_item(struct gdr_report *r, const char *section,
+			 const struct gdr_dev *d,
+			 const struct gdr_nic_view *views,
+			 struct ibv_context *const *ctxs, unsigned int num)
+{
+	struct gdr_rank_attr attr = { .comp_mask = GDR_RANK_ATTR_BUS_ID,
+				      .gpu_bus_id = d->busid,
+				      .policy = GDR_RANK_BEST };
+	struct gdr_nic_rank *best;
+	char value[GDR_VALUE_LEN] = "", why[GDR_WHY_LEN];
+	unsigned int i, n = num;
+
+	if (!num)
+		return;
+	best = calloc(num, sizeof(*best));
+	if (!best) {
+		r->oom = true;
+		return;
+	}
+	if (gdr_rank(&attr, ctxs, num, best, &n, sizeof(*best), why,
+		     sizeof(why))) {
+		add(r, section, "nearest_rdma", GDR_VERDICT_UNKNOWN, "", why);
+	} else if (best[0].distance == GDR_DIST_UNKNOWN) {
+		add(r, section, "nearest_rdma", GDR_VERDICT_UNKNOWN,
+		    "no RDMA device's PCI path is in sysfs (software devices "
+		    "such as rxe have none)",
+		    "unknown");
+	} else {
+		for (i = 0; i < n && i < num; i++)
+			gdr_append(value, sizeof(value), "%s%s%s",
+				   i ? ", " : "", views[best[i].index].name,
+				   best[i].data_direct ? " (Data Direct)" : "");
+		gdr_append(value, sizeof(value), " (%s)",
+			   gdr_distance_name(best[0].distance));
+		add(r, section, "nearest_rdma", GDR_VERDICT_INFO, "", value);
+	}
+	free(best);
+}
+
 static void gpu_items(struct gdr_report *r, const struct gdr_node *nd,
-		      const struct gdr_cuda *cuda, int ordinal)
+		      const struct gdr_cuda *cuda, int ordinal,
+		      const struct gdr_nic_view *views,
+		      struct ibv_context *const *ctxs, unsigned int num_ctxs)
 {
 	struct gdr_subject s;
 	char section[16];
@@ -169,6 +214,7 @@ static void gpu_items(struct gdr_report *r, const struct gdr_node *nd,
 		return;
 	gdr_fmt(section, sizeof(section), "gpu%d", ordinal);
 	add_checks(r, section, gdr_gpu_checks, &s, ordinal);
+	nearest_item(r, section, s.dev, views, ctxs, num_ctxs);
 }
 
 static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
@@ -216,7 +262,7 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 	s.num_nics = num_ctxs;
 	add_checks(r, "node", gdr_node_checks, &s, 0);
 	for (d = 0; d < ndev; d++)
-		gpu_items(r, nd, cuda, d);
+		gpu_items(r, nd, cuda, d, views, ctxs, num_ctxs);
 	for (i = 0; i < num_ctxs; i++) {
 		subject_of(&s, nd, cuda, &views[i]);
 		add_checks(r, views[i].name, gdr_nic_checks, &s, 0);

@@ -176,6 +176,16 @@ void gdr_probe_reset(void);
  */
 void gdr_seam_install(const struct gdr_seam *seam);
 
+/* --- the RDMA devices nearest a GPU (rank.c) ------------------------------ */
+/* The PCI address of the Data Direct function at sysfs @path: 0 when it
+ * is in sysfs, else an errno. */
+int gdr_data_direct_bdf(const char *path, char *bdf, size_t n);
+/* gdr_rank_nics() without touching gdr_last_error(): 0, or an errno with
+ * the reason in @why. */
+int gdr_rank(const struct gdr_rank_attr *attr, struct ibv_context *const *ctxs,
+	     unsigned int num, struct gdr_nic_rank *out, unsigned int *num_out,
+	     size_t rank_size, char *why, size_t n);
+
 /* The driver exports PCIe-mapped dma-bufs (its API is new enough). */
 bool gdr_cuda_has_pcie_mapping(const struct gdr_cuda *c);
 

@@ -198,9 +198,11 @@ int gdr_read_link(const char *root, const char *path, char *buf, size_t n);
 int gdr_nic_pci(const char *name, char *bdf, size_t n);
 /* The network device under RDMA device @name's port 1 (RoCE). 0 or errno. */
 int gdr_nic_netdev(const char *name, char *out, size_t n);
-/* How two PCI devices connect, as nvidia-smi topo -m names it:
- * "PIX", "PXB", "PHB", "NODE", "SYS", or "unknown". */
-const char *gdr_pci_distance(const char *a, const char *b);
+/* How two PCI devices connect, as nvidia-smi topo -m names it
+ * (gdr_distance_name). */
+enum gdr_distance gdr_pci_distance(const char *a, const char *b);
+/* PCI function @bdf is in sysfs. */
+bool gdr_pci_exists(const char *bdf);
 /* The NUMA node and IOMMU group of a PCI device; -1 when unknown. */
 int gdr_pci_numa(const char *bdf);
 int gdr_pci_iommu_group(const char *bdf);

@@ -3,9 +3,9 @@
  * Where a GPU and an RDMA device sit on the PCIe tree, from sysfs alone:
  * the path between them classified the way nvidia-smi topo -m names it,
  * the bridges on it that redirect peer-to-peer traffic (ACS), and the
- * IOMMU groups. The report uses all of it; a registration asks only
- * whether the RDMA device has a PCI parent (gdr_nic_pci, for the PCIe
- * mapping of C2C GPUs).
+ * IOMMU groups. The report and gdr_rank_nics() use all of it; a
+ * registration asks only whether the RDMA device has a PCI parent
+ * (gdr_nic_pci, for the PCIe mapping of C2C GPUs).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -88,6 +88,15 @@ static int read_int(const char *bdf, const char *attr, long *v)
 	return err ? err : gdr_parse_long(text, v);
 }
 
+bool gdr_pci_exists(const char *bdf)
+{
+	char link[PATH_MAX], rel[96];
+
+	gdr_fmt(rel, sizeof(rel), "/bus/pci/devices/%s", bdf);
+	return gdr_read_link(gdr_seam()->sysfs_root, rel, link, sizeof(link)) ==
+	       0;
+}
+
 int gdr_pci_numa(const char *bdf)
 {
 	long v;
@@ -117,28 +126,28 @@ static int common(char a[][GDR_BDF_LEN], int na, char b[][GDR_BDF_LEN], int nb)
 	return k;
 }
 
-const char *gdr_pci_distance(const char *a, const char *b)
+enum gdr_distance gdr_pci_distance(const char *a, const char *b)
 {
 	char ca[MAX_DEPTH][GDR_BDF_LEN], cb[MAX_DEPTH][GDR_BDF_LEN];
 	int na = chain_of(a, ca, MAX_DEPTH), nb = chain_of(b, cb, MAX_DEPTH);
 	int k, numa_a, numa_b;
 
 	if (na < 0 || nb < 0)
-		return "unknown";
+		return GDR_DIST_UNKNOWN;
 	k = common(ca, na, cb, nb);
 	if (k == 0) {
 		/* Different host bridges: same NUMA node or across sockets. */
 		numa_a = gdr_pci_numa(a);
 		numa_b = gdr_pci_numa(b);
-		return numa_a == numa_b ? "NODE" : "SYS";
+		return numa_a == numa_b ? GDR_DIST_NODE : GDR_DIST_SYS;
 	}
 	if (k == 1)
-		return "PHB"; /* they meet at the host bridge */
+		return GDR_DIST_PHB; /* they meet at the host bridge */
 	/*
 	 * They meet at a bridge. Each hanging directly off it, or off one of
 	 * its downstream ports (one switch), is PIX; anything deeper is PXB.
 	 */
-	return na - k <= 2 && nb - k <= 2 ? "PIX" : "PXB";
+	return na - k <= 2 && nb - k <= 2 ? GDR_DIST_PIX : GDR_DIST_PXB;
 }
 
 /* The ACS control register of @bdf: -1 unreadable, 0 no ACS, else 1 +

@@ -101,7 +101,9 @@ def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
     """mlx5dv: 0 no libmlx5, 1 rdma-core before v54, 2 v54 or newer.
     A GPU's "c2c" (1, 0, -1) and "pcie" (the CUresult of a PCIe-mapped
     export, -1 not tried); a NIC's "dd" (its Data Direct function's sysfs
-    path) make the Data Direct answers; mlx5 NICs are named mlx5_*."""
+    path, or "dd_chain": its PCI chain, created in sysfs) make the Data
+    Direct answers; a NIC without "chain" has no PCI parent (rxe); mlx5
+    NICs are named mlx5_*."""
     root = os.path.join(out, name)
     shutil.rmtree(root, ignore_errors=True)
     os.makedirs(os.path.join(root, "sys"))
@@ -130,9 +132,12 @@ def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
             "not asked: it matters only with the PCIe mapping",
             "pcie_mapping": g.get("pcie", -1)})
     for n in nics:
-        dev = pci(root, n["chain"], n.get("numa", 0), n.get("group"), acs)
-        link(root, "sys/class/infiniband/%s/device" % n["name"],
-             "../../../" + dev[len("sys/"):])
+        if n.get("chain"):  # software devices (rxe) have no PCI parent
+            dev = pci(root, n["chain"], n.get("numa", 0), n.get("group"), acs)
+            link(root, "sys/class/infiniband/%s/device" % n["name"],
+                 "../../../" + dev[len("sys/"):])
+        if n.get("dd_chain"):  # the Data Direct function, in sysfs
+            n = dict(n, dd="/" + pci(root, n["dd_chain"], n.get("numa", 0)))
         answers["rdma_devices"].append({
             "name": n["name"], "dmabuf_probe_errno": n.get("probe", EBADF),
             "port_state": n.get("port", 4), "link_layer": n.get("ll", 1),
@@ -249,6 +254,8 @@ LAYOUTS = [
 
 # Data Direct: a ConnectX-8 class NIC with its Data Direct function.
 DD_PATH = "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:04.0/0000:04:00.1"
+# A Data Direct function on a downstream port of the GPU's switch.
+DD_FN_SW = [R0] + SW + ["0000:02:08.0", "0000:08:00.1"]
 LAYOUTS += [
     ("data-direct-cx8",
      dict(driver=12090, mlx5dv=2, gpus=[dict(chain=GPU_SW, pcie=0)],
@@ -279,6 +286,28 @@ LAYOUTS += [
      0, {("node", "cuda_pcie_mapping"): ("info", "unavailable (driver API 12.6, "
                                          "older than 12.8)"),
          ("mlx5_0", "path_gpu0"): ("ok", "dmabuf (Data Direct unavailable)")}),
+    # Four rails at four distances from one GPU, and a ConnectX-8 whose
+    # NIC function is on another root port but whose Data Direct function
+    # sits in the GPU's switch: the nearest is measured from the function
+    # that moves the data.
+    ("rails-four-distances-data-direct",
+     dict(driver=12090, mlx5dv=2, gpus=[dict(chain=GPU_SW, pcie=0)],
+          nics=[dict(name="mlx5_0", chain=NIC_SW),
+                dict(name="mlx5_1", chain=NIC_RP),
+                dict(name="mlx5_2", chain=NIC_HB2),
+                dict(name="mlx5_3", chain=NIC_S1, numa=1),
+                dict(name="mlx5_4", chain=[R0, "0000:00:04.0", "0000:07:00.0"],
+                     dd_chain=DD_FN_SW)]),
+     0, {("gpu0", "nearest_rdma"): ("info", "mlx5_0, mlx5_4 (Data Direct) (PIX)"),
+         ("mlx5_0", "topology_gpu0"): ("ok", "PIX"),
+         ("mlx5_1", "topology_gpu0"): ("info", "PHB"),
+         ("mlx5_2", "topology_gpu0"): ("wrong", "NODE"),
+         ("mlx5_3", "topology_gpu0"): ("wrong", "SYS"),
+         ("mlx5_4", "path_gpu0"): ("ok", "data-direct")}),
+    # Only software devices: nothing is on PCIe.
+    ("rails-rxe-only",
+     dict(gpus=[dict(chain=GPU_SW)], nics=[dict(name="rxe0", chain=None)]),
+     0, {("gpu0", "nearest_rdma"): ("unknown", "unknown")}),
     # Grace Blackwell: a C2C-attached GPU, a ConnectX-7 on PCIe.
     ("gb200-c2c-gpu-pcie-nic",
      dict(driver=12080, mlx5dv=2, gpus=[dict(chain=GPU_RP, c2c=1, pcie=0)],

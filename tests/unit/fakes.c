@@ -1253,6 +1253,25 @@ int fixture_nic_pci(const struct fixture *f, const char *name, const char *bdf)
 	return symlink(target, path);
 }
 
+int fixture_pci(const struct fixture *f, const char *chain, int numa)
+{
+	char rel[320], path[512], target[320], numa_text[16];
+	const char *bdf = strrchr(chain, '/');
+
+	if (!bdf)
+		return -1;
+	bdf++;
+	snprintf(rel, sizeof(rel), "devices/%s/numa_node", chain);
+	snprintf(numa_text, sizeof(numa_text), "%d\n", numa);
+	if (fixture_write(f->sys, rel, numa_text))
+		return -1;
+	if (fixture_write(f->sys, "bus/pci/devices/.keep", ""))
+		return -1;
+	snprintf(path, sizeof(path), "%s/bus/pci/devices/%s", f->sys, bdf);
+	snprintf(target, sizeof(target), "../../../devices/%s", chain);
+	return symlink(target, path);
+}
+
 void fixture_remove(struct fixture *f)
 {
 	char cmd[256];

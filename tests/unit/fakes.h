@@ -164,6 +164,9 @@ int fixture_make(struct fixture *f);
 int fixture_write(const char *base, const char *rel, const char *text);
 /* Give RDMA device @name a PCI parent @bdf in the fixture's sysfs. */
 int fixture_nic_pci(const struct fixture *f, const char *name, const char *bdf);
+/* A PCI function at @chain ("pci0000:00/0000:00:01.0/0000:01:00.0")
+ * on NUMA node @numa, with its /sys/bus/pci/devices link. */
+int fixture_pci(const struct fixture *f, const char *chain, int numa);
 void fixture_remove(struct fixture *f);
 
 #define NV_OPEN                                                                \

@@ -88,6 +88,10 @@ int main(int argc, char **argv)
 	struct gdr_cache *c = NULL;
 	struct ibv_mr *mr = NULL, *mrs[1];
 	struct ibv_pd *pds[1] = { &fake_pd };
+	struct gdr_rank_attr ra = { .comp_mask = GDR_RANK_ATTR_BUS_ID,
+				    .gpu_bus_id = "0000:06:00.0" };
+	struct gdr_nic_rank rank;
+	unsigned int nrank = 1;
 	struct fixture fx;
 	enum gdr_path p;
 	char *text = NULL;
@@ -122,6 +126,14 @@ int main(int argc, char **argv)
 	AFTER_FAILURE("gdr_deregister_multi",
 		      CHECK_INT(gdr_deregister_multi(mrs, 1), 0));
 	CHECK(mrs[0] == NULL);
+
+	fixture_pci(&fx, "pci0000:00/0000:00:02.0/0000:06:00.0", 0);
+	AFTER_FAILURE("gdr_rank_nics",
+		      CHECK_INT(gdr_rank_nics(&ra, ctxs, 1, &rank, &nrank,
+					      sizeof(rank)),
+				0));
+	AFTER_FAILURE("gdr_distance_str",
+		      CHECK_STR(gdr_distance_str(GDR_DIST_PHB), "PHB"));
 
 	AFTER_FAILURE("gdr_cache_create", c = gdr_cache_create(&fake_pd, NULL));
 	CHECK(c != NULL);

@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gdr_rank_nics() on a fixture PCIe tree: six RDMA devices around one GPU
+ * (two under its switch, a Data Direct NIC whose data function is there
+ * too, one at the host bridge, one on the other socket, one software
+ * device), every policy, a too-small output, the GPU named by ordinal or
+ * bus id, and bad arguments.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "fakes.h"
+
+#define GPU_CHAIN                                                              \
+	"pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:00.0"
+#define GPU_BDF "0000:03:00.0"
+#define DD_CHAIN                                                               \
+	"pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/0000:08:00.1"
+#define NUM 6
+
+static const struct {
+	const char *name;
+	const char *chain; /* NULL: no PCI parent */
+	int numa;
+	int dd;
+} nics[NUM] = {
+	{ "mlx5_sys", "pci0000:80/0000:80:01.0/0000:81:00.0", 1, 0 },
+	{ "mlx5_pix_a",
+	  "pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:04.0/0000:04:00.0", 0,
+	  0 },
+	{ "mlx5_phb", "pci0000:00/0000:00:03.0/0000:06:00.0", 0, 0 },
+	{ "mlx5_pix_b",
+	  "pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:05.0/0000:05:00.0", 0,
+	  0 },
+	{ "rxe0", NULL, 0, 0 },
+	{ "mlx5_dd", "pci0000:00/0000:00:04.0/0000:07:00.0", 0, 1 },
+};
+
+static struct ibv_device devs[NUM];
+static struct ibv_context ctx_store[NUM];
+static struct ibv_context *ctxs[NUM];
+
+static void make_node(struct fixture *fx)
+{
+	char path[512], target[320];
+	int i;
+
+	fakes_reset();
+	fixture_make(fx);
+	fixture_write(fx->proc, "driver/nvidia/version", NV_OPEN);
+	fixture_pci(fx, GPU_CHAIN, 0);
+	fixture_pci(fx, DD_CHAIN, 0);
+	snprintf(fake_model.gpu[0].pci_bus_id,
+		 sizeof(fake_model.gpu[0].pci_bus_id), "%s", GPU_BDF);
+	fake_model.num_nics = 0;
+	for (i = 0; i < NUM; i++) {
+		struct gdr_model_nic *m =
+			&fake_model.nic[fake_model.num_nics++];
+
+		memset(&devs[i], 0, sizeof(devs[i]));
+		snprintf(devs[i].name, sizeof(devs[i].name), "%s",
+			 nics[i].name);
+		memset(&ctx_store[i], 0, sizeof(ctx_store[i]));
+		ctx_store[i].device = &devs[i];
+		ctxs[i] = &ctx_store[i];
+		memset(m, 0, sizeof(*m));
+		snprintf(m->name, sizeof(m->name), "%s", nics[i].name);
+		m->mlx5 = !strncmp(nics[i].name, "mlx5", 4);
+		m->data_direct_errno = nics[i].dd ? 0 : ENODEV;
+		if (nics[i].dd)
+			snprintf(m->data_direct_path,
+				 sizeof(m->data_direct_path), "/sys/devices/%s",
+				 DD_CHAIN);
+		if (!nics[i].chain)
+			continue;
+		fixture_pci(fx, nics[i].chain, nics[i].numa);
+		snprintf(path, sizeof(path), "%s/class/infiniband/%s/uevent",
+			 fx->sys, nics[i].name);
+		fixture_write(fx->sys, path + strlen(fx->sys) + 1, "");
+		snprintf(path, sizeof(path), "%s/class/infiniband/%s/device",
+			 fx->sys, nics[i].name);
+		snprintf(target, sizeof(target), "../../../devices/%s",
+			 nics[i].chain);
+		CHECK(symlink(target, path) == 0);
+	}
+	fakes_install(fx, NULL, NULL, NULL);
+}
+
+static int rank(enum gdr_rank_policy policy, unsigned int max,
+		struct gdr_nic_rank *out, unsigned int *num)
+{
+	struct gdr_rank_attr a = { .comp_mask = GDR_RANK_ATTR_BUS_ID,
+				   .gpu_bus_id = GPU_BDF,
+				   .policy = policy,
+				   .max = max };
+
+	return gdr_rank_nics(&a, ctxs, NUM, out, num, sizeof(*out));
+}
+
+static void policies(void)
+{
+	/* nearest first; at one distance the caller's order */
+	static const unsigned int order[NUM] = { 1, 3, 5, 2, 0, 4 };
+	static const enum gdr_distance dist[NUM] = {
+		GDR_DIST_PIX, GDR_DIST_PIX, GDR_DIST_PIX,
+		GDR_DIST_PHB, GDR_DIST_SYS, GDR_DIST_UNKNOWN
+	};
+	struct gdr_nic_rank out[NUM + 1];
+	unsigned int num, i;
+	int loads = fake_cu.loads;
+
+	check_scope = "GDR_RANK_ALL";
+	num = NUM;
+	CHECK_INT(rank(GDR_RANK_ALL, 0, out, &num), 0);
+	CHECK_STR(gdr_last_error(), "");
+	CHECK_INT(num, NUM);
+	for (i = 0; i < NUM; i++) {
+		CHECK_INT(out[i].index, order[i]);
+		CHECK_INT(out[i].distance, dist[i]);
+	}
+	CHECK_INT(out[2].data_direct, 1);
+	CHECK_STR(out[2].nic_bus_id, "0000:08:00.1");
+	CHECK_INT(out[0].data_direct, 0);
+	CHECK_STR(out[0].nic_bus_id, "0000:04:00.0");
+	CHECK_INT(out[0].same_numa, 1);
+	CHECK_INT(out[4].same_numa, 0);
+	CHECK_STR(out[5].nic_bus_id, "");
+	CHECK_INT(out[5].same_numa, -1);
+	/* no config space in the fixture: ACS is unknown, never a guess */
+	CHECK_INT(out[0].acs_redirect, -1);
+	/* naming the GPU by bus id makes no CUDA call */
+	CHECK_INT(fake_cu.loads, loads);
+
+	check_scope = "GDR_RANK_CLOSEST";
+	num = NUM;
+	CHECK_INT(rank(GDR_RANK_CLOSEST, 0, out, &num), 0);
+	CHECK_INT(num, 1);
+	CHECK_INT(out[0].index, 1);
+
+	check_scope = "GDR_RANK_BEST";
+	num = NUM;
+	CHECK_INT(rank(GDR_RANK_BEST, 0, out, &num), 0);
+	CHECK_INT(num, 3);
+	CHECK_INT(out[2].index, 5);
+
+	check_scope = "GDR_RANK_BEST_N";
+	num = NUM;
+	CHECK_INT(rank(GDR_RANK_BEST_N, 4, out, &num), 0);
+	CHECK_INT(num, 4);
+	CHECK_INT(out[3].index, 2);
+	num = NUM;
+	CHECK_INT(rank(GDR_RANK_BEST_N, 40, out, &num), 0);
+	CHECK_INT(num, NUM);
+
+	check_scope = "room for two of six";
+	memset(out, 0x5a, sizeof(out));
+	num = 2;
+	CHECK_INT(rank(GDR_RANK_ALL, 0, out, &num), 0);
+	CHECK_INT(num, NUM);
+	CHECK_INT(out[1].index, 3);
+	CHECK_INT(((unsigned char *)&out[2])[0], 0x5a);
+	num = 0;
+	CHECK_INT(rank(GDR_RANK_ALL, 0, NULL, &num), 0);
+	CHECK_INT(num, NUM);
+
+	check_scope = "a larger caller record";
+	{
+		char big[NUM][sizeof(struct gdr_nic_rank) + 16];
+
+		num = NUM;
+		CHECK_INT(gdr_rank_nics(
+				  &(struct gdr_rank_attr){
+					  .comp_mask = GDR_RANK_ATTR_BUS_ID,
+					  .gpu_bus_id = GPU_BDF,
+					  .policy = GDR_RANK_ALL },
+				  ctxs, NUM, (struct gdr_nic_rank *)big, &num,
+				  sizeof(big[0])),
+			  0);
+		CHECK_INT(((struct gdr_nic_rank *)(void *)big[1])->index, 3);
+	}
+}
+
+static void by_ordinal(void)
+{
+	struct gdr_rank_attr a = { .cuda_device = 0,
+				   .policy = GDR_RANK_CLOSEST };
+	struct gdr_nic_rank out[1];
+	unsigned int num = 1;
+
+	check_scope = "the GPU by CUDA ordinal";
+	CHECK_INT(gdr_rank_nics(&a, ctxs, NUM, out, &num, sizeof(out[0])), 0);
+	CHECK_INT(out[0].index, 1);
+	a.cuda_device = 3;
+	errno = 0;
+	CHECK_INT(gdr_rank_nics(&a, ctxs, NUM, out, &num, sizeof(out[0])), -1);
+	CHECK_INT(errno, ENODEV);
+	CHECK_HAS(gdr_last_error(), "CUDA device 3 is not a GPU");
+}
+
+static void no_cuda(void)
+{
+	struct gdr_rank_attr a = { .cuda_device = 0,
+				   .policy = GDR_RANK_CLOSEST };
+	struct gdr_nic_rank out[1];
+	struct fixture fx;
+	unsigned int num = 1;
+
+	check_scope = "CUDA not loaded by the process";
+	make_node(&fx);
+	fake_cu.not_loaded = 1;
+	errno = 0;
+	CHECK_INT(gdr_rank_nics(&a, ctxs, NUM, out, &num, sizeof(out[0])), -1);
+	CHECK_INT(errno, ENODEV);
+	CHECK_HAS(gdr_last_error(), "gdr_rank_attr.gpu_bus_id");
+	CHECK_INT(fake_cu.inits, 0);
+	fixture_remove(&fx);
+}
+
+static void bad_arguments(void)
+{
+	struct gdr_rank_attr a = { .comp_mask = GDR_RANK_ATTR_BUS_ID,
+				   .gpu_bus_id = GPU_BDF,
+				   .policy = GDR_RANK_ALL };
+	struct ibv_context *holes[2] = { ctxs[0], NULL };
+	struct gdr_nic_rank out[NUM];
+	unsigned int num = NUM;
+
+#define REFUSED(scope, e, call, words)                                         \
+	do {                                                                   \
+		check_scope = scope;                                           \
+		errno = 0;                                                     \
+		CHECK_INT(call, -1);                                           \
+		CHECK_INT(errno, e);                                           \
+		CHECK_HAS(gdr_last_error(), words);                            \
+	} while (0)
+	REFUSED("NULL attr", EINVAL,
+		gdr_rank_nics(NULL, ctxs, NUM, out, &num, sizeof(out[0])),
+		"must not be NULL");
+	REFUSED("NULL num_out", EINVAL,
+		gdr_rank_nics(&a, ctxs, NUM, out, NULL, sizeof(out[0])),
+		"must not be NULL");
+	REFUSED("a small rank_size", EINVAL,
+		gdr_rank_nics(&a, ctxs, NUM, out, &num, 8), "rank_size 8");
+	REFUSED("no devices", EINVAL,
+		gdr_rank_nics(&a, ctxs, 0, out, &num, sizeof(out[0])),
+		"num_ctxs is 0");
+	REFUSED("a NULL device", EINVAL,
+		gdr_rank_nics(&a, holes, 2, out, &num, sizeof(out[0])),
+		"ctxs[1]");
+	a.comp_mask |= 1u << 7;
+	REFUSED("unknown comp_mask bits", EINVAL,
+		gdr_rank_nics(&a, ctxs, NUM, out, &num, sizeof(out[0])),
+		"unknown bits 0x80");
+	a.comp_mask = GDR_RANK_ATTR_BUS_ID;
+	a.policy = (enum gdr_rank_policy)9;
+	REFUSED("an unknown policy", EINVAL,
+		gdr_rank_nics(&a, ctxs, NUM, out, &num, sizeof(out[0])),
+		"policy 9");
+	a.policy = GDR_RANK_BEST_N;
+	REFUSED("BEST_N of 0", EINVAL,
+		gdr_rank_nics(&a, ctxs, NUM, out, &num, sizeof(out[0])),
+		"with max 0");
+	a.policy = GDR_RANK_ALL;
+	a.gpu_bus_id = "not-a-bdf";
+	REFUSED("a bus id that is no address", EINVAL,
+		gdr_rank_nics(&a, ctxs, NUM, out, &num, sizeof(out[0])),
+		"is not a PCI address");
+	a.gpu_bus_id = "0000:99:00.0";
+	REFUSED("a GPU not in sysfs", ENODEV,
+		gdr_rank_nics(&a, ctxs, NUM, out, &num, sizeof(out[0])),
+		"0000:99:00.0 is not in");
+	check_scope = "names";
+	CHECK_STR(gdr_distance_str(GDR_DIST_PIX), "PIX");
+	CHECK_STR(gdr_distance_str(GDR_DIST_SYS), "SYS");
+	CHECK_STR(gdr_distance_str(GDR_DIST_UNKNOWN), "unknown");
+	CHECK_STR(gdr_distance_str((enum gdr_distance)0), "invalid");
+}
+
+int main(void)
+{
+	struct fixture fx;
+
+	make_node(&fx);
+	policies();
+	by_ordinal();
+	bad_arguments();
+	fixture_remove(&fx);
+	no_cuda();
+	printf("rank: %d passed, %d failed\n", check_passed, check_failed);
+	return check_failed ? 1 : 0;
+}
