@@ -37,7 +37,7 @@ meson test -C "$build" --suite unit --suite gpu --print-errorlogs \
 	--num-processes 1 > "$build/suites.out" 2>&1 || fail "unit/gpu suites"
 tee -a "$log" < "$build/suites.out" | grep -E '^ *[0-9]+/|^(Ok|Fail|Skipped):'
 cp "$build/meson-logs/testlog.json" "$build/suites.json"
-for t in classify dmabuf regress context report; do
+for t in classify dmabuf regress context report multi; do
 	say "-- gpu-$t"
 	"$build/tests/gpu/test-gpu" "$t" 2>&1 | grep -v '^  ' | tail -n 12 | tee -a "$log"
 done

@@ -4,7 +4,7 @@
  * DMA-BUF export with a recording verbs table standing in for the NIC,
  * context handling, and the probe. Exits 77 where there is no GPU.
  *
- *   test-gpu classify|dmabuf|regress|context|report
+ *   test-gpu classify|dmabuf|regress|context|report|multi
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -532,6 +532,91 @@ static void report(void)
 	}
 }
 
+#define RAILS 8
+
+/*
+ * One buffer on eight recorded NICs through gdr_register_multi(): the
+ * real driver exports each buffer exactly once, every PD's
+ * ibv_reg_dmabuf_mr gets that fd, the call closes it, and a NIC that
+ * cannot take the buffer releases what the others got.
+ */
+static void multi(void)
+{
+	static struct ibv_device devs[RAILS];
+	static struct ibv_context ctx[RAILS];
+	static struct ibv_pd pd[RAILS];
+	struct ibv_pd *pds[RAILS];
+	struct ibv_mr *mrs[RAILS];
+	struct gdr_reg_info infos[RAILS];
+	CUmemGenericAllocationHandle h;
+	CUdeviceptr base[2];
+	size_t size[2] = { 64 * MiB, 4 * MiB };
+	int i, k, it, fds, bad = 0;
+
+	fakes_reset();
+	fake_model.num_nics = 0;
+	for (i = 0; i < RAILS; i++) {
+		struct gdr_model_nic *m = &fake_model.nic[fake_model.num_nics];
+
+		*m = fake_model.nic[0];
+		snprintf(devs[i].name, sizeof(devs[i].name), "rail_mlx5_%d", i);
+		snprintf(m->name, sizeof(m->name), "%s", devs[i].name);
+		fake_model.num_nics++;
+		ctx[i].device = &devs[i];
+		pd[i].context = &ctx[i];
+		pds[i] = &pd[i];
+	}
+	fakes_install_real_cuda();
+	CHECK_INT(ct.cuMemAlloc(&base[0], size[0]), CUDA_SUCCESS);
+	CHECK_INT(cutest_vmm_alloc(0, size[1], 1, &base[1], &h), 0);
+	fds = count_fds();
+	for (it = 0; it < 200; it++) {
+		int kind = (int)(rnd() % 2);
+		size_t off = (size_t)(rnd() % size[kind]);
+		size_t len = (size_t)(rnd() % (size[kind] - off)) + 1;
+		void *ptr = (void *)(uintptr_t)(base[kind] + off);
+
+		check_scope =
+			kind ? "eight rails, VMM" : "eight rails, cuMemAlloc";
+		fake_cu.exports = 0;
+		fake_ibv.dmabuf_calls = 0;
+		if (gdr_register_multi(pds, RAILS, ptr, len, NULL, mrs, infos,
+				       sizeof(infos[0]))) {
+			if (bad++ < 5)
+				printf("FAILED off %zu len %zu: %s\n", off, len,
+				       gdr_last_error());
+			CHECK(0);
+			continue;
+		}
+		CHECK_INT(fake_cu.exports, 1);
+		CHECK_INT(fake_ibv.dmabuf_calls, RAILS);
+		CHECK_STR(fake_ibv.last_exp_name, "nv_dmabuf");
+		CHECK(fake_ibv.last_offset + len <= fake_ibv.last_dmabuf_size);
+		/* the export's fd is closed; each MR holds the dma-buf */
+		CHECK(fcntl(fake_ibv.last_fd, F_GETFD) == -1 && errno == EBADF);
+		CHECK_INT(count_fds(), fds + RAILS);
+		for (k = 0; k < RAILS; k++) {
+			CHECK_INT(infos[k].path, GDR_PATH_DMABUF);
+			CHECK_INT(infos[k].export_index, 0);
+			CHECK(mrs[k]->addr == ptr && mrs[k]->length == len);
+		}
+		CHECK_INT(gdr_deregister_multi(mrs, RAILS), 0);
+		CHECK_INT(count_fds(), fds);
+	}
+	check_scope = "the sixth rail is not in the node";
+	snprintf(devs[5].name, sizeof(devs[5].name), "gone_5");
+	errno = 0;
+	CHECK_INT(gdr_register_multi(pds, RAILS, (void *)(uintptr_t)base[0],
+				     MiB, NULL, mrs, NULL, 0),
+		  -1);
+	CHECK_INT(errno, EOPNOTSUPP);
+	CHECK_HAS(gdr_last_error(), "pds[5] (gone_5) of 8");
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	CHECK_INT(count_fds(), fds);
+	CHECK_INT(ct.cuMemFree(base[0]), CUDA_SUCCESS);
+	cutest_vmm_free(base[1], size[1], h);
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
@@ -556,6 +641,8 @@ int main(int argc, char **argv)
 		report();
 	else if (!strcmp(what, "regress"))
 		regress();
+	else if (!strcmp(what, "multi"))
+		multi();
 	else {
 		fprintf(stderr,
 			"usage: %s classify|dmabuf|regress|context|report\n",
