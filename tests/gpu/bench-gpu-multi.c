@@ -25,28 +25,11 @@
 #define ROUNDS 31
 #define PER 50
 
-static struct ibv_device devs[RAILS];
-static struct ibv_context ctx[RAILS];
-static struct ibv_pd pd[RAILS];
+static struct fake_nic rails[RAILS];
 static struct ibv_pd *pds[RAILS];
 static struct ibv_mr *mrs[RAILS];
 static void *buf;
 static size_t len = 64ull << 20;
-
-static double now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static void die(const char *what)
 {
@@ -134,17 +117,12 @@ int main(void)
 	buf = (void *)d;
 	fakes_reset();
 	fake_ibv.lean = 1;
-	fake_model.num_nics = 0;
 	for (i = 0; i < RAILS; i++) {
-		struct gdr_model_nic *m = &fake_model.nic[fake_model.num_nics];
+		char name[32];
 
-		*m = fake_model.nic[0];
-		snprintf(devs[i].name, sizeof(devs[i].name), "rail_mlx5_%d", i);
-		snprintf(m->name, sizeof(m->name), "%s", devs[i].name);
-		fake_model.num_nics++;
-		ctx[i].device = &devs[i];
-		pd[i].context = &ctx[i];
-		pds[i] = &pd[i];
+		snprintf(name, sizeof(name), "rail_mlx5_%d", i);
+		fake_add_nic(&rails[i], name, 1);
+		pds[i] = &rails[i].pd;
 	}
 	fakes_install_real_cuda();
 	/* The exports each way makes (the library's, counted by the fakes). */
@@ -160,18 +138,18 @@ int main(void)
 	for (i = 0; i < ROUNDS; i++) {
 		for (n = 0; n < 3; n++) {
 			w = (i + n) % 3; /* rotate which goes first */
-			t0 = now_ns();
+			t0 = cutest_now_ns();
 			for (k = 0; k < PER; k++)
 				way[w]();
-			t[w][i] = (now_ns() - t0) / PER;
+			t[w][i] = (cutest_now_ns() - t0) / PER;
 		}
 		mr_t[i] = t[0][i] / t[2][i];
 		ms_t[i] = t[0][i] / t[1][i];
 	}
 	for (w = 0; w < 3; w++)
-		qsort(t[w], ROUNDS, sizeof(double), cmp);
-	qsort(mr_t, ROUNDS, sizeof(double), cmp);
-	qsort(ms_t, ROUNDS, sizeof(double), cmp);
+		qsort(t[w], ROUNDS, sizeof(double), cutest_cmp_double);
+	qsort(mr_t, ROUNDS, sizeof(double), cutest_cmp_double);
+	qsort(ms_t, ROUNDS, sizeof(double), cutest_cmp_double);
 	printf("bench: one 64 MiB cuMemAlloc buffer on %d PDs (recording "
 	       "verbs), %d rounds x %d calls each, order rotating\n",
 	       RAILS, ROUNDS, PER);

@@ -41,14 +41,6 @@ static enum kase current;
 static double per_op[MAX_THREADS];
 static int failed;
 
-static double now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
 static void *worker(void *arg)
 {
 	int me = (int)(long)arg, i;
@@ -69,7 +61,7 @@ static void *worker(void *arg)
 			continue;
 		}
 		p = k == HOST ? (void *)host[me] : (void *)(uintptr_t)dev[me];
-		t0 = now_ns();
+		t0 = cutest_now_ns();
 		for (i = 0; i < OPS; i++) {
 			struct ibv_mr *mr;
 			unsigned long long id;
@@ -85,16 +77,9 @@ static void *worker(void *arg)
 			if (!mr || gdr_cache_put(caches[k], mr))
 				__atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
 		}
-		per_op[me] = (now_ns() - t0) / OPS;
+		per_op[me] = (cutest_now_ns() - t0) / OPS;
 		pthread_barrier_wait(&done);
 	}
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 int main(void)
@@ -153,7 +138,7 @@ int main(void)
 		}
 		for (k = 0; k < NUM_CASES; k++)
 			qsort(v[k][c], (size_t)(ROUNDS * nthreads),
-			      sizeof(double), cmp);
+			      sizeof(double), cutest_cmp_double);
 	}
 	current = (enum kase) - 1;
 	pthread_barrier_wait(&start);

@@ -75,21 +75,6 @@ OPEN_WRAPPER(openat, (int dir, const char *path, int flags, ...),
 ssize_t read(int fd, void *buf, size_t n);
 FORWARD(read, ssize_t, (int fd, void *buf, size_t n), (fd, buf, n))
 
-static double now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void *buf;
 static size_t len;
 
@@ -136,7 +121,7 @@ static void raw_call(void)
 
 static double median(double *v, int n)
 {
-	qsort(v, (size_t)n, sizeof(double), cmp);
+	qsort(v, (size_t)n, sizeof(double), cutest_cmp_double);
 	return v[n / 2];
 }
 
@@ -178,9 +163,9 @@ static int bench_hit_miss(void)
 				for (k = 0; k < CPER / 10; k++) {
 					must(!gdr_cache_invalidate(c, buf, len),
 					     "invalidate");
-					t0 = now_ns();
+					t0 = cutest_now_ns();
 					mrs[0] = gdr_cache_get(c, buf, len);
-					miss_t[i] += now_ns() - t0;
+					miss_t[i] += cutest_now_ns() - t0;
 					must(mrs[0] &&
 						     !gdr_cache_put(c, mrs[0]),
 					     "miss");
@@ -188,25 +173,25 @@ static int bench_hit_miss(void)
 				miss_t[i] /= CPER / 10;
 				break;
 			case 1: /* hits: CPER gets of the cached range */
-				t0 = now_ns();
+				t0 = cutest_now_ns();
 				for (k = 0; k < CPER; k++)
 					mrs[k] = gdr_cache_get(c, buf, len);
-				hit_t[i] = (now_ns() - t0) / CPER;
-				t0 = now_ns();
+				hit_t[i] = (cutest_now_ns() - t0) / CPER;
+				t0 = cutest_now_ns();
 				for (k = 0; k < CPER; k++)
 					must(mrs[k] &&
 						     !gdr_cache_put(c, mrs[k]),
 					     "hit");
-				put_t[i] = (now_ns() - t0) / CPER;
+				put_t[i] = (cutest_now_ns() - t0) / CPER;
 				break;
 			case 2:
-				t0 = now_ns();
+				t0 = cutest_now_ns();
 				for (k = 0; k < CPER; k++)
 					ct.cuPointerGetAttribute(
 						&id,
 						CU_POINTER_ATTRIBUTE_BUFFER_ID,
 						(CUdeviceptr)buf);
-				attr_t[i] = (now_ns() - t0) / CPER;
+				attr_t[i] = (cutest_now_ns() - t0) / CPER;
 				break;
 			}
 		}
@@ -214,8 +199,8 @@ static int bench_hit_miss(void)
 		ha_t[i] = hit_t[i] / attr_t[i];
 	}
 	must(gdr_cache_destroy(c) == 0, "gdr_cache_destroy");
-	qsort(hm_t, CROUNDS, sizeof(double), cmp);
-	qsort(ha_t, CROUNDS, sizeof(double), cmp);
+	qsort(hm_t, CROUNDS, sizeof(double), cutest_cmp_double);
+	qsort(ha_t, CROUNDS, sizeof(double), cutest_cmp_double);
 	miss_hit = hm_t[CROUNDS / 2];
 	hit_attr = ha_t[CROUNDS / 2];
 	printf("bench: cache, 64 MiB cuMemAlloc buffer, %d rounds, order "
@@ -264,7 +249,7 @@ static void bench_entries(CUdeviceptr d, size_t n, double *spread, double *same)
 	for (r = 0; r < CROUNDS; r++) {
 		for (pass = 0; pass < 2; pass++) {
 			int spreading = (pass + r) % 2 == 0;
-			double t0 = now_ns();
+			double t0 = cutest_now_ns();
 
 			for (k = 0; k < CPER; k++) {
 				if (spreading)
@@ -272,7 +257,8 @@ static void bench_entries(CUdeviceptr d, size_t n, double *spread, double *same)
 				mrs[k] = gdr_cache_get(
 					c, (char *)d + at * 4096 + 64, 1024);
 			}
-			(spreading ? ts : tr)[r] = (now_ns() - t0) / CPER;
+			(spreading ? ts : tr)[r] =
+				(cutest_now_ns() - t0) / CPER;
 			for (k = 0; k < CPER; k++)
 				must(mrs[k] && !gdr_cache_put(c, mrs[k]),
 				     "hit");
@@ -344,9 +330,9 @@ int main(void)
 	fakes_install_real_cuda();
 
 	/* cuInit was called by cutest_init: the first call pays the probe. */
-	t0 = now_ns();
+	t0 = cutest_now_ns();
 	lib_call();
-	first = now_ns() - t0;
+	first = cutest_now_ns() - t0;
 
 	for (i = 0; i < 50; i++) { /* warm both */
 		lib_call();
@@ -359,10 +345,10 @@ int main(void)
 		for (pass = 0; pass < 2; pass++) {
 			int lib = pass == 0 ? first_lib : !first_lib;
 
-			t0 = now_ns();
+			t0 = cutest_now_ns();
 			for (k = 0; k < PER; k++)
 				lib ? lib_call() : raw_call();
-			(lib ? lib_t : raw_t)[i] = (now_ns() - t0) / PER;
+			(lib ? lib_t : raw_t)[i] = (cutest_now_ns() - t0) / PER;
 		}
 		ratio_t[i] = lib_t[i] / raw_t[i];
 	}
@@ -373,22 +359,22 @@ int main(void)
 		unsigned int type;
 		char msg[256];
 
-		t0 = now_ns();
+		t0 = cutest_now_ns();
 		for (k = 0; k < PER; k++)
 			gdr_classify(buf, len, &pi, msg, sizeof(msg));
-		attrs_t[i] = (now_ns() - t0) / PER;
-		t0 = now_ns();
+		attrs_t[i] = (cutest_now_ns() - t0) / PER;
+		t0 = cutest_now_ns();
 		for (k = 0; k < PER; k++)
 			ct.cuPointerGetAttribute(
 				&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
 				(CUdeviceptr)buf);
-		attr1_t[i] = (now_ns() - t0) / PER;
+		attr1_t[i] = (cutest_now_ns() - t0) / PER;
 	}
-	qsort(attrs_t, ROUNDS, sizeof(double), cmp);
-	qsort(attr1_t, ROUNDS, sizeof(double), cmp);
-	qsort(ratio_t, ROUNDS, sizeof(double), cmp);
-	qsort(lib_t, ROUNDS, sizeof(double), cmp);
-	qsort(raw_t, ROUNDS, sizeof(double), cmp);
+	qsort(attrs_t, ROUNDS, sizeof(double), cutest_cmp_double);
+	qsort(attr1_t, ROUNDS, sizeof(double), cutest_cmp_double);
+	qsort(ratio_t, ROUNDS, sizeof(double), cutest_cmp_double);
+	qsort(lib_t, ROUNDS, sizeof(double), cutest_cmp_double);
+	qsort(raw_t, ROUNDS, sizeof(double), cutest_cmp_double);
 	steady = lib_t[ROUNDS / 2];
 	ratio = ratio_t[ROUNDS / 2];
 

@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "cutest.h"
 
@@ -95,4 +96,19 @@ void cutest_vmm_free(CUdeviceptr va, size_t size,
 	ct.cuMemUnmap(va, size);
 	ct.cuMemAddressFree(va, size);
 	ct.cuMemRelease(h);
+}
+
+double cutest_now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+int cutest_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
 }

@@ -83,4 +83,9 @@ int cutest_vmm_alloc(int dev, size_t size, int rdma_capable, CUdeviceptr *va,
 void cutest_vmm_free(CUdeviceptr va, size_t size,
 		     CUmemGenericAllocationHandle h);
 
+/* For the benchmarks: CLOCK_MONOTONIC in ns, and a qsort comparison of
+ * doubles. */
+double cutest_now_ns(void);
+int cutest_cmp_double(const void *a, const void *b);
+
 #endif

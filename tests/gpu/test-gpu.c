@@ -542,9 +542,7 @@ static void report(void)
  */
 static void multi(void)
 {
-	static struct ibv_device devs[RAILS];
-	static struct ibv_context ctx[RAILS];
-	static struct ibv_pd pd[RAILS];
+	static struct fake_nic rails[RAILS];
 	struct ibv_pd *pds[RAILS];
 	struct ibv_mr *mrs[RAILS];
 	struct gdr_reg_info infos[RAILS];
@@ -554,17 +552,12 @@ static void multi(void)
 	int i, k, it, fds, bad = 0;
 
 	fakes_reset();
-	fake_model.num_nics = 0;
 	for (i = 0; i < RAILS; i++) {
-		struct gdr_model_nic *m = &fake_model.nic[fake_model.num_nics];
+		char name[32];
 
-		*m = fake_model.nic[0];
-		snprintf(devs[i].name, sizeof(devs[i].name), "rail_mlx5_%d", i);
-		snprintf(m->name, sizeof(m->name), "%s", devs[i].name);
-		fake_model.num_nics++;
-		ctx[i].device = &devs[i];
-		pd[i].context = &ctx[i];
-		pds[i] = &pd[i];
+		snprintf(name, sizeof(name), "rail_mlx5_%d", i);
+		fake_add_nic(&rails[i], name, 1);
+		pds[i] = &rails[i].pd;
 	}
 	fakes_install_real_cuda();
 	CHECK_INT(ct.cuMemAlloc(&base[0], size[0]), CUDA_SUCCESS);
@@ -604,7 +597,7 @@ static void multi(void)
 		CHECK_INT(count_fds(), fds);
 	}
 	check_scope = "the sixth rail is not in the node";
-	snprintf(devs[5].name, sizeof(devs[5].name), "gone_5");
+	snprintf(rails[5].dev.name, sizeof(rails[5].dev.name), "gone_5");
 	errno = 0;
 	CHECK_INT(gdr_register_multi(pds, RAILS, (void *)(uintptr_t)base[0],
 				     MiB, NULL, mrs, NULL, 0),

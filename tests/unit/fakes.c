@@ -1335,6 +1335,9 @@ void fakes_setenv(const char *name, const char *value)
  * Tests change the node by writing fake_model between fakes_reset() and
  * the first call into the library; there is no other copy of it.
  */
+static struct gdr_model_nic default_nic; /* model_reset()'s NIC */
+static int nics_added;			 /* by fake_add_nic() since */
+
 static void model_reset(void)
 {
 	struct gdr_model_nic *nic = &fake_model.nic[0];
@@ -1367,7 +1370,29 @@ static void model_reset(void)
 	nic->data_direct_errno = ENODEV;
 	snprintf(nic->data_direct_path, sizeof(nic->data_direct_path),
 		 "/sys/devices/pci0000:00/0000:00:03.0/0000:04:00.1");
+	default_nic = *nic;
+	nics_added = 0;
 	gdr_model_use(&fake_model);
+}
+
+struct gdr_model_nic *fake_add_nic(struct fake_nic *n, const char *name,
+				   int in_model)
+{
+	struct gdr_model_nic *m;
+
+	memset(n, 0, sizeof(*n));
+	snprintf(n->dev.name, sizeof(n->dev.name), "%s", name);
+	n->ctx.device = &n->dev;
+	n->pd.context = &n->ctx;
+	if (!in_model || fake_model.num_nics >= GDR_MODEL_MAX_NICS)
+		return NULL;
+	/* The first one added takes the default NIC's place. */
+	if (!nics_added++)
+		fake_model.num_nics = 0;
+	m = &fake_model.nic[fake_model.num_nics++];
+	*m = default_nic;
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	return m;
 }
 
 void fakes_no_libcuda(void)

@@ -127,6 +127,20 @@ extern struct ibv_pd fake_pd;
 
 /* Reset the fakes to a healthy H200-like node with an mlx5-like NIC. */
 void fakes_reset(void);
+/*
+ * Another RDMA device of the node: its verbs objects (the PD is &n->pd),
+ * and, unless @in_model is 0 (a device the node does not know: no path),
+ * its entry in fake_model, a copy of the default NIC's answers, returned
+ * for the test to change. Call between fakes_reset() and fakes_install().
+ */
+struct fake_nic {
+	struct ibv_device dev;
+	struct ibv_context ctx;
+	struct ibv_pd pd;
+};
+struct gdr_model_nic *fake_add_nic(struct fake_nic *n, const char *name,
+				   int in_model);
+
 /* The node has no libcuda.so.1 (fake_model.cuda_error says so). */
 void fakes_no_libcuda(void);
 /* A fake device allocation; returns its address. */

@@ -906,8 +906,8 @@ static void run(const struct scenario *sc)
 	/* An MR from a dma-buf came from one of the call's exports (a
 	 * second when a Data Direct attempt made a PCIe-mapped one first);
 	 * the other paths export nothing. */
-	if (mr && (info.path == GDR_PATH_DMABUF ||
-		   info.path == GDR_PATH_DATA_DIRECT))
+	if (mr &&
+	    (info.path == GDR_PATH_DMABUF || info.path == GDR_PATH_DATA_DIRECT))
 		CHECK(info.export_index == 0 || info.export_index == 1);
 	else
 		CHECK_INT(info.export_index, -1);

@@ -17,10 +17,8 @@
 #define PM_NV_MEM "kernel/mm/memory_peers/nv_mem/version"
 #define MAX_NICS 5
 
-/* The NICs of the node: their verbs objects, and the model's answers. */
-static struct ibv_device devs[MAX_NICS];
-static struct ibv_context ctxs[MAX_NICS];
-static struct ibv_pd pds_store[MAX_NICS];
+/* The NICs of the node. */
+static struct fake_nic nics[MAX_NICS];
 static struct ibv_pd *pds[MAX_NICS];
 
 enum nic_kind {
@@ -36,20 +34,11 @@ static const char *kind_name[] = { "dmabuf", "nodmabuf", "dd", "unknown" };
 static void nic(int i, enum nic_kind k)
 {
 	struct gdr_model_nic *m;
+	char name[64];
 
-	memset(&devs[i], 0, sizeof(devs[i]));
-	snprintf(devs[i].name, sizeof(devs[i].name), "fake_%s_%d", kind_name[k],
-		 i);
-	memset(&ctxs[i], 0, sizeof(ctxs[i]));
-	ctxs[i].device = &devs[i];
-	memset(&pds_store[i], 0, sizeof(pds_store[i]));
-	pds_store[i].context = &ctxs[i];
-	pds[i] = &pds_store[i];
-	if (k == NIC_UNKNOWN)
-		return;
-	m = &fake_model.nic[fake_model.num_nics++];
-	*m = fake_model.nic[0]; /* the healthy mlx5 NIC of the fakes */
-	snprintf(m->name, sizeof(m->name), "%s", devs[i].name);
+	snprintf(name, sizeof(name), "fake_%s_%d", kind_name[k], i);
+	m = fake_add_nic(&nics[i], name, k != NIC_UNKNOWN);
+	pds[i] = &nics[i].pd;
 	if (k == NIC_NO_DMABUF) {
 		m->dmabuf_probe_errno = EOPNOTSUPP;
 		m->mlx5 = 0;
@@ -158,7 +147,7 @@ static void mixed_rails(void)
 	/* four MRs hold a dma-buf; the peermem one holds none */
 	CHECK_INT(count_fds(), fds + 4);
 	for (i = 0; i < 5; i++) {
-		check_scope = devs[i].name;
+		check_scope = nics[i].dev.name;
 		CHECK_INT(infos[i].path, want[i]);
 		CHECK_INT(infos[i].export_index, want_export[i]);
 		CHECK(mrs[i] && mrs[i]->addr == p);
@@ -194,7 +183,7 @@ static void fails_at(int bad)
 		  -1);
 	CHECK_INT(errno, EOPNOTSUPP);
 	snprintf(want, sizeof(want), "pds[%d] (%s) of 4: cannot register", bad,
-		 devs[bad].name);
+		 nics[bad].dev.name);
 	CHECK_HAS(gdr_last_error(), want);
 	if (bad)
 		CHECK_HAS(gdr_last_error(), "are released");

@@ -40,8 +40,7 @@ static const struct {
 	{ "mlx5_dd", "pci0000:00/0000:00:04.0/0000:07:00.0", 0, 1 },
 };
 
-static struct ibv_device devs[NUM];
-static struct ibv_context ctx_store[NUM];
+static struct fake_nic rnics[NUM];
 static struct ibv_context *ctxs[NUM];
 
 static void make_node(struct fixture *fx)
@@ -56,19 +55,11 @@ static void make_node(struct fixture *fx)
 	fixture_pci(fx, DD_CHAIN, 0);
 	snprintf(fake_model.gpu[0].pci_bus_id,
 		 sizeof(fake_model.gpu[0].pci_bus_id), "%s", GPU_BDF);
-	fake_model.num_nics = 0;
 	for (i = 0; i < NUM; i++) {
 		struct gdr_model_nic *m =
-			&fake_model.nic[fake_model.num_nics++];
+			fake_add_nic(&rnics[i], nics[i].name, 1);
 
-		memset(&devs[i], 0, sizeof(devs[i]));
-		snprintf(devs[i].name, sizeof(devs[i].name), "%s",
-			 nics[i].name);
-		memset(&ctx_store[i], 0, sizeof(ctx_store[i]));
-		ctx_store[i].device = &devs[i];
-		ctxs[i] = &ctx_store[i];
-		memset(m, 0, sizeof(*m));
-		snprintf(m->name, sizeof(m->name), "%s", nics[i].name);
+		ctxs[i] = &rnics[i].ctx;
 		m->mlx5 = !strncmp(nics[i].name, "mlx5", 4);
 		m->data_direct_errno = nics[i].dd ? 0 : ENODEV;
 		if (nics[i].dd)
