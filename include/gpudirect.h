@@ -190,11 +190,13 @@ enum gdr_reg_info_mask {
  *                order they were considered.
  * @export_index: since 0.3 (GDR_REG_INFO_EXPORT): the dma-buf export the
  *                MR was registered from, numbered in the order the call
- *                made them: 0 for the first; in gdr_register_multi(), PDs
- *                with the same number share one export, and a PD whose
- *                path needs a differently mapped export (Data Direct's
- *                PCIe mapping) has its own. -1 when the path exports
- *                nothing (nvidia-peermem, host) or nothing was registered.
+ *                made them, from 0 (an export made for a path that then
+ *                failed keeps its number: the next may be 1); in
+ *                gdr_register_multi(), PDs with the same number share one
+ *                export, and a PD whose path needs a differently mapped
+ *                export (the PCIe mapping) has another. -1 when the path
+ *                exports nothing (nvidia-peermem, host) or nothing was
+ *                registered.
  *
  * The caller passes sizeof(struct gdr_reg_info) as it was compiled; a
  * newer library never writes past it.
@@ -246,16 +248,21 @@ struct ibv_mr *gdr_register_ex(struct ibv_pd *pd, void *ptr, size_t len,
  * @info_size: sizeof(struct gdr_reg_info), at least GDR_REG_INFO_MIN_SIZE.
  *
  * The buffer is classified once and device memory is exported as a
- * dma-buf once; that fd serves every PD's registration and is closed
- * before the call returns (each MR holds its own reference). Each PD gets
- * its own path: a NIC without DMA-BUF MRs takes nvidia-peermem, a NIC
- * with a Data Direct function takes Data Direct (from a second,
- * PCIe-mapped export, made once for all such PDs); the records say which
- * export each MR came from.
+ * dma-buf at most once per mapping: one plain export, and one PCIe-mapped
+ * export where some PD's path needs it (Data Direct; DMA-BUF from a
+ * C2C-attached GPU to a NIC on PCIe). Each export's fd serves every PD
+ * that takes it and is closed before the call returns (each MR holds its
+ * own reference). Each PD gets its own path: a NIC without DMA-BUF MRs
+ * takes nvidia-peermem, a NIC with a Data Direct function takes Data
+ * Direct; the records say which export each MR came from.
  *
  * All or nothing: when the registration on pds[k] fails, the MRs made on
- * pds[0..k-1] are released and every mrs[i] is NULL; errno is that of the
- * failure and gdr_last_error() names the PD ("pds[k] (mlx5_3): ...").
+ * pds[0..k-1] are released and every mrs[i] is NULL (one whose release
+ * fails stays, and the message says so); errno is that of the failure
+ * and gdr_last_error() names the PD ("pds[k] (mlx5_3) of N: ..."). The
+ * records of pds[0..k-1] then describe MRs that were made and released.
+ * A failure of the call itself (bad arguments, a buffer that cannot be
+ * registered at all) names no PD; mrs[] is all NULL from the start.
  *
  * Returns 0, or -1 with errno set. Release with gdr_deregister_multi().
  */
@@ -269,7 +276,8 @@ int gdr_register_multi(struct ibv_pd *const *pds, unsigned int num, void *ptr,
  * skipped), setting each released entry to NULL.
  *
  * Every MR is tried; one that cannot be released stays in @mrs. Returns 0,
- * or the errno of the first that failed, named in gdr_last_error().
+ * or (as gdr_deregister() does) the errno value of the first that failed,
+ * also left in errno and named in gdr_last_error().
  */
 int gdr_deregister_multi(struct ibv_mr **mrs, unsigned int num);
 
@@ -330,8 +338,12 @@ struct gdr_rank_attr {
  * @data_direct:  1 when the device has a Data Direct function (mlx5),
  *                else 0.
  * @nic_bus_id:   the PCI address @distance was measured from: the Data
- *                Direct function where sysfs shows it, else the device's
- *                own PCI function; "" when it has none (rxe).
+ *                Direct function where sysfs shows it and the GPU can
+ *                take the Data Direct path (not with
+ *                GPUDIRECT_PCIE_MAPPING=off; for a GPU named by ordinal,
+ *                not where its driver lacks the PCIe mapping or it
+ *                answered NOT_SUPPORTED to it), else the device's own PCI
+ *                function; "" when it has none (rxe).
  */
 struct gdr_nic_rank {
 	unsigned int index;
@@ -342,6 +354,11 @@ struct gdr_nic_rank {
 	char nic_bus_id[16];
 };
 
+/* The smallest rank_size gdr_rank_nics() accepts: the 0.3 record. Later
+ * releases add fields at the end and fill only what the caller has room
+ * for. */
+#define GDR_NIC_RANK_MIN_SIZE (offsetof(struct gdr_nic_rank, nic_bus_id) + 16)
+
 /**
  * gdr_rank_nics - rank the RDMA devices @ctxs by PCIe distance from a GPU.
  * @attr:      the GPU and the policy.
@@ -350,17 +367,20 @@ struct gdr_nic_rank {
  * @num_out:   in: the room in @out; out: how many devices the policy
  *             chose (more than the room when @out was too small: the
  *             first that fit were written).
- * @rank_size: sizeof(struct gdr_nic_rank).
+ * @rank_size: sizeof(struct gdr_nic_rank), at least GDR_NIC_RANK_MIN_SIZE.
  *
  * The order: nearer distance first; at one distance, a path without ACS
- * redirection first, then one where it is unknown; then the order of
- * @ctxs. Only sysfs is read (and, for mlx5 devices, where their Data
- * Direct function is); no device is probed or registered with.
+ * redirection first, then one where it is unknown, then one that
+ * redirects; then the order of @ctxs. Devices with no PCI path (rxe) rank
+ * last, as GDR_DIST_UNKNOWN; port state is not considered. Only sysfs is
+ * read (and, for mlx5 devices, where their Data Direct function is), plus,
+ * for a GPU named by ordinal, what the CUDA driver the process started
+ * says of it; no device is probed or registered with.
  *
- * Returns 0, or -1 with errno: EINVAL for bad arguments, ENODEV when the
- * GPU is not known (the ordinal is not visible, CUDA is not initialised
- * in this process, or the bus id is not in sysfs), with the cause in
- * gdr_last_error().
+ * Returns 0, or -1 with errno: EINVAL for bad arguments (@num_ctxs 0 or
+ * above 1024 among them), ENODEV when the GPU is not known (the ordinal is
+ * not visible, CUDA is not initialised in this process, or the bus id is
+ * not in sysfs), ENOMEM; the cause in gdr_last_error().
  */
 int gdr_rank_nics(const struct gdr_rank_attr *attr,
 		  struct ibv_context *const *ctxs, unsigned int num_ctxs,

@@ -340,12 +340,15 @@ static const struct gdr_check check_nic_port = {
 
 /*
  * The PCI function of the pair's RDMA device that moves the data: its
- * Data Direct function where sysfs shows one (as gdr_rank_nics() measures),
- * else its own. True when it is the Data Direct function.
+ * Data Direct function where sysfs shows one and the pair takes the Data
+ * Direct path (as gdr_rank_nics() measures), else its own. True when it
+ * is the Data Direct function.
  */
 static bool data_bdf(const struct gdr_subject *s, char *bdf, size_t n)
 {
 	if (s->nic && s->nic->data_direct == GDR_YES &&
+	    !gdr_checks_first_failure(gdr_backend_data_direct.needs, s, NULL,
+				      0) &&
 	    gdr_data_direct_bdf(s->nic->dd_path, bdf, n) == 0)
 		return true;
 	gdr_fmt(bdf, n, "%s", s->nic_bdf);

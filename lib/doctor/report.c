@@ -166,8 +166,9 @@ static void nearest_item(struct gdr_report *r, const char *section,
 			 const struct gdr_nic_view *views,
 			 struct ibv_context *const *ctxs, unsigned int num)
 {
-	struct gdr_rank_attr attr = { .comp_mask = GDR_RANK_ATTR_BUS_ID,
-				      .gpu_bus_id = d->busid,
+	/* By ordinal: the report has started CUDA, and the GPU's answer to
+	 * the PCIe mapping says whether Data Direct functions count. */
+	struct gdr_rank_attr attr = { .cuda_device = d->ordinal,
 				      .policy = GDR_RANK_BEST };
 	struct gdr_nic_rank *best;
 	char value[GDR_VALUE_LEN] = "", why[GDR_WHY_LEN];
@@ -182,7 +183,8 @@ static void nearest_item(struct gdr_report *r, const char *section,
 	}
 	if (gdr_rank(&attr, ctxs, num, best, &n, sizeof(*best), why,
 		     sizeof(why))) {
-		add(r, section, "nearest_rdma", GDR_VERDICT_UNKNOWN, "", why);
+		add(r, section, "nearest_rdma", GDR_VERDICT_UNKNOWN, why,
+		    "unknown");
 	} else if (best[0].distance == GDR_DIST_UNKNOWN) {
 		add(r, section, "nearest_rdma", GDR_VERDICT_UNKNOWN,
 		    "no RDMA device's PCI path is in sysfs (software devices "
@@ -190,10 +192,15 @@ static void nearest_item(struct gdr_report *r, const char *section,
 		    "unknown");
 	} else {
 		for (i = 0; i < n && i < num; i++)
-			gdr_append(value, sizeof(value), "%s%s%s",
-				   i ? ", " : "", views[best[i].index].name,
-				   best[i].data_direct ? " (Data Direct)" : "");
-		gdr_append(value, sizeof(value), " (%s)",
+			gdr_append(
+				value, sizeof(value), "%s%s%s", i ? ", " : "",
+				views[best[i].index].name,
+				best[i].data_direct &&
+						strcmp(best[i].nic_bus_id,
+						       views[best[i].index].bdf)
+					? " (its Data Direct function)"
+					: "");
+		gdr_append(value, sizeof(value), ": %s",
 			   gdr_distance_name(best[0].distance));
 		add(r, section, "nearest_rdma", GDR_VERDICT_INFO, "", value);
 	}

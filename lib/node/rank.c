@@ -29,13 +29,19 @@ int gdr_data_direct_bdf(const char *path, char *bdf, size_t n)
 	return gdr_pci_exists(bdf) ? 0 : ENOENT;
 }
 
-/* The GPU's PCI address, without starting CUDA. 0, or an errno. */
+/*
+ * The GPU's PCI address, without starting CUDA, and whether a Data Direct
+ * registration could reach it (*@dd_ok): not with GPUDIRECT_PCIE_MAPPING=off,
+ * nor, for a GPU named by ordinal, where the driver lacks the PCIe mapping
+ * or the GPU answered NOT_SUPPORTED to it. 0, or an errno.
+ */
 static int gpu_address(const struct gdr_rank_attr *attr, char *bdf, size_t n,
-		       char *why, size_t wn)
+		       bool *dd_ok, char *why, size_t wn)
 {
 	const struct gdr_cuda *c;
 	const struct gdr_dev *d;
 
+	*dd_ok = gdr_node_get()->pcie_policy != GDR_PCIE_OFF;
 	if (attr->comp_mask & GDR_RANK_ATTR_BUS_ID) {
 		if (!attr->gpu_bus_id ||
 		    gdr_bdf_normalize(attr->gpu_bus_id, bdf, n)) {
@@ -65,6 +71,9 @@ static int gpu_address(const struct gdr_rank_attr *attr, char *bdf, size_t n,
 				d && d->why[0] ? ": " : "", d ? d->why : "");
 			return ENODEV;
 		}
+		*dd_ok = *dd_ok && gdr_cuda_has_pcie_mapping(c) &&
+			 gdr_pcie_map_get(attr->cuda_device) !=
+				 GDR_PCIE_MAP_UNSUPPORTED;
 	}
 	if (!gdr_pci_exists(bdf)) {
 		gdr_fmt(why, wn,
@@ -76,8 +85,9 @@ static int gpu_address(const struct gdr_rank_attr *attr, char *bdf, size_t n,
 	return 0;
 }
 
-/* Place device @ctx against the GPU at @gpu. */
-static void place(struct ibv_context *ctx, const char *gpu,
+/* Place device @ctx against the GPU at @gpu (@dd_ok: its Data Direct
+ * function moves the data where it has one). */
+static void place(struct ibv_context *ctx, const char *gpu, bool dd_ok,
 		  const struct gdr_mlx5 *m, struct gdr_nic_rank *r)
 {
 	const struct gdr_seam *s = gdr_seam();
@@ -88,14 +98,15 @@ static void place(struct ibv_context *ctx, const char *gpu,
 	r->distance = GDR_DIST_UNKNOWN;
 	r->acs_redirect = -1;
 	r->same_numa = -1;
-	/* The Data Direct function moves the data where there is one (when
-	 * sysfs shows it), else the device's own PCI function. */
+	/* The Data Direct function moves the data where there is one, sysfs
+	 * shows it and the GPU can take that path; else the device's own PCI
+	 * function. */
 	if (m->present && m->ops.is_supported && m->ops.data_direct_path &&
 	    m->ops.is_supported(ctx->device) &&
 	    m->ops.data_direct_path(ctx, path, sizeof(path)) == 0) {
 		r->data_direct = 1;
-		if (gdr_data_direct_bdf(path, r->nic_bus_id,
-					sizeof(r->nic_bus_id)))
+		if (!dd_ok || gdr_data_direct_bdf(path, r->nic_bus_id,
+						  sizeof(r->nic_bus_id)))
 			r->nic_bus_id[0] = '\0';
 	}
 	if (!r->nic_bus_id[0] &&
@@ -159,11 +170,11 @@ static int check_rank_args(const struct gdr_rank_attr *attr,
 			attr->policy == GDR_RANK_BEST_N ? " with max 0" : "");
 		return EINVAL;
 	}
-	if (rank_size < sizeof(struct gdr_nic_rank)) {
+	if (rank_size < GDR_NIC_RANK_MIN_SIZE) {
 		gdr_fmt(why, n,
 			"rank_size %zu is smaller than struct gdr_nic_rank "
 			"(%zu); pass sizeof(*out)",
-			rank_size, sizeof(struct gdr_nic_rank));
+			rank_size, (size_t)GDR_NIC_RANK_MIN_SIZE);
 		return EINVAL;
 	}
 	if (num == 0 || num > MAX_CTXS) {
@@ -190,13 +201,14 @@ int gdr_rank(const struct gdr_rank_attr *attr, struct ibv_context *const *ctxs,
 {
 	char gpu[GDR_BDF_LEN];
 	struct gdr_nic_rank *all, tmp;
+	bool dd_ok;
 	unsigned int i, j, chosen, room;
 	const struct gdr_mlx5 *m;
 	int err;
 
 	err = check_rank_args(attr, ctxs, num, out, num_out, rank_size, why, n);
 	if (!err)
-		err = gpu_address(attr, gpu, sizeof(gpu), why, n);
+		err = gpu_address(attr, gpu, sizeof(gpu), &dd_ok, why, n);
 	if (err)
 		return err;
 	all = calloc(num, sizeof(*all));
@@ -207,7 +219,7 @@ int gdr_rank(const struct gdr_rank_attr *attr, struct ibv_context *const *ctxs,
 	m = gdr_mlx5_get();
 	for (i = 0; i < num; i++) {
 		all[i].index = i;
-		place(ctxs[i], gpu, m, &all[i]);
+		place(ctxs[i], gpu, dd_ok, m, &all[i]);
 		/* insertion: stable, and num is small */
 		for (j = i; j > 0 && before(&all[j], &all[j - 1]); j--) {
 			tmp = all[j];
@@ -229,7 +241,7 @@ int gdr_rank(const struct gdr_rank_attr *attr, struct ibv_context *const *ctxs,
 	room = *num_out < chosen ? *num_out : chosen;
 	for (i = 0; i < room; i++)
 		memcpy((char *)out + (size_t)i * rank_size, &all[i],
-		       sizeof(all[i]));
+		       rank_size < sizeof(all[i]) ? rank_size : sizeof(all[i]));
 	*num_out = chosen;
 	free(all);
 	return 0;

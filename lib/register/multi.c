@@ -63,13 +63,18 @@ static int check_multi(struct ibv_pd *const *pds, unsigned int num,
 	return 0;
 }
 
+/* Room the reason of a failure may take in the message, so that what the
+ * roll-back says still fits. */
+#define MSG_ROOM (GDR_MSG_LEN - 200)
+
 /* Release mrs[0..k-1], made before pds[k] failed; say in @why what could
- * not be released. */
-static void roll_back(struct ibv_mr **mrs, unsigned int k, char *why, size_t n)
+ * not be released. Returns how many stay registered. */
+static unsigned int roll_back(struct ibv_mr **mrs, unsigned int k, char *why,
+			      size_t n)
 {
 	const struct gdr_seam *s = gdr_seam();
+	unsigned int i, stay = 0;
 	char words[96];
-	unsigned int i;
 	int err;
 
 	for (i = 0; i < k; i++) {
@@ -78,11 +83,16 @@ static void roll_back(struct ibv_mr **mrs, unsigned int k, char *why, size_t n)
 			mrs[i] = NULL;
 			continue;
 		}
-		gdr_append(why, n,
-			   "; releasing the MR of pds[%u] failed with %s: it "
-			   "stays in mrs[%u]",
-			   i, gdr_errno_words(err, words, sizeof(words)), i);
+		if (!stay++)
+			gdr_append(why, n,
+				   "; releasing the MR of pds[%u] failed with "
+				   "%s: it stays in mrs[%u] (release it with "
+				   "gdr_deregister_multi)",
+				   i,
+				   gdr_errno_words(err, words, sizeof(words)),
+				   i);
 	}
+	return stay;
 }
 
 GDR_EXPORT int gdr_register_multi(struct ibv_pd *const *pds, unsigned int num,
@@ -94,17 +104,29 @@ GDR_EXPORT int gdr_register_multi(struct ibv_pd *const *pds, unsigned int num,
 	struct gdr_reg_call call;
 	struct gdr_reg_info rec;
 	char why[GDR_MSG_LEN], msg[GDR_MSG_LEN];
+	bool rec_tried = false;
 	unsigned int i, k;
 	int err = 0;
 
 	gdr_clear_error();
+	/* Whatever fails below, the caller's arrays say "nothing": every MR
+	 * NULL, every record GDR_PATH_NONE (as far as they can be written). */
+	if (mrs && num <= GDR_REG_MULTI_MAX)
+		for (i = 0; i < num; i++)
+			mrs[i] = NULL;
+	memset(&rec, 0, sizeof(rec));
+	rec.device = -1;
+	rec.export_index = -1;
+	if (infos && info_size >= GDR_REG_INFO_MIN_SIZE &&
+	    num <= GDR_REG_MULTI_MAX)
+		for (i = 0; i < num; i++)
+			gdr_reg_give_info(&rec, info_at(infos, info_size, i),
+					  info_size, false);
 	err = check_multi(pds, num, mrs, infos, info_size, why, sizeof(why));
 	if (err) {
 		gdr_fail(err, "%s", why);
 		return -1;
 	}
-	for (i = 0; i < num; i++)
-		mrs[i] = NULL;
 	gdr_reg_call_init(&call);
 	for (k = 0; k < num; k++) {
 		err = gdr_reg_one(&call, pds[k], ptr, len, attr,
@@ -113,25 +135,25 @@ GDR_EXPORT int gdr_register_multi(struct ibv_pd *const *pds, unsigned int num,
 		if (infos)
 			gdr_reg_give_info(&rec, info_at(infos, info_size, k),
 					  info_size, false);
+		rec_tried = rec.num_attempts > 0;
 		if (err)
 			break;
 	}
 	gdr_reg_call_end(&call);
 	if (!err)
 		return 0;
-	/* The PDs after the failing one were never tried. */
-	memset(&rec, 0, sizeof(rec));
-	rec.device = -1;
-	rec.export_index = -1;
-	for (i = k + 1; infos && i < num; i++)
-		gdr_reg_give_info(&rec, info_at(infos, info_size, i), info_size,
-				  false);
-	gdr_fmt(msg, sizeof(msg), "pds[%u] (%s) of %u: %s", k,
-		gdr_pd_name(pds[k]), num, why);
-	if (k)
+	/* The PDs after the failing one were never tried (their records
+	 * say so since the start). A failure before any path was tried
+	 * (the arguments, the environment, the buffer) is the call's, not
+	 * the PD's. */
+	if (!rec_tried)
+		gdr_fmt(msg, sizeof(msg), "%.*s", MSG_ROOM, why);
+	else
+		gdr_fmt(msg, sizeof(msg), "pds[%u] (%s) of %u: %.*s", k,
+			gdr_pd_name(pds[k]), num, MSG_ROOM, why);
+	if (roll_back(mrs, k, msg, sizeof(msg)) == 0 && k)
 		gdr_append(msg, sizeof(msg),
 			   "; the MRs made on pds[0..%u] are released", k - 1);
-	roll_back(mrs, k, msg, sizeof(msg));
 	gdr_fail(err, "%s", msg);
 	return -1;
 }
@@ -166,5 +188,7 @@ GDR_EXPORT int gdr_deregister_multi(struct ibv_mr **mrs, unsigned int num)
 			 "windows bound to it first",
 			 i, gdr_errno_words(err, words, sizeof(words)), i);
 	}
+	if (first)
+		errno = first;
 	return first;
 }

@@ -298,7 +298,7 @@ LAYOUTS += [
                 dict(name="mlx5_3", chain=NIC_S1, numa=1),
                 dict(name="mlx5_4", chain=[R0, "0000:00:04.0", "0000:07:00.0"],
                      dd_chain=DD_FN_SW)]),
-     0, {("gpu0", "nearest_rdma"): ("info", "mlx5_0, mlx5_4 (Data Direct) (PIX)"),
+     0, {("gpu0", "nearest_rdma"): ("info", "mlx5_0, mlx5_4 (its Data Direct function): PIX"),
          ("mlx5_0", "topology_gpu0"): ("ok", "PIX"),
          ("mlx5_1", "topology_gpu0"): ("info", "PHB"),
          ("mlx5_2", "topology_gpu0"): ("wrong", "NODE"),
@@ -308,6 +308,18 @@ LAYOUTS += [
     ("rails-rxe-only",
      dict(gpus=[dict(chain=GPU_SW)], nics=[dict(name="rxe0", chain=None)]),
      0, {("gpu0", "nearest_rdma"): ("unknown", "unknown")}),
+    # The same node, but the GPU answers NOT_SUPPORTED to the PCIe mapping
+    # (the H200 on x86): Data Direct cannot reach it, so the data moves
+    # through mlx5_4's own function, at the host bridge.
+    ("rails-data-direct-gpu-without-pcie-mapping",
+     dict(driver=13000, mlx5dv=2,
+          gpus=[dict(chain=GPU_SW, pcie=CUDA_ERROR_NOT_SUPPORTED)],
+          nics=[dict(name="mlx5_0", chain=NIC_SW),
+                dict(name="mlx5_4", chain=[R0, "0000:00:04.0", "0000:07:00.0"],
+                     dd_chain=DD_FN_SW)]),
+     0, {("gpu0", "nearest_rdma"): ("info", "mlx5_0: PIX"),
+         ("mlx5_4", "topology_gpu0"): ("info", "PHB"),
+         ("mlx5_4", "path_gpu0"): ("ok", "dmabuf (Data Direct unavailable)")}),
     # Grace Blackwell: a C2C-attached GPU, a ConnectX-7 on PCIe.
     ("gb200-c2c-gpu-pcie-nic",
      dict(driver=12080, mlx5dv=2, gpus=[dict(chain=GPU_RP, c2c=1, pcie=0)],

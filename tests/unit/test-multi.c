@@ -293,6 +293,10 @@ static void bad_arguments(void)
 	REFUSED("a NULL PD",
 		gdr_register_multi(null_pd, 2, p, 4096, NULL, mrs, NULL, 0),
 		"pds[1] is NULL");
+	check_scope = "an argument error leaves no garbage in mrs";
+	memset(mrs, 0xa5, sizeof(mrs));
+	CHECK_INT(gdr_register_multi(dup, 2, p, 4096, NULL, mrs, NULL, 0), -1);
+	CHECK(mrs[0] == NULL && mrs[1] == NULL);
 	REFUSED("a PD twice",
 		gdr_register_multi(dup, 2, p, 4096, NULL, mrs, NULL, 0),
 		"pds[1] is pds[0] again");
@@ -301,6 +305,8 @@ static void bad_arguments(void)
 		"info_size 4");
 	REFUSED("len 0", gdr_register_multi(pds, 2, p, 0, NULL, mrs, NULL, 0),
 		"len is 0");
+	/* the call's own error names no PD */
+	CHECK(strncmp(gdr_last_error(), "pds[", 4) != 0);
 	CHECK_INT(fake_ibv.live_mrs, 0);
 
 	check_scope = "gdr_deregister_multi: one MR that will not go";

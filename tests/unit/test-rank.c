@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "fakes.h"
+#include "node.h"
 
 #define GPU_CHAIN                                                              \
 	"pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:00.0"
@@ -185,6 +186,29 @@ static void by_ordinal(void)
 	check_scope = "the GPU by CUDA ordinal";
 	CHECK_INT(gdr_rank_nics(&a, ctxs, NUM, out, &num, sizeof(out[0])), 0);
 	CHECK_INT(out[0].index, 1);
+	check_scope =
+		"a GPU without the PCIe mapping: Data Direct cannot reach it";
+	{
+		struct gdr_nic_rank all[NUM];
+
+		num = NUM;
+		a.policy = GDR_RANK_ALL;
+		gdr_pcie_map_set(0, GDR_PCIE_MAP_UNSUPPORTED);
+		CHECK_INT(gdr_rank_nics(&a, ctxs, NUM, all, &num,
+					sizeof(all[0])),
+			  0);
+		/* mlx5_dd now moves data through its own function, at the
+		 * host bridge, after the PHB device that came before it */
+		CHECK_INT(all[2].index, 2);
+		CHECK_INT(all[3].index, 5);
+		CHECK_INT(all[3].distance, GDR_DIST_PHB);
+		CHECK_INT(all[3].data_direct, 1);
+		CHECK_STR(all[3].nic_bus_id, "0000:07:00.0");
+		gdr_pcie_map_set(0, GDR_PCIE_MAP_UNTRIED);
+		a.policy = GDR_RANK_CLOSEST;
+		num = 1;
+	}
+	check_scope = "an ordinal out of range";
 	a.cuda_device = 3;
 	errno = 0;
 	CHECK_INT(gdr_rank_nics(&a, ctxs, NUM, out, &num, sizeof(out[0])), -1);
