@@ -19,6 +19,19 @@ for t in host probe badinput threads cache; do
 	fi
 done
 
+# A second rxe device, for this test only (the others see rxe0 alone).
+ip link add rdma1 type dummy && ip addr add 10.12.0.1/24 dev rdma1 &&
+	ip link set rdma1 up && rdma link add rxe1 type rxe netdev rdma1 ||
+	echo "guest: could not add rxe1"
+if timeout 120 "$b/tests/vm/test-vm" multi > /tmp/t.log 2>&1; then
+	ok "test-vm multi: $(tail -n 1 /tmp/t.log)"
+	grep -v '^[a-z]*: [0-9]* passed' /tmp/t.log | sed 's/^/     /'
+else
+	bad "test-vm multi"
+fi
+rdma link delete rxe1 2> /dev/null
+ip link del rdma1 2> /dev/null
+
 "$b/examples/gdr-register-one" -d rxe0 > /tmp/t.log 2>&1
 if [ $? = 0 ] && has "through host"; then ok "gdr-register-one -d rxe0"; else bad "gdr-register-one -d rxe0"; fi
 

@@ -11,6 +11,10 @@
  *            MRs, a hit returns the same MR, invalidate registers anew,
  *            destroy leaves no MR; without the flag host memory passes
  *            through
+ *   multi    with two devices (rxe0, rxe1): gdr_register_multi on host
+ *            memory over both PDs, an RDMA write through each device's
+ *            MRs with the data checked, no MR left after
+ *            gdr_deregister_multi
  * Exits 77 when there is no RDMA device.
  */
 #include <errno.h>
@@ -382,6 +386,84 @@ static void threads(void)
 	       fails);
 }
 
+/* Both sides of a write on every device of the node, registered once. */
+static void multi(void)
+{
+	struct ibv_context *ctx2[2] = { ctx, NULL };
+	struct ibv_pd *pds[2] = { pd, NULL };
+	struct ibv_mr *ma[2], *mb[2];
+	struct gdr_reg_info infos[2];
+	struct ibv_device **list;
+	const size_t len = 1 << 20;
+	unsigned char *a, *b;
+	char err[256];
+	int num = 0, mrs0, i;
+	size_t k, wrong;
+
+	check_scope = "one buffer on two rxe devices";
+	list = ibv_get_device_list(&num);
+	CHECK(list && num >= 2);
+	if (!list || num < 2) {
+		printf("this test needs two RDMA devices, found %d\n", num);
+		if (list)
+			ibv_free_device_list(list);
+		return;
+	}
+	/* the other device (the list's order is the kernel's) */
+	for (i = 0; i < num && !ctx2[1]; i++)
+		if (strcmp(ibv_get_device_name(list[i]),
+			   ibv_get_device_name(ctx->device)))
+			ctx2[1] = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	CHECK(ctx2[1] != NULL);
+	if (!ctx2[1])
+		return;
+	pds[1] = ibv_alloc_pd(ctx2[1]);
+	CHECK(pds[1] != NULL);
+	mrs0 = count_mrs();
+	a = aligned_alloc(4096, len);
+	b = aligned_alloc(4096, len);
+	CHECK(a && b);
+	for (k = 0; k < len; k++)
+		a[k] = (unsigned char)(k * 13 + 5);
+	CHECK_INT(gdr_register_multi(pds, 2, a, len, NULL, ma, infos,
+				     sizeof(infos[0])),
+		  0);
+	CHECK_INT(gdr_register_multi(pds, 2, b, len, NULL, mb, NULL, 0), 0);
+	for (i = 0; i < 2; i++) {
+		CHECK_INT(infos[i].path, GDR_PATH_HOST);
+		CHECK_INT(infos[i].export_index, -1);
+		CHECK(ma[i] && ma[i]->pd == pds[i] && ma[i]->addr == a);
+	}
+	if (!ma[0] || !mb[0]) {
+		printf("registration failed: %s\n", gdr_last_error());
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		memset(b, 0, len);
+		err[0] = '\0';
+		CHECK_INT(loopback_write(pds[i], ma[i], mb[i], len, err,
+					 sizeof(err)),
+			  0);
+		if (err[0])
+			printf("loopback write on %s: %s\n",
+			       ibv_get_device_name(ctx2[i]->device), err);
+		for (wrong = 0, k = 0; k < len; k++)
+			wrong += a[k] != b[k];
+		CHECK_INT(wrong, 0);
+		printf("RDMA write of %zu bytes on %s through MRs from "
+		       "gdr_register_multi: %zu bytes differ\n",
+		       len, ibv_get_device_name(ctx2[i]->device), wrong);
+	}
+	CHECK_INT(gdr_deregister_multi(ma, 2), 0);
+	CHECK_INT(gdr_deregister_multi(mb, 2), 0);
+	CHECK_INT(count_mrs(), mrs0);
+	free(a);
+	free(b);
+	ibv_dealloc_pd(pds[1]);
+	ibv_close_device(ctx2[1]);
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "all";
@@ -401,6 +483,8 @@ int main(int argc, char **argv)
 		threads();
 	if (!strcmp(what, "cache") || !strcmp(what, "all"))
 		cache();
+	if (!strcmp(what, "multi"))
+		multi();
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	return check_summary(what);
