@@ -39,7 +39,8 @@ static int gpu_address(const struct gdr_rank_attr *attr, char *bdf, size_t n,
 		       bool *dd_ok, char *why, size_t wn)
 {
 	const struct gdr_cuda *c;
-	const struct gdr_dev *d;
+	char busid[32];
+	CUdevice dev;
 
 	*dd_ok = gdr_node_get()->pcie_policy != GDR_PCIE_OFF;
 	if (attr->comp_mask & GDR_RANK_ATTR_BUS_ID) {
@@ -61,14 +62,19 @@ static int gpu_address(const struct gdr_rank_attr *attr, char *bdf, size_t n,
 				attr->cuda_device, c->why);
 			return ENODEV;
 		}
-		d = gdr_dev_get(attr->cuda_device);
-		if (!d || d->why[0] || !d->busid[0] ||
-		    gdr_bdf_normalize(d->busid, bdf, n)) {
+		/* Only the two calls the address needs: gdr_dev_get() would
+		 * also ask the attributes and, on a 12.8 driver, NVML. */
+		if (attr->cuda_device < 0 ||
+		    attr->cuda_device >= c->num_devices ||
+		    c->cu.cuDeviceGet(&dev, attr->cuda_device) !=
+			    CUDA_SUCCESS ||
+		    c->cu.cuDeviceGetPCIBusId(busid, (int)sizeof(busid), dev) !=
+			    CUDA_SUCCESS ||
+		    gdr_bdf_normalize(busid, bdf, n)) {
 			gdr_fmt(why, wn,
 				"CUDA device %d is not a GPU of this process "
-				"(%d visible%s%s)",
-				attr->cuda_device, c->num_devices,
-				d && d->why[0] ? ": " : "", d ? d->why : "");
+				"(%d visible)",
+				attr->cuda_device, c->num_devices);
 			return ENODEV;
 		}
 		*dd_ok = *dd_ok && gdr_cuda_has_pcie_mapping(c) &&
