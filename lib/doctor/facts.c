@@ -450,11 +450,17 @@ const struct gdr_check *const gdr_node_checks[] = {
 };
 
 const struct gdr_check *const gdr_gpu_checks[] = {
-	&check_gpu_name,       &check_gpu_busid,
-	&check_gpu_numa,       &check_gpu_iommu,
-	&gdr_check_gpu_dmabuf, &check_gpu_rdma,
-	&check_gpu_vmm,	       &check_gpu_c2c,
-	&gdr_check_gpu_pcie,   NULL,
+	&check_gpu_name,
+	&check_gpu_busid,
+	&check_gpu_numa,
+	&check_gpu_iommu,
+	&gdr_check_gpu_dmabuf,
+	&check_gpu_rdma,
+	&check_gpu_vmm,
+	&check_gpu_c2c,
+	&gdr_check_gpu_pcie,
+	&gdr_check_gpu_bar1,
+	NULL,
 };
 
 const struct gdr_check *const gdr_nic_checks[] = {

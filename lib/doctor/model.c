@@ -337,6 +337,34 @@ int gdr_model_gpu_c2c(const char *busid, bool *c2c, char *why, size_t n)
 	return ENODEV;
 }
 
+int gdr_model_gpu_bar1(const char *busid, unsigned int flags,
+		       struct gdr_bar1 *b, char *why, size_t n)
+{
+	int i;
+
+	if ((flags & GDR_NVML_NOLOAD) && !model->nvml_loaded) {
+		gdr_fmt(why, n, "NVML is not loaded in this process");
+		return ENOENT;
+	}
+	for (i = 0; i < model->num_gpus; i++) {
+		const struct gdr_model_gpu *g = &model->gpu[i];
+
+		if (strcmp(g->pci_bus_id, busid))
+			continue;
+		if (g->bar1_errno) {
+			gdr_fmt(why, n, "%s",
+				g->bar1_why[0] ? g->bar1_why
+					       : gdr_errno_name(g->bar1_errno));
+			return g->bar1_errno;
+		}
+		b->total = g->bar1_total;
+		b->used = g->bar1_used;
+		return 0;
+	}
+	gdr_fmt(why, n, "no GPU at %s in the model", busid);
+	return ENODEV;
+}
+
 void gdr_model_verbs_ops(struct gdr_verbs_ops *ops)
 {
 	memset(ops, 0, sizeof(*ops));

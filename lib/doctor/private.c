@@ -35,6 +35,7 @@ GDR_EXPORT int gdr_private_model_read(struct gdr_model *m,
 	     d++) {
 		const struct gdr_dev *dev = gdr_dev_get(d);
 		struct gdr_model_gpu *g = &m->gpu[m->num_gpus++];
+		struct gdr_bar1_view bar1;
 
 		if (!dev)
 			return ENOMEM;
@@ -45,6 +46,11 @@ GDR_EXPORT int gdr_private_model_read(struct gdr_model *m,
 		g->gpudirect_rdma_with_vmm = dev->gdr_vmm_attr;
 		g->c2c = dev->c2c == GDR_YES ? 1 : dev->c2c == GDR_NO ? 0 : -1;
 		gdr_fmt(g->c2c_why, sizeof(g->c2c_why), "%s", dev->c2c_why);
+		gdr_bar1_read(dev, 0, &bar1);
+		g->bar1_errno = bar1.err;
+		gdr_fmt(g->bar1_why, sizeof(g->bar1_why), "%s", bar1.why);
+		g->bar1_total = bar1.b.total;
+		g->bar1_used = bar1.b.used;
 		gdr_pcie_map_probe(d);
 		g->pcie_mapping =
 			gdr_pcie_map_get(d) == GDR_PCIE_MAP_OK ? CUDA_SUCCESS
@@ -148,6 +154,7 @@ GDR_EXPORT int gdr_private_replay(const struct gdr_model *m,
 	gdr_model_verbs_ops(&s.verbs);
 	s.mlx5_load = gdr_model_mlx5_load;
 	s.gpu_c2c = gdr_model_gpu_c2c;
+	s.gpu_bar1 = gdr_model_gpu_bar1;
 	s.open_file = files->open_file;
 	s.read_link = files->read_link;
 	gdr_seam_install(&s);

@@ -212,6 +212,7 @@ static void gpu_items(struct gdr_report *r, const struct gdr_node *nd,
 		      const struct gdr_nic_view *views,
 		      struct ibv_context *const *ctxs, unsigned int num_ctxs)
 {
+	struct gdr_bar1_view bar1;
 	struct gdr_subject s;
 	char section[16];
 
@@ -219,6 +220,9 @@ static void gpu_items(struct gdr_report *r, const struct gdr_node *nd,
 	s.dev = gdr_dev_get(ordinal);
 	if (!s.dev)
 		return;
+	/* The report may start NVML: the caller asked for it. */
+	gdr_bar1_read(s.dev, 0, &bar1);
+	s.bar1 = &bar1;
 	gdr_fmt(section, sizeof(section), "gpu%d", ordinal);
 	add_checks(r, section, gdr_gpu_checks, &s, ordinal);
 	nearest_item(r, section, s.dev, views, ctxs, num_ctxs);

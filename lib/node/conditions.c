@@ -413,6 +413,86 @@ const struct gdr_check gdr_check_gpu_pcie = {
 		  "without the PCIe mapping",
 };
 
+/*
+ * BAR1: the window of device memory a NIC can reach. Every registered byte
+ * of device memory holds its share of it while the MR lives, so a window
+ * nearly used up is why registrations fail with ENOMEM, EFAULT or EINVAL.
+ * A fact, not a gate: the state changes with every registration.
+ */
+static const char bar1_unknown_remedy[] = "nvidia-smi -q -d MEMORY shows "
+					  "BAR1 use";
+
+static bool bar1_nearly_full(const struct gdr_bar1 *b)
+{
+	/* In long double: a snapshot's numbers may be of any size. */
+	return (long double)b->used * 100 >=
+	       (long double)b->total * BAR1_NEARLY_FULL_PERCENT;
+}
+
+static void eval_gpu_bar1(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	const struct gdr_bar1_view *v = s->bar1;
+
+	if (!v || v->err) {
+		gdr_eval_value(e, "unknown (%s)",
+			       v ? v->why : "not asked here");
+		gdr_eval_verdict(e, GDR_VERDICT_UNKNOWN, GDR_PASS);
+		e->remedy = bar1_unknown_remedy;
+		return;
+	}
+	gdr_eval_value(e, "%llu MiB of %llu MiB used (%u%%)", v->b.used >> 20,
+		       v->b.total >> 20,
+		       (unsigned int)((long double)v->b.used * 100 /
+				      (long double)v->b.total));
+	if (bar1_nearly_full(&v->b))
+		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
+}
+
+static void describe_gpu_bar1(const struct gdr_subject *s,
+			      const struct gdr_eval *e, char *buf, size_t n)
+{
+	gdr_fmt(buf, n, "BAR1 of GPU %d is nearly used up (%s)",
+		s->dev ? s->dev->ordinal : -1, e->value);
+}
+
+const struct gdr_check gdr_check_gpu_bar1 = {
+	.key = "bar1",
+	.scope = GDR_SCOPE_GPU,
+	.eval = eval_gpu_bar1,
+	.describe = describe_gpu_bar1,
+	.remedy = "register less device memory at a time: smaller or fewer "
+		  "registrations, fewer NICs per buffer, a lower cache byte "
+		  "limit (gdr_cache_attr.max_bytes, GPUDIRECT_CACHE_MAX_BYTES)",
+};
+
+void gdr_bar1_explain(const struct gdr_subject *s, int err, size_t len,
+		      char *msg, size_t n)
+{
+	struct gdr_subject sub = *s;
+	struct gdr_bar1_view v;
+	struct gdr_eval e;
+
+	if (!s->dev || (err != ENOMEM && err != EFAULT && err != EINVAL))
+		return;
+	/* Only an NVML the process has loaded is asked: a failure path
+	 * starts nothing new in the caller's process. */
+	gdr_bar1_read(s->dev, GDR_NVML_NOLOAD, &v);
+	sub.bar1 = &v;
+	gdr_check_eval(&gdr_check_gpu_bar1, &sub, &e, false);
+	if (v.err) {
+		gdr_append(msg, n,
+			   "; if BAR1 of GPU %d is nearly used up, that is the "
+			   "likely cause (not known here: %s; %s)",
+			   s->dev->ordinal, v.why, bar1_unknown_remedy);
+		return;
+	}
+	if (e.verdict != GDR_VERDICT_WRONG && v.b.total - v.b.used >= len)
+		return;
+	gdr_append(msg, n, "; likely cause: ");
+	describe_gpu_bar1(&sub, &e, msg + strlen(msg), n - strlen(msg));
+	gdr_append(msg, n, "; %s", gdr_check_gpu_bar1.remedy);
+}
+
 /* --- RDMA device ------------------------------------------------------- */
 
 static const char pd_failed[] = "ibv_alloc_pd failed; check the device's "

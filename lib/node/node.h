@@ -222,6 +222,18 @@ struct gdr_ptr_info {
 int gdr_classify(void *ptr, size_t len, struct gdr_ptr_info *pi, char *why,
 		 size_t n);
 
+/* --- BAR1 (probe.c) ------------------------------------------------------ */
+/* A GPU's BAR1 as read at one moment: err 0 and b, or an errno and why. */
+struct gdr_bar1_view {
+	int err;
+	struct gdr_bar1 b;
+	char why[128];
+};
+/* Read GPU @d's BAR1 now through the seam (GDR_NVML_* @flags); never
+ * cached, as it changes with every registration. */
+void gdr_bar1_read(const struct gdr_dev *d, unsigned int flags,
+		   struct gdr_bar1_view *v);
+
 /* --- conditions (conditions.c) ------------------------------------------- */
 enum gdr_scope {
 	GDR_SCOPE_NODE,
@@ -250,6 +262,8 @@ struct gdr_subject {
 	/* set by the report before the node items: some pair registers
 	 * through DMA-BUF, so nvidia-peermem is not needed */
 	bool dmabuf_usable;
+	/* the GPU's BAR1 as read for this evaluation; NULL: not read */
+	const struct gdr_bar1_view *bar1;
 };
 
 struct gdr_eval {
@@ -281,6 +295,17 @@ extern const struct gdr_check gdr_check_kernel, gdr_check_nvidia_driver,
 	gdr_check_cuda_api, gdr_check_peermem, gdr_check_verbs_dmabuf,
 	gdr_check_gpu_dmabuf, gdr_check_nic_dmabuf, gdr_check_mlx5dv,
 	gdr_check_cuda_pcie, gdr_check_nic_data_direct, gdr_check_gpu_pcie;
+/* A fact the report shows and a failed registration names (not a gate). */
+extern const struct gdr_check gdr_check_gpu_bar1;
+/*
+ * After a registration of @len bytes of @s's GPU failed with @err
+ * (ENOMEM, EFAULT or EINVAL; others add nothing): append to @msg that BAR1
+ * is the likely cause when it is nearly used up or too small for @len,
+ * with the remedy, or that it may be when its use is not known. Asks NVML
+ * only if the process has loaded it.
+ */
+void gdr_bar1_explain(const struct gdr_subject *s, int err, size_t len,
+		      char *msg, size_t n);
 
 /* Evaluate @c for @s: verdict ok and pass unless the check says else;
  * @quiet skips writing the value. */

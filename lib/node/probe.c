@@ -359,6 +359,30 @@ static bool fill_dev(const struct gdr_cuda *c, struct gdr_dev *d, int ordinal)
 	return sure;
 }
 
+void gdr_bar1_read(const struct gdr_dev *d, unsigned int flags,
+		   struct gdr_bar1_view *v)
+{
+	const struct gdr_seam *s = gdr_seam();
+
+	memset(v, 0, sizeof(*v));
+	if (!s->gpu_bar1) {
+		v->err = ENOSYS;
+		gdr_fmt(v->why, sizeof(v->why), "NVML is not available");
+		return;
+	}
+	v->err = s->gpu_bar1(d->busid, flags, &v->b, v->why, sizeof(v->why));
+	if (v->err && !v->why[0])
+		gdr_fmt(v->why, sizeof(v->why), "NVML answered %s",
+			gdr_errno_name(v->err));
+	if (!v->err && (!v->b.total || v->b.used > v->b.total)) {
+		/* An answer no GPU gives (or a crafted snapshot's). */
+		gdr_fmt(v->why, sizeof(v->why),
+			"NVML answered %llu of %llu bytes used", v->b.used,
+			v->b.total);
+		v->err = EIO;
+	}
+}
+
 const struct gdr_dev *gdr_dev_get(int ordinal)
 {
 	static __thread struct gdr_dev passing;

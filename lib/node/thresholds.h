@@ -11,5 +11,7 @@
 #define KERNEL_DMABUF_MINOR 12
 #define CUDA_DMABUF_API 11070 /* CUDA 11.7: cuMemGetHandleForAddressRange */
 #define CUDA_PCIE_MAPPING_API 12080 /* CUDA 12.8: the PCIe-mapped dma-buf */
+/* BAR1 counts as nearly used up from this share of it, in percent. */
+#define BAR1_NEARLY_FULL_PERCENT 90
 
 #endif /* GDR_THRESHOLDS_H */

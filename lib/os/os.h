@@ -132,6 +132,21 @@ extern const char gdr_mlx5_too_old[], gdr_mlx5_absent[];
 /* The seam's gpu_c2c from libnvidia-ml.so.1. */
 int gdr_nvml_c2c(const char *busid, bool *c2c, char *why, size_t n);
 
+/* A GPU's BAR1 aperture, the window through which a NIC reaches device
+ * memory, in bytes (nvmlBAR1Memory_t). */
+struct gdr_bar1 {
+	unsigned long long total;
+	unsigned long long used;
+};
+/* gdr_nvml_bar1() flags */
+enum {
+	/* Ask only if the process has loaded libnvidia-ml.so.1 already. */
+	GDR_NVML_NOLOAD = 1u << 0,
+};
+/* The seam's gpu_bar1 from libnvidia-ml.so.1. */
+int gdr_nvml_bar1(const char *busid, unsigned int flags, struct gdr_bar1 *b,
+		  char *why, size_t n);
+
 /* The real libibverbs, with the newer entry points resolved at run time. */
 void gdr_verbs_real(struct gdr_verbs_ops *ops);
 
@@ -159,6 +174,13 @@ struct gdr_seam {
 	 * *@c2c set, or an errno with the reason in @why.
 	 */
 	int (*gpu_c2c)(const char *busid, bool *c2c, char *why, size_t n);
+	/*
+	 * The BAR1 total and use of the GPU at PCI @busid, from NVML: 0 with
+	 * *@b set, or an errno with the reason in @why; ENOENT when NVML
+	 * cannot be loaded or, with GDR_NVML_NOLOAD, is not loaded.
+	 */
+	int (*gpu_bar1)(const char *busid, unsigned int flags,
+			struct gdr_bar1 *b, char *why, size_t n);
 	/* Reads the environment; secure_getenv in production. */
 	char *(*getenv)(const char *name);
 	/* open(2) for reading, read(2) and readlink(2). */

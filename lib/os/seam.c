@@ -47,6 +47,7 @@ void gdr_seam_default(struct gdr_seam *s)
 	gdr_verbs_real(&s->verbs);
 	s->mlx5_load = gdr_mlx5_load;
 	s->gpu_c2c = gdr_nvml_c2c;
+	s->gpu_bar1 = gdr_nvml_bar1;
 	/* Ignores the environment in setuid/setgid processes. */
 	s->getenv = secure_getenv;
 	s->open_file = open_ro;

@@ -32,6 +32,10 @@ struct gdr_model_gpu {
 	char c2c_why[128]; /* why unknown */
 	/* the CUresult of a PCIe-mapped export, -1 when not tried */
 	int pcie_mapping;
+	/* NVML's BAR1 answer: 0 and the bytes, or the errno and why */
+	int bar1_errno;
+	char bar1_why[128];
+	unsigned long long bar1_total, bar1_used;
 };
 
 /* What verbs say of one RDMA device. */
@@ -63,6 +67,9 @@ struct gdr_model {
 	int mlx5dv;
 	int num_nics;
 	struct gdr_model_nic nic[GDR_MODEL_MAX_NICS];
+	/* the process has libnvidia-ml.so.1 loaded (what a registration's
+	 * GDR_NVML_NOLOAD query finds; never captured: a report loads it) */
+	int nvml_loaded;
 };
 
 /*

@@ -16,6 +16,7 @@ NV_PROP = ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug"
            " 19 01:15:15 UTC 2023\nGCC version:  gcc version 12.3.0\n")
 EBADF, ENODEV, EOPNOTSUPP = 9, 19, 95
 CUDA_ERROR_NOT_SUPPORTED = 801
+BAR1_H100 = (2 << 20, 128 << 30)  # (bytes used, total): an idle H100's BAR1
 
 # ACS control register bits (PCIe base spec 7.7.8.3)
 ACS_SV, ACS_TB, ACS_RR, ACS_CR, ACS_UF = 0x01, 0x02, 0x04, 0x08, 0x10
@@ -123,6 +124,9 @@ def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
         "libibverbs_dmabuf": True, "mlx5dv": mlx5dv, "rdma_devices": []}
     for g in gpus:
         pci(root, g["chain"], g.get("numa", 0), g.get("group"), acs)
+        bar1 = g.get("bar1", BAR1_H100)
+        if g.get("bar1_errno") or bar1 == "absent":
+            bar1 = (0, 0)
         answers["cuda"]["devices"].append({
             "name": "NVIDIA H100 80GB HBM3", "pci_bus_id": g["chain"][-1].upper(),
             "dmabuf_supported": g.get("dmabuf", 1),
@@ -130,7 +134,13 @@ def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
             "gpudirect_rdma_with_vmm": g.get("vmm", 1), "c2c": g.get("c2c", 0 if driver >= 12080 else -1),
             "c2c_why": "" if driver >= 12080 else
             "not asked: it matters only with the PCIe mapping",
-            "pcie_mapping": g.get("pcie", -1)})
+            "pcie_mapping": g.get("pcie", -1),
+            # NVML's BAR1 (bytes used, total), or "bar1_errno" with why
+            "bar1_errno": g.get("bar1_errno", 0), "bar1_why": g.get("bar1_why", ""),
+            "bar1_used": bar1[0], "bar1_total": bar1[1]})
+        if g.get("bar1") == "absent":  # a snapshot older than 0.3
+            for k in ("bar1_errno", "bar1_why", "bar1_used", "bar1_total"):
+                del answers["cuda"]["devices"][-1][k]
     for n in nics:
         if n.get("chain"):  # software devices (rxe) have no PCI parent
             dev = pci(root, n["chain"], n.get("numa", 0), n.get("group"), acs)
@@ -376,6 +386,48 @@ LAYOUTS += [
     ("kernel-5.12",
      dict(kernel="5.12", gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
      0, {("node", "kernel"): ("ok", "5.12"), ("mlx5_0", "path_gpu0"): ("ok", "dmabuf")}),
+]
+
+# BAR1 of a small-window GPU (256 MiB): nearly used up from 90%, that is
+# from 241591910.4 bytes: one byte under the line and on it; all of it; a
+# GPU NVML cannot answer for; a snapshot from before 0.3. A fact, not a
+# gate: the path stays what it is, and so does the exit status.
+BAR1_SMALL = 256 << 20
+LAYOUTS += [
+    ("bar1-just-under-90-percent",
+     dict(gpus=[dict(chain=GPU_SW, bar1=(241591910, BAR1_SMALL))],
+          nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     0, {("gpu0", "bar1"): ("ok", "230 MiB of 256 MiB used (89%)"),
+         ("mlx5_0", "path_gpu0"): ("ok", "dmabuf")}),
+    ("bar1-at-90-percent",
+     dict(gpus=[dict(chain=GPU_SW, bar1=(241591911, BAR1_SMALL))],
+          nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     0, {("gpu0", "bar1"): ("wrong", "230 MiB of 256 MiB used (90%)"),
+         ("mlx5_0", "path_gpu0"): ("ok", "dmabuf")}),
+    ("bar1-full",
+     dict(gpus=[dict(chain=GPU_SW, bar1=(BAR1_SMALL, BAR1_SMALL))],
+          nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     0, {("gpu0", "bar1"): ("wrong", "256 MiB of 256 MiB used (100%)")}),
+    ("bar1-nvml-absent",
+     dict(gpus=[dict(chain=GPU_SW, bar1_errno=2,
+                     bar1_why="libnvidia-ml.so.1 could not be loaded")],
+          nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     0, {("gpu0", "bar1"): ("unknown", "unknown (libnvidia-ml.so.1 could not be loaded)")}),
+    # Crafted answers: more used than there is; numbers no GPU gives
+    # (beyond 2^53, 1e300) read as absent, never converted.
+    ("bar1-used-over-total",
+     dict(gpus=[dict(chain=GPU_SW, bar1=(2 << 30, 1 << 30))],
+          nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     0, {("gpu0", "bar1"): ("unknown", "unknown (NVML answered 2147483648 of "
+                            "1073741824 bytes used)")}),
+    ("bar1-crafted-numbers",
+     dict(gpus=[dict(chain=GPU_SW, bar1=(2 ** 60, 1e300))],
+          nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     0, {("gpu0", "bar1"): ("unknown", "unknown (NVML answered 0 of 0 bytes used)")}),
+    ("bar1-snapshot-before-0.3",
+     dict(gpus=[dict(chain=GPU_SW, bar1="absent")],
+          nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     0, {("gpu0", "bar1"): ("unknown", "unknown (not in this snapshot (captured before 0.3))")}),
 ]
 
 

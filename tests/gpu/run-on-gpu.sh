@@ -41,7 +41,7 @@ for t in classify dmabuf regress context report multi; do
 	say "-- gpu-$t"
 	"$build/tests/gpu/test-gpu" "$t" 2>&1 | grep -v '^  ' | tail -n 12 | tee -a "$log"
 done
-for t in no-init fork-child primary; do
+for t in no-init fork-child primary bar1; do
 	say "-- gpu-$t"
 	"$build/tests/gpu/test-gpu-process" "$t" 2>&1 | tail -n 12 | tee -a "$log"
 done

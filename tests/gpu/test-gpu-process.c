@@ -8,10 +8,14 @@
  *                memory, and its device memory is refused with the cause
  *   primary      the primary context a VMM export retains is released, or
  *                the caller's current context on the device is reused
+ *   bar1         BAR1 from NVML matches nvidia-smi; registrations (and
+ *                their failures) never load NVML; a failure asks an NVML
+ *                the process has loaded
  * Exits 77 where there is no GPU.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -226,6 +230,129 @@ static int primary(void)
 	return check_summary("primary");
 }
 
+static int nvml_loaded(void)
+{
+	void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_NOLOAD);
+
+	if (h)
+		dlclose(h);
+	return h != NULL;
+}
+
+/* nvidia-smi's BAR1 total of GPU 0 in MiB, or -1. */
+static long smi_bar1_total(void)
+{
+	FILE *p = popen("nvidia-smi -i 0 -q -d MEMORY 2>/dev/null", "r");
+	char line[256];
+	long mib = -1;
+	int in_bar1 = 0;
+
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p)) {
+		if (strstr(line, "BAR1 Memory Usage"))
+			in_bar1 = 1;
+		else if (in_bar1 && strstr(line, "Total") &&
+			 sscanf(strchr(line, ':') ? strchr(line, ':') + 1 : "",
+				"%ld", &mib) == 1)
+			break;
+	}
+	pclose(p);
+	return mib;
+}
+
+/* A registration of @dev's memory that verbs refuse with ENOMEM. */
+static void failing_registration(CUdeviceptr dev, const char *want,
+				 const char * not )
+{
+	struct ibv_mr *mr;
+
+	fake_ibv.dmabuf_errno = ENOMEM;
+	errno = 0;
+	mr = gdr_register(&fake_pd, (void *)dev, 2 * MiB);
+	CHECK(mr == NULL);
+	CHECK_INT(errno, ENOMEM);
+	printf("ENOMEM: %s\n", gdr_last_error());
+	if (want)
+		CHECK_HAS(gdr_last_error(), want);
+	if (not )
+		CHECK_(!strstr(gdr_last_error(), not ),
+		       "the message says \"%s\"", not );
+	if (mr)
+		gdr_deregister(mr);
+	fake_ibv.dmabuf_errno = 0;
+}
+
+static int bar1(void)
+{
+	const struct gdr_dev *d;
+	struct gdr_bar1_view v, again;
+	CUdeviceptr dev;
+	struct ibv_mr *mr;
+	char why[256];
+	long smi;
+	int rc = cutest_init(0, why, sizeof(why));
+
+	if (rc) {
+		printf("%s: %s\n", rc == 77 ? "SKIP" : "FAIL", why);
+		return rc;
+	}
+	fakes_reset();
+	fakes_install_real_cuda();
+	CHECK_INT(ct.cuMemAlloc(&dev, 2 * MiB), CUDA_SUCCESS);
+
+	check_scope = "registrations leave NVML alone";
+	CHECK(!nvml_loaded());
+	mr = gdr_register(&fake_pd, (void *)dev, 2 * MiB);
+	CHECK(mr != NULL);
+	if (mr)
+		gdr_deregister(mr);
+	d = gdr_dev_get(0);
+	CHECK(d != NULL);
+	if (!d)
+		return check_summary("bar1");
+	printf("gpu0 c2c %s; NVML %s after a registration\n",
+	       d->c2c == GDR_YES  ? "yes"
+	       : d->c2c == GDR_NO ? "no"
+				  : "unknown",
+	       nvml_loaded() ? "LOADED" : "not loaded");
+	if (d->c2c != GDR_YES) /* the C2C probe asks NVML on Grace only */
+		CHECK(!nvml_loaded());
+	gdr_bar1_read(d, GDR_NVML_NOLOAD, &v);
+	CHECK_INT(v.err, ENOENT);
+	CHECK_HAS(v.why, "not loaded in this process");
+	CHECK(!nvml_loaded());
+
+	check_scope = "a failure with NVML not loaded";
+	failing_registration(dev, "not known here: NVML is not loaded", NULL);
+	CHECK(!nvml_loaded());
+
+	check_scope = "the report's read";
+	gdr_bar1_read(d, 0, &v);
+	printf("BAR1: err %d (%s), %llu of %llu bytes used\n", v.err, v.why,
+	       v.b.used, v.b.total);
+	CHECK_INT(v.err, 0);
+	CHECK(v.b.total > 0 && v.b.used <= v.b.total);
+	smi = smi_bar1_total();
+	printf("nvidia-smi: BAR1 total %ld MiB; NVML here %llu MiB\n", smi,
+	       v.b.total >> 20);
+	if (smi >= 0)
+		CHECK_INT((long)(v.b.total >> 20), smi);
+	else
+		printf("nvidia-smi gave no BAR1 total: not compared\n");
+	CHECK(nvml_loaded());
+
+	check_scope = "NVML loaded: a failure asks it";
+	gdr_bar1_read(d, GDR_NVML_NOLOAD, &again);
+	CHECK_INT(again.err, 0);
+	CHECK_INT(again.b.total, v.b.total);
+	/* An idle GPU's BAR1 is not the cause: nothing said of it. */
+	if ((long double)v.b.used * 100 < (long double)v.b.total * 50)
+		failing_registration(dev, NULL, "BAR1");
+	ct.cuMemFree(dev);
+	return check_summary("bar1");
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
@@ -236,6 +363,8 @@ int main(int argc, char **argv)
 		return fork_child();
 	if (!strcmp(what, "primary"))
 		return primary();
-	fprintf(stderr, "usage: %s no-init|fork-child|primary\n", argv[0]);
+	if (!strcmp(what, "bar1"))
+		return bar1();
+	fprintf(stderr, "usage: %s no-init|fork-child|primary|bar1\n", argv[0]);
 	return 2;
 }

@@ -1358,6 +1358,9 @@ static void model_reset(void)
 		g->gpudirect_rdma_supported = 1;
 		g->gpudirect_rdma_with_vmm = 1;
 		g->pcie_mapping = -1;
+		/* an H200's: a 128 GiB window, 2 MiB of it in use */
+		g->bar1_total = 128ULL << 30;
+		g->bar1_used = 2ULL << 20;
 	}
 	fake_model.mlx5dv = 2;
 	fake_model.libibverbs_dmabuf = 1;
@@ -1513,6 +1516,7 @@ void fakes_install(const struct fixture *f, const char *kernel,
 		s.mlx5_load = fake_mlx5_load;
 	}
 	s.gpu_c2c = gdr_model_gpu_c2c;
+	s.gpu_bar1 = gdr_model_gpu_bar1;
 	env_path = path;
 	env_debug = debug;
 	s.getenv = fake_getenv;

@@ -69,6 +69,9 @@ struct scenario {
 	/* the buffer */
 	enum ptr_kind ptr;
 	int gpu;
+	/* NVML: the process has it loaded; GPU 0's BAR1 (0: the default) */
+	int nvml_loaded;
+	unsigned long long bar1_used, bar1_total;
 	/* what the calls answer */
 	int dmabuf_errno, reg_errno;
 	CUresult export_result, set_attr_result;
@@ -80,6 +83,7 @@ struct scenario {
 	enum gdr_path want_path;
 	int want_errno;
 	const char *want_msg;
+	const char *want_not_msg; /* and the message lacks this */
 	enum gdr_mem_type want_mem;
 	int want_no_ro;	   /* no IBV_ACCESS_RELAXED_ORDERING on device memory */
 	int want_ctx_flag; /* CU_CTX_SYNC_MEMOPS set on the caller's context */
@@ -325,6 +329,68 @@ static const struct scenario table[] = {
 	  .peermem = PM_NV_MEM,
 	  .want_errno = ENOMEM,
 	  .want_msg = "failed with ENOMEM" },
+	{ .name = "dmabuf ENOMEM with BAR1 at 95%: BAR1 named as the cause",
+	  .nv = NV_OPEN,
+	  .nvml_loaded = 1,
+	  .bar1_used = 255013684, /* just over 95% of 256 MiB */
+	  .bar1_total = 256 << 20,
+	  .dmabuf_errno = ENOMEM,
+	  .want_errno = ENOMEM,
+	  .want_msg = "failed with ENOMEM (Cannot allocate memory); likely "
+		      "cause: BAR1 of GPU 0 is "
+		      "nearly used up (243 MiB of 256 MiB used (95%)); "
+		      "register less device memory at a time" },
+	{ .name = "dmabuf EINVAL with BAR1 at 90%: BAR1 named as the cause",
+	  .nv = NV_OPEN,
+	  .nvml_loaded = 1,
+	  .bar1_used = 241591911,
+	  .bar1_total = 256 << 20,
+	  .dmabuf_errno = EINVAL,
+	  .want_errno = EINVAL,
+	  .want_msg = "likely cause: BAR1 of GPU 0 is nearly used up" },
+	{ .name = "dmabuf EFAULT, BAR1 under 90% but with less free than the "
+		  "buffer: BAR1 named",
+	  .nv = NV_OPEN,
+	  .nvml_loaded = 1,
+	  .bar1_used = 1 << 20,
+	  .bar1_total = (1 << 20) + 4096, /* 4 KiB free, under 90%: no */
+	  .dmabuf_errno = EFAULT,
+	  .want_errno = EFAULT,
+	  .want_msg = "likely cause: BAR1 of GPU 0 is nearly used up" },
+	{ .name = "dmabuf ENOMEM with BAR1 almost idle: BAR1 not blamed",
+	  .nv = NV_OPEN,
+	  .nvml_loaded = 1,
+	  .dmabuf_errno = ENOMEM,
+	  .want_errno = ENOMEM,
+	  .want_msg = "failed with ENOMEM",
+	  .want_not_msg = "BAR1" },
+	{ .name = "dmabuf ENOMEM, NVML not loaded here: BAR1 only suggested",
+	  .nv = NV_OPEN,
+	  .bar1_used = 255013684,
+	  .bar1_total = 256 << 20,
+	  .dmabuf_errno = ENOMEM,
+	  .want_errno = ENOMEM,
+	  .want_msg = "if BAR1 of GPU 0 is nearly used up, that is the likely "
+		      "cause (not known here: NVML is not loaded in this "
+		      "process; nvidia-smi -q -d MEMORY shows BAR1 use)" },
+	{ .name = "dmabuf EPERM with BAR1 full: not a BAR1 error",
+	  .nv = NV_OPEN,
+	  .nvml_loaded = 1,
+	  .bar1_used = 256 << 20,
+	  .bar1_total = 256 << 20,
+	  .dmabuf_errno = EPERM,
+	  .want_errno = EPERM,
+	  .want_not_msg = "BAR1" },
+	{ .name = "host ENOMEM with BAR1 full: BAR1 is for device memory",
+	  .nv = NV_OPEN,
+	  .nvml_loaded = 1,
+	  .bar1_used = 256 << 20,
+	  .bar1_total = 256 << 20,
+	  .ptr = P_HOST,
+	  .reg_errno = ENOMEM,
+	  .want_errno = ENOMEM,
+	  .want_msg = "locked-memory limit",
+	  .want_not_msg = "BAR1" },
 	{ .name = "export CUDA_ERROR_NOT_SUPPORTED falls back to peermem",
 	  .nv = NV_OPEN,
 	  .export_result = CUDA_ERROR_NOT_SUPPORTED,
@@ -860,6 +926,11 @@ static void run(const struct scenario *sc)
 	fake_cu.no_export_entry = sc->no_export_entry;
 	fake_ibv.dmabuf_errno = sc->dmabuf_errno;
 	fake_ibv.reg_errno = sc->reg_errno;
+	fake_model.nvml_loaded = sc->nvml_loaded;
+	if (sc->bar1_total) {
+		fake_model.gpu[0].bar1_used = sc->bar1_used;
+		fake_model.gpu[0].bar1_total = sc->bar1_total;
+	}
 	fake_cu.export_result = sc->export_result;
 	if (sc->dd)
 		fake_model.nic[0].data_direct_errno = 0;
@@ -932,6 +1003,9 @@ static void run(const struct scenario *sc)
 		CHECK_INT(info.path, GDR_PATH_NONE);
 		if (sc->want_msg)
 			CHECK_HAS(gdr_last_error(), sc->want_msg);
+		if (sc->want_not_msg)
+			CHECK_(!strstr(gdr_last_error(), sc->want_not_msg),
+			       "the message says \"%s\"", sc->want_not_msg);
 		for (i = 0; i < (int)info.num_attempts && i < 4; i++)
 			CHECK(info.attempts[i].result != GDR_ATTEMPT_USED);
 	} else {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,6 +305,27 @@ double json_num(const struct json *o, const char *key, double def)
 
 	return v && (v->type == JSON_NUM || v->type == JSON_BOOL) ? v->num
 								  : def;
+}
+
+int json_int(const struct json *o, const char *key, int def)
+{
+	double v = json_num(o, key, def);
+
+	/* NaN fails both comparisons. */
+	if (!(v >= INT_MIN && v <= INT_MAX) || v != (double)(int)v)
+		return def;
+	return (int)v;
+}
+
+unsigned long long json_bytes(const struct json *o, const char *key,
+			      unsigned long long def)
+{
+	double v = json_num(o, key, -1);
+
+	if (!(v >= 0 && v <= 9007199254740992.0) ||
+	    v != (double)(unsigned long long)v)
+		return def;
+	return (unsigned long long)v;
 }
 
 void json_write_str(FILE *f, const char *s)

@@ -25,6 +25,13 @@ const struct json *json_get(const struct json *o, const char *key);
 /* Typed getters with defaults. */
 const char *json_str(const struct json *o, const char *key, const char *def);
 double json_num(const struct json *o, const char *key, double def);
+/* The number as an int, or @def when absent or not an int (a crafted
+ * snapshot's 1e300, NaN or 2.5: converting those would be undefined). */
+int json_int(const struct json *o, const char *key, int def);
+/* The number as a byte count: a whole number from 0 to 2^53 (exact in a
+ * double), else @def. */
+unsigned long long json_bytes(const struct json *o, const char *key,
+			      unsigned long long def);
 
 /*
  * @s as a JSON string to @f: '"' and '\\' escaped, control bytes and DEL

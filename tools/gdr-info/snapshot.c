@@ -65,7 +65,13 @@ static int answers(FILE *f, const struct gdr_model *m, const struct tree *t)
 			gpu->dmabuf_supported, gpu->gpudirect_rdma_supported,
 			gpu->gpudirect_rdma_with_vmm, gpu->c2c);
 		json_write_str(f, gpu->c2c_why);
-		fprintf(f, ", \"pcie_mapping\": %d}", gpu->pcie_mapping);
+		fprintf(f,
+			", \"pcie_mapping\": %d, \"bar1_errno\": %d, "
+			"\"bar1_why\": ",
+			gpu->pcie_mapping, gpu->bar1_errno);
+		json_write_str(f, gpu->bar1_why);
+		fprintf(f, ", \"bar1_total\": %llu, \"bar1_used\": %llu}",
+			gpu->bar1_total, gpu->bar1_used);
 	}
 	fprintf(f,
 		"]},\n  \"libibverbs_dmabuf\": %s,\n  \"mlx5dv\": %d,\n"
@@ -386,7 +392,7 @@ int snapshot_replay(const char *source, int is_dir, struct ibv_context ***ctxs,
 	     "unknown");
 	cuda = json_get(root, "cuda");
 	text(m.cuda_error, sizeof(m.cuda_error), cuda, "error", "");
-	m.driver_version = (int)json_num(cuda, "driver_version", 0);
+	m.driver_version = json_int(cuda, "driver_version", 0);
 	arr = json_get(cuda, "devices");
 	for (e = arr ? arr->child : NULL; e && m.num_gpus < GDR_MODEL_MAX_GPUS;
 	     e = e->next) {
@@ -395,18 +401,26 @@ int snapshot_replay(const char *source, int is_dir, struct ibv_context ***ctxs,
 		text(g->name, sizeof(g->name), e, "name", "unknown");
 		text(g->pci_bus_id, sizeof(g->pci_bus_id), e, "pci_bus_id",
 		     "unknown");
-		g->dmabuf_supported = (int)json_num(e, "dmabuf_supported", 0);
+		g->dmabuf_supported = json_int(e, "dmabuf_supported", 0);
 		g->gpudirect_rdma_supported =
-			(int)json_num(e, "gpudirect_rdma_supported", 0);
+			json_int(e, "gpudirect_rdma_supported", 0);
 		g->gpudirect_rdma_with_vmm =
-			(int)json_num(e, "gpudirect_rdma_with_vmm", 0);
+			json_int(e, "gpudirect_rdma_with_vmm", 0);
 		/* Added in 0.2; a 0.1 snapshot does not know them. */
-		g->c2c = (int)json_num(e, "c2c", -1);
+		g->c2c = json_int(e, "c2c", -1);
 		text(g->c2c_why, sizeof(g->c2c_why), e, "c2c_why", "");
-		g->pcie_mapping = (int)json_num(e, "pcie_mapping", -1);
+		g->pcie_mapping = json_int(e, "pcie_mapping", -1);
+		/* Added in 0.3: an older snapshot says nothing of BAR1. */
+		g->bar1_errno = json_int(e, "bar1_errno", ENODATA);
+		text(g->bar1_why, sizeof(g->bar1_why), e, "bar1_why",
+		     json_get(e, "bar1_errno") ? ""
+					       : "not in this snapshot "
+						 "(captured before 0.3)");
+		g->bar1_total = json_bytes(e, "bar1_total", 0);
+		g->bar1_used = json_bytes(e, "bar1_used", 0);
 	}
 	m.libibverbs_dmabuf = json_num(root, "libibverbs_dmabuf", 0) != 0;
-	m.mlx5dv = (int)json_num(root, "mlx5dv", 0);
+	m.mlx5dv = json_int(root, "mlx5dv", 0);
 	arr = json_get(root, "rdma_devices");
 	for (e = arr ? arr->child : NULL; e && m.num_nics < GDR_MODEL_MAX_NICS;
 	     e = e->next) {
@@ -414,12 +428,12 @@ int snapshot_replay(const char *source, int is_dir, struct ibv_context ***ctxs,
 
 		text(nic->name, sizeof(nic->name), e, "name", "unknown");
 		nic->dmabuf_probe_errno =
-			(int)json_num(e, "dmabuf_probe_errno", EIO);
-		nic->port_state = (int)json_num(e, "port_state", 0);
-		nic->link_layer = (int)json_num(e, "link_layer", 0);
-		nic->mlx5 = (int)json_num(e, "mlx5", 0);
+			json_int(e, "dmabuf_probe_errno", EIO);
+		nic->port_state = json_int(e, "port_state", 0);
+		nic->link_layer = json_int(e, "link_layer", 0);
+		nic->mlx5 = json_int(e, "mlx5", 0);
 		nic->data_direct_errno =
-			(int)json_num(e, "data_direct_errno", ENODEV);
+			json_int(e, "data_direct_errno", ENODEV);
 		text(nic->data_direct_path, sizeof(nic->data_direct_path), e,
 		     "data_direct_path", "");
 	}
