@@ -43,6 +43,9 @@ struct ibv_mr *gdr_reg_va(const struct gdr_req *req, const char *efault,
 				  "systemd LimitMEMLOCK=infinity)"
 		: err == EINVAL ? "; check the access flags"
 				: "");
+	if (req->cu) /* device memory (peermem): the NIC maps it via BAR1 */
+		gdr_bar1_explain(gdr_dev_get(req->pi.device), err, req->len,
+				 why, n);
 	errno = err;
 	return NULL;
 }

@@ -249,6 +249,8 @@ struct ibv_mr *gdr_dmabuf_finish(const struct gdr_req *req,
 			call, (unsigned long long)r->offset, req->len, extra,
 			gdr_pd_name(req->pd),
 			gdr_errno_words(err, words, sizeof(words)));
+		gdr_bar1_explain(gdr_dev_get(req->pi.device), err, req->len,
+				 why, n);
 		errno = err;
 		return NULL;
 	}

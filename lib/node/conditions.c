@@ -465,31 +465,39 @@ const struct gdr_check gdr_check_gpu_bar1 = {
 		  "limit (gdr_cache_attr.max_bytes, GPUDIRECT_CACHE_MAX_BYTES)",
 };
 
-void gdr_bar1_explain(const struct gdr_subject *s, int err, size_t len,
-		      char *msg, size_t n)
+void gdr_bar1_explain(const struct gdr_dev *d, int err, size_t len, char *msg,
+		      size_t n)
 {
-	struct gdr_subject sub = *s;
+	struct gdr_subject sub = { .dev = d };
 	struct gdr_bar1_view v;
 	struct gdr_eval e;
 
-	if (!s->dev || (err != ENOMEM && err != EFAULT && err != EINVAL))
+	if (!d || (err != ENOMEM && err != EFAULT && err != EINVAL))
 		return;
 	/* Only an NVML the process has loaded is asked: a failure path
 	 * starts nothing new in the caller's process. */
-	gdr_bar1_read(s->dev, GDR_NVML_NOLOAD, &v);
+	gdr_bar1_read(d, GDR_NVML_NOLOAD, &v);
 	sub.bar1 = &v;
 	gdr_check_eval(&gdr_check_gpu_bar1, &sub, &e, false);
 	if (v.err) {
 		gdr_append(msg, n,
 			   "; if BAR1 of GPU %d is nearly used up, that is the "
 			   "likely cause (not known here: %s; %s)",
-			   s->dev->ordinal, v.why, bar1_unknown_remedy);
+			   d->ordinal, v.why, bar1_unknown_remedy);
 		return;
 	}
-	if (e.verdict != GDR_VERDICT_WRONG && v.b.total - v.b.used >= len)
+	if (e.verdict == GDR_VERDICT_WRONG) {
+		gdr_append(msg, n, "; likely cause: ");
+		describe_gpu_bar1(&sub, &e, msg + strlen(msg), n - strlen(msg));
+	} else if (v.b.total - v.b.used < len) {
+		gdr_append(
+			msg, n,
+			"; likely cause: BAR1 of GPU %d has %llu bytes free, "
+			"fewer than the buffer's %zu (%s)",
+			d->ordinal, v.b.total - v.b.used, len, e.value);
+	} else {
 		return;
-	gdr_append(msg, n, "; likely cause: ");
-	describe_gpu_bar1(&sub, &e, msg + strlen(msg), n - strlen(msg));
+	}
 	gdr_append(msg, n, "; %s", gdr_check_gpu_bar1.remedy);
 }
 

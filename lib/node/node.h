@@ -298,14 +298,14 @@ extern const struct gdr_check gdr_check_kernel, gdr_check_nvidia_driver,
 /* A fact the report shows and a failed registration names (not a gate). */
 extern const struct gdr_check gdr_check_gpu_bar1;
 /*
- * After a registration of @len bytes of @s's GPU failed with @err
- * (ENOMEM, EFAULT or EINVAL; others add nothing): append to @msg that BAR1
- * is the likely cause when it is nearly used up or too small for @len,
- * with the remedy, or that it may be when its use is not known. Asks NVML
- * only if the process has loaded it.
+ * After the NIC refused @len bytes of GPU @d's memory with @err (ENOMEM,
+ * EFAULT or EINVAL; others add nothing): append to @msg that BAR1 is the
+ * likely cause when it is nearly used up or too small for @len, with the
+ * remedy, or that it may be when its use is not known. Asks NVML only if
+ * the process has loaded it.
  */
-void gdr_bar1_explain(const struct gdr_subject *s, int err, size_t len,
-		      char *msg, size_t n);
+void gdr_bar1_explain(const struct gdr_dev *d, int err, size_t len, char *msg,
+		      size_t n);
 
 /* Evaluate @c for @s: verdict ok and pass unless the check says else;
  * @quiet skips writing the value. */

@@ -398,8 +398,6 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 		gdr_append(msg, msg_len, " on GPU %d", req->pi.device);
 	gdr_append(msg, msg_len, ") with %s: ", gdr_pd_name(req->pd));
 	explain(rec, &full, device, mask, msg, msg_len);
-	if (device && first_hard)
-		gdr_bar1_explain(&subj, first_hard, req->len, msg, msg_len);
 	return NULL;
 }
 

@@ -388,21 +388,22 @@ LAYOUTS += [
      0, {("node", "kernel"): ("ok", "5.12"), ("mlx5_0", "path_gpu0"): ("ok", "dmabuf")}),
 ]
 
-# BAR1 of a small-window GPU (256 MiB): nearly used up from 90%, that is
-# from 241591910.4 bytes: one byte under the line and on it; all of it; a
-# GPU NVML cannot answer for; a snapshot from before 0.3. A fact, not a
-# gate: the path stays what it is, and so does the exit status.
+# BAR1 is nearly used up from 90%. A 250 MiB window, where 90% is a whole
+# number of bytes (235929600): one byte under the line and exactly on it;
+# then a 256 MiB window all used; a GPU NVML cannot answer for; a snapshot
+# from before 0.3. A fact, not a gate: the path stays what it is, and so
+# does the exit status.
 BAR1_SMALL = 256 << 20
 LAYOUTS += [
     ("bar1-just-under-90-percent",
-     dict(gpus=[dict(chain=GPU_SW, bar1=(241591910, BAR1_SMALL))],
+     dict(gpus=[dict(chain=GPU_SW, bar1=(235929599, 250 << 20))],
           nics=[dict(name="mlx5_0", chain=NIC_SW)]),
-     0, {("gpu0", "bar1"): ("ok", "230 MiB of 256 MiB used (89%)"),
+     0, {("gpu0", "bar1"): ("ok", "224 MiB of 250 MiB used (89%)"),
          ("mlx5_0", "path_gpu0"): ("ok", "dmabuf")}),
     ("bar1-at-90-percent",
-     dict(gpus=[dict(chain=GPU_SW, bar1=(241591911, BAR1_SMALL))],
+     dict(gpus=[dict(chain=GPU_SW, bar1=(235929600, 250 << 20))],
           nics=[dict(name="mlx5_0", chain=NIC_SW)]),
-     0, {("gpu0", "bar1"): ("wrong", "230 MiB of 256 MiB used (90%)"),
+     0, {("gpu0", "bar1"): ("wrong", "225 MiB of 250 MiB used (90%)"),
          ("mlx5_0", "path_gpu0"): ("ok", "dmabuf")}),
     ("bar1-full",
      dict(gpus=[dict(chain=GPU_SW, bar1=(BAR1_SMALL, BAR1_SMALL))],

@@ -352,11 +352,12 @@ static const struct scenario table[] = {
 		  "buffer: BAR1 named",
 	  .nv = NV_OPEN,
 	  .nvml_loaded = 1,
-	  .bar1_used = 1 << 20,
-	  .bar1_total = (1 << 20) + 4096, /* 4 KiB free, under 90%: no */
+	  .bar1_used = 36863, /* 89.99% of 40 KiB: 4097 bytes free */
+	  .bar1_total = 40960,
 	  .dmabuf_errno = EFAULT,
 	  .want_errno = EFAULT,
-	  .want_msg = "likely cause: BAR1 of GPU 0 is nearly used up" },
+	  .want_msg = "likely cause: BAR1 of GPU 0 has 4097 bytes free, fewer "
+		      "than the buffer's 5000" },
 	{ .name = "dmabuf ENOMEM with BAR1 almost idle: BAR1 not blamed",
 	  .nv = NV_OPEN,
 	  .nvml_loaded = 1,
@@ -373,6 +374,16 @@ static const struct scenario table[] = {
 	  .want_msg = "if BAR1 of GPU 0 is nearly used up, that is the likely "
 		      "cause (not known here: NVML is not loaded in this "
 		      "process; nvidia-smi -q -d MEMORY shows BAR1 use)" },
+	{ .name = "peermem ENOMEM with BAR1 full: BAR1 named as the cause",
+	  .nv = NV_PROPRIETARY,
+	  .peermem = PM_NV_MEM,
+	  .nvml_loaded = 1,
+	  .bar1_used = 256 << 20,
+	  .bar1_total = 256 << 20,
+	  .reg_errno = ENOMEM,
+	  .want_errno = ENOMEM,
+	  .want_msg = "likely cause: BAR1 of GPU 0 is nearly used up (256 MiB "
+		      "of 256 MiB used (100%))" },
 	{ .name = "dmabuf EPERM with BAR1 full: not a BAR1 error",
 	  .nv = NV_OPEN,
 	  .nvml_loaded = 1,
@@ -400,8 +411,13 @@ static const struct scenario table[] = {
 	  .nv = NV_OPEN,
 	  .export_result = CUDA_ERROR_INVALID_VALUE,
 	  .peermem = PM_NV_MEM,
+	  .nvml_loaded = 1,
+	  .bar1_used = 256 << 20,
+	  .bar1_total = 256 << 20,
 	  .want_errno = EINVAL,
-	  .want_msg = "cuMemGetHandleForAddressRange" },
+	  .want_msg = "cuMemGetHandleForAddressRange",
+	  /* the driver's own refusal: nothing mapped through BAR1 yet */
+	  .want_not_msg = "BAR1" },
 	{ .name = "peermem EFAULT with the module there names other causes",
 	  .nv = NV_PROPRIETARY,
 	  .peermem = PM_NV_MEM,
