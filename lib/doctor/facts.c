@@ -440,6 +440,7 @@ const struct gdr_check *const gdr_node_checks[] = {
 	&gdr_check_nvidia_driver,
 	&gdr_check_cuda_api,
 	&gdr_check_peermem,
+	&gdr_check_rdma_stack,
 	&gdr_check_verbs_dmabuf,
 	&gdr_check_mlx5dv,
 	&gdr_check_cuda_pcie,

@@ -175,24 +175,51 @@ const struct gdr_check gdr_check_cuda_api = {
 		  "upgrade the NVIDIA driver",
 };
 
+/* nvidia-peermem hands GPU pages to the RDMA core through the peer-memory
+ * API of MLNX_OFED/DOCA-OFED's ib_core; the kernel's own ib_core has none. */
+static const char peermem_needs_ofed[] =
+	"nvidia-peermem works only with MLNX_OFED/DOCA-OFED's ib_core, which "
+	"the kernel's inbox drivers lack: install DOCA-OFED (Network Operator: "
+	"its OFED driver; GPU Operator: driver.rdma.useHostMofed=true with "
+	"OFED on the host) and reload nvidia-peermem, or use DMA-BUF (open "
+	"kernel module, Linux 5.12+)";
+static const char peermem_reload[] =
+	"nvidia-peermem is loaded but did not register (dmesg says why): "
+	"reload it after the OFED ib_core (modprobe -r nvidia-peermem; "
+	"modprobe nvidia-peermem), or use DMA-BUF";
+
 static void eval_peermem(const struct gdr_subject *s, struct gdr_eval *e)
 {
 	const struct gdr_node *nd = s->node;
 
-	if (nd->peermem_path[0]) {
+	if (nd->peermem_path[0] && nd->peermem_registered) {
 		gdr_eval_value(e, "%s (%s)", nd->peermem_version,
 			       nd->peermem_path);
 		return;
 	}
-	gdr_eval_verdict(e, GDR_VERDICT_MISSING, GDR_FAIL);
+	if (nd->peermem_path[0]) {
+		/* Loaded, but the RDMA core does not list it: device memory
+		 * would be refused with EFAULT. */
+		gdr_eval_value(e,
+			       "%s (%s), not registered with the RDMA core "
+			       "(no /sys%s/nv_mem%s)",
+			       nd->peermem_version, nd->peermem_path,
+			       GDR_MEMORY_PEERS,
+			       nd->memory_peers ? "" : ", nor the directory");
+		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_FAIL);
+		e->remedy =
+			nd->memory_peers ? peermem_reload : peermem_needs_ofed;
+	} else {
+		gdr_eval_value(e, "not loaded");
+		gdr_eval_verdict(e, GDR_VERDICT_MISSING, GDR_FAIL);
+	}
 	if (s->dmabuf_usable) {
 		/* Every pair takes DMA-BUF: nothing to fix here. */
-		gdr_eval_value(e, "not loaded (not needed: DMA-BUF is usable)");
+		gdr_append(e->value, sizeof(e->value),
+			   " (not needed: DMA-BUF is usable)");
 		e->verdict = GDR_VERDICT_INFO;
 		e->remedy = "";
-		return;
 	}
-	gdr_eval_value(e, "not loaded");
 }
 
 static void describe_peermem(const struct gdr_subject *s,
@@ -200,6 +227,10 @@ static void describe_peermem(const struct gdr_subject *s,
 {
 	const char *const *p;
 
+	if (s->node->peermem_path[0]) {
+		gdr_fmt(buf, n, "nvidia-peermem is %s", e->value);
+		return;
+	}
 	gdr_fmt(buf, n, "nvidia-peermem is not loaded (none of");
 	for (p = gdr_peermem_paths; *p; p++)
 		gdr_append(buf, n, "%s /sys%s",
@@ -215,6 +246,46 @@ const struct gdr_check gdr_check_peermem = {
 	.remedy = "only needed where DMA-BUF is unavailable: modprobe "
 		  "nvidia-peermem (GPU Operator: driver.rdma.enabled=true; "
 		  "with host MOFED also driver.rdma.useHostMofed=true)",
+};
+
+/*
+ * The network driver stack, by the rule of NVIDIA's prerequisites: the
+ * kernel's inbox drivers are enough for DMA-BUF; nvidia-peermem needs
+ * MLNX_OFED/DOCA-OFED. Judged only where no pair takes DMA-BUF.
+ */
+static void eval_rdma_stack(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	const struct gdr_node *nd = s->node;
+	bool gpus = s->cuda && s->cuda->state == GDR_CUDA_READY &&
+		    s->cuda->num_devices > 0;
+
+	if (nd->ofed)
+		gdr_eval_value(e, "MLNX_OFED/DOCA-OFED (mlx_compat %s)",
+			       nd->ofed_version[0] ? nd->ofed_version
+						   : "loaded, version unread");
+	else if (nd->memory_peers)
+		gdr_eval_value(e,
+			       "an ib_core with peer memory (/sys%s), no "
+			       "mlx_compat module",
+			       GDR_MEMORY_PEERS);
+	else
+		gdr_eval_value(e,
+			       "inbox kernel drivers (no mlx_compat module)");
+	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+	/* Only nvidia-peermem is left for some GPU, and it needs OFED. */
+	if (!nd->ofed && !nd->memory_peers && !s->dmabuf_usable &&
+	    s->num_nics && gpus) {
+		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
+		e->remedy = peermem_needs_ofed;
+	}
+}
+
+const struct gdr_check gdr_check_rdma_stack = {
+	.key = "rdma_stack",
+	.scope = GDR_SCOPE_NODE,
+	.eval = eval_rdma_stack,
+	.describe = gdr_describe_value,
+	.remedy = "",
 };
 
 static void eval_verbs_dmabuf(const struct gdr_subject *s, struct gdr_eval *e)

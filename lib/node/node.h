@@ -40,6 +40,14 @@ struct gdr_node {
 	/* nvidia-peermem: the sysfs path that showed it, "" if none */
 	char peermem_path[96];
 	char peermem_version[64];
+	/* it shows under /sys/kernel/mm/memory_peers: registered with the
+	 * RDMA core's peer-memory API (MLNX_OFED/DOCA-OFED's ib_core) */
+	bool peermem_registered;
+	bool memory_peers; /* /sys/kernel/mm/memory_peers exists */
+	/* The network driver stack: MLNX_OFED/DOCA-OFED (its mlx_compat
+	 * module loaded), else the kernel's inbox drivers */
+	bool ofed;
+	char ofed_version[64];
 	/* GPUDirect Storage */
 	bool nvidia_fs;
 	bool nvidia_fs_proc; /* /proc/driver/nvidia-fs exists */
@@ -58,8 +66,11 @@ struct gdr_node {
 
 /* The node, probed once per process. Never NULL. */
 const struct gdr_node *gdr_node_get(void);
-/* Where nvidia-peermem shows below /sys; NULL-terminated. */
+/* Where nvidia-peermem shows below /sys; NULL-terminated. The first ones
+ * are below GDR_MEMORY_PEERS, where the RDMA core lists the peer-memory
+ * clients registered with it; the others only say the module is loaded. */
 extern const char *const gdr_peermem_paths[];
+#define GDR_MEMORY_PEERS "/kernel/mm/memory_peers"
 
 struct gdr_dev {
 	int ordinal;
@@ -297,6 +308,8 @@ extern const struct gdr_check gdr_check_kernel, gdr_check_nvidia_driver,
 	gdr_check_cuda_pcie, gdr_check_nic_data_direct, gdr_check_gpu_pcie;
 /* A fact the report shows and a failed registration names (not a gate). */
 extern const struct gdr_check gdr_check_gpu_bar1;
+/* The network driver stack; judged against nvidia-peermem's needs. */
+extern const struct gdr_check gdr_check_rdma_stack;
 /*
  * After the NIC refused @len bytes of GPU @d's memory with @err (ENOMEM,
  * EFAULT or EINVAL; others add nothing): append to @msg that BAR1 is the

@@ -54,8 +54,8 @@ static void *load(void *slot)
 /* The places below /sys where nvidia-peermem (or MLNX_OFED's nv_peer_mem)
  * shows. */
 const char *const gdr_peermem_paths[] = {
-	"/kernel/mm/memory_peers/nv_mem/version",
-	"/kernel/mm/memory_peers/nv_mem_nc/version",
+	GDR_MEMORY_PEERS "/nv_mem/version",
+	GDR_MEMORY_PEERS "/nv_mem_nc/version",
 	"/module/nvidia_peermem/version",
 	"/module/nv_peer_mem/version",
 	NULL,
@@ -105,8 +105,17 @@ static void probe_files(struct gdr_node *nd, const struct gdr_seam *s)
 				gdr_errno_name(err));
 		gdr_fmt(nd->peermem_path, sizeof(nd->peermem_path), "/sys%s",
 			gdr_peermem_paths[i]);
+		nd->peermem_registered =
+			!strncmp(gdr_peermem_paths[i], GDR_MEMORY_PEERS,
+				 strlen(GDR_MEMORY_PEERS));
 		break;
 	}
+	nd->memory_peers = gdr_file_exists(s->sysfs_root, GDR_MEMORY_PEERS);
+	nd->ofed = gdr_file_exists(s->sysfs_root, "/module/mlx_compat");
+	if (nd->ofed &&
+	    gdr_read_file(s->sysfs_root, "/module/mlx_compat/version",
+			  nd->ofed_version, sizeof(nd->ofed_version)))
+		nd->ofed_version[0] = '\0';
 	nd->nvidia_fs_proc =
 		gdr_file_exists(s->procfs_root, "/driver/nvidia-fs");
 	if (gdr_read_file(s->sysfs_root, "/module/nvidia_fs/version",

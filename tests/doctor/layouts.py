@@ -16,6 +16,8 @@ NV_PROP = ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug"
            " 19 01:15:15 UTC 2023\nGCC version:  gcc version 12.3.0\n")
 EBADF, ENODEV, EOPNOTSUPP = 9, 19, 95
 CUDA_ERROR_NOT_SUPPORTED = 801
+PEERMEM_MODULE = "module/nvidia_peermem/version"
+PEERMEM_ENTRY = "kernel/mm/memory_peers/nv_mem/version"  # registered with the RDMA core
 BAR1_H100 = (2 << 20, 128 << 30)  # (bytes used, total): an idle H100's BAR1
 
 # ACS control register bits (PCIe base spec 7.7.8.3)
@@ -97,7 +99,7 @@ def pci(root, chain, numa=0, group=None, acs=None):
 
 
 def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
-         cuda_error="", gpus=(), nics=(), peermem=None, gds=False, acs=None,
+         cuda_error="", gpus=(), nics=(), peermem=None, gds=False, acs=None, ofed=None,
          mlx5dv=1):
     """mlx5dv: 0 no libmlx5, 1 rdma-core before v54, 2 v54 or newer.
     A GPU's "c2c" (1, 0, -1) and "pcie" (the CUresult of a PCIe-mapped
@@ -111,8 +113,11 @@ def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
     os.makedirs(os.path.join(root, "proc"))
     if nv:
         write(root, "proc/driver/nvidia/version", nv)
-    if peermem:
-        write(root, "sys/" + peermem, "1.2\n")
+    if peermem:  # a path, or a list of them (a module and its entry)
+        for p in [peermem] if isinstance(peermem, str) else peermem:
+            write(root, "sys/" + p, "1.2\n")
+    if ofed:  # MLNX_OFED/DOCA-OFED: its mlx_compat module, and version
+        write(root, "sys/module/mlx_compat/version", ofed + "\n")
     if gds:
         write(root, "sys/module/nvidia_fs/version", "2.24.3\n")
         write(root, "proc/driver/nvidia-fs/version", "2.24\n")
@@ -247,9 +252,38 @@ LAYOUTS = [
          ("irdma0", "path_gpu0"): ("missing", "none")}),
     ("gpu-with-nic-without-dmabuf-peermem",
      dict(gpus=[dict(chain=GPU_SW)], nics=[dict(name="irdma0", chain=NIC_SW, probe=EOPNOTSUPP)],
-          peermem="module/nvidia_peermem/version"),
+          peermem=[PEERMEM_MODULE, PEERMEM_ENTRY], ofed="24.10-1.1.4"),
      0, {("irdma0", "dmabuf_mr"): "missing", ("node", "nvidia_peermem"): "ok",
+         ("node", "rdma_stack"): ("info", "MLNX_OFED/DOCA-OFED (mlx_compat 24.10-1.1.4)"),
          ("irdma0", "path_gpu0"): ("ok", "peermem (DMA-BUF unavailable)")}),
+    # nvidia-peermem loaded, but the RDMA core does not list it: on the
+    # inbox stack (no memory_peers at all), and on OFED where it did not
+    # register; and the same inbox node where DMA-BUF makes it moot.
+    ("peermem-loaded-inbox-stack",
+     dict(gpus=[dict(chain=GPU_SW)], nics=[dict(name="irdma0", chain=NIC_SW, probe=EOPNOTSUPP)],
+          peermem=PEERMEM_MODULE),
+     1, {("node", "nvidia_peermem"): ("wrong", "1.2 (/sys/module/nvidia_peermem/version), "
+                                      "not registered with the RDMA core (no "
+                                      "/sys/kernel/mm/memory_peers/nv_mem, nor the directory)"),
+         ("node", "rdma_stack"): ("wrong", "inbox kernel drivers (no mlx_compat module)"),
+         ("irdma0", "path_gpu0"): ("missing", "none")}),
+    ("peermem-loaded-not-registered-ofed",
+     dict(gpus=[dict(chain=GPU_SW)], nics=[dict(name="irdma0", chain=NIC_SW, probe=EOPNOTSUPP)],
+          peermem=[PEERMEM_MODULE, "kernel/mm/memory_peers/amdgpu/version"], ofed="24.10-1.1.4"),
+     1, {("node", "nvidia_peermem"): ("wrong", "1.2 (/sys/module/nvidia_peermem/version), "
+                                      "not registered with the RDMA core (no "
+                                      "/sys/kernel/mm/memory_peers/nv_mem)"),
+         ("node", "rdma_stack"): ("info", "MLNX_OFED/DOCA-OFED (mlx_compat 24.10-1.1.4)"),
+         ("irdma0", "path_gpu0"): ("missing", "none")}),
+    ("peermem-loaded-inbox-dmabuf-usable",
+     dict(gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)],
+          peermem=PEERMEM_MODULE),
+     0, {("node", "nvidia_peermem"): ("info", "1.2 (/sys/module/nvidia_peermem/version), "
+                                     "not registered with the RDMA core (no "
+                                     "/sys/kernel/mm/memory_peers/nv_mem, nor the directory) "
+                                     "(not needed: DMA-BUF is usable)"),
+         ("node", "rdma_stack"): ("info", "inbox kernel drivers (no mlx_compat module)"),
+         ("mlx5_0", "path_gpu0"): ("ok", "dmabuf")}),
     # Two NICs: the pair with the DMA-BUF NIC is usable, the other is not.
     ("two-nics-one-without-dmabuf",
      dict(gpus=[dict(chain=GPU_SW)],

@@ -267,7 +267,7 @@ def main():
     check(res.returncode in (0, 1), "--host-root: exit %d (%s)" % (res.returncode, res.stderr))
     check('"value": "570.133.20 (open kernel module)"' in res.stdout,
           "--host-root: the fixture's driver version is not in the report")
-    check('"value": "1.2 (/sys/module/nvidia_peermem/version)"' in res.stdout,
+    check('"value": "1.2 (/sys/kernel/mm/memory_peers/nv_mem/version)"' in res.stdout,
           "--host-root: peermem is not shown at its host path")
     check(root not in res.stdout, "--host-root: the fixture's own path leaks into the report")
     res = run(gdr_info, "--host-root", root, "--from", "x.tar")

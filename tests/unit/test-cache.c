@@ -741,6 +741,7 @@ static void errors(void)
 	check_scope = "registration options pass through";
 	fakes_reset();
 	fixture_write(fx.sys, "module/nvidia_peermem/version", "580\n");
+	fixture_write(fx.sys, "kernel/mm/memory_peers/nv_mem/version", "580\n");
 	fakes_install(&fx, NULL, NULL, NULL);
 	attr.comp_mask = GDR_CACHE_ATTR_REG;
 	attr.reg.comp_mask = GDR_REG_ATTR_PATH_MASK;

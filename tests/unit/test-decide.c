@@ -41,6 +41,10 @@ struct scenario {
 	const char *nv;	     /* /proc/driver/nvidia/version, NULL: absent */
 	const char *kernel;  /* NULL: 6.1.0-57-amd64 */
 	const char *peermem; /* sysfs file that shows peermem, NULL: none */
+	/* and the RDMA core lists it (memory_peers/nv_mem), as a working
+	 * nvidia-peermem on MLNX_OFED/DOCA-OFED shows both */
+	int registered;
+	const char *other_peer; /* a memory_peers entry of another client */
 	int no_libcuda;
 	CUresult init_result;
 	int driver;	    /* 0: 13000 */
@@ -135,7 +139,28 @@ static const struct scenario table[] = {
 	  .nv = NV_OPEN,
 	  .kernel = "4.18.0-513.el8.x86_64",
 	  .peermem = PM_OLD,
+	  .registered = 1,
 	  .want_path = GDR_PATH_PEERMEM },
+	{ .name = "nvidia_peermem loaded, no memory_peers (inbox ib_core)",
+	  .nv = NV_OPEN,
+	  .kernel = "4.18.0-513.el8.x86_64",
+	  .peermem = PM_MODULE,
+	  .want_errno = EOPNOTSUPP,
+	  .want_msg =
+		  "peermem skipped: nvidia-peermem is 1.1 "
+		  "(/sys/module/nvidia_peermem/version), not registered "
+		  "with the RDMA core (no /sys/kernel/mm/memory_peers/nv_mem, "
+		  "nor the directory); nvidia-peermem works only "
+		  "with MLNX_OFED/DOCA-OFED's ib_core" },
+	{ .name = "nvidia_peermem loaded, memory_peers without nv_mem",
+	  .nv = NV_OPEN,
+	  .kernel = "4.18.0-513.el8.x86_64",
+	  .peermem = PM_MODULE,
+	  .other_peer = "kernel/mm/memory_peers/amdgpu/version",
+	  .want_errno = EOPNOTSUPP,
+	  .want_msg = "not registered with the RDMA core (no "
+		      "/sys/kernel/mm/memory_peers/nv_mem); nvidia-peermem "
+		      "is loaded but did not register (dmesg says why)" },
 	{ .name = "kernel 5.12.0-rc1+ is new enough",
 	  .nv = NV_OPEN,
 	  .kernel = "5.12.0-rc1+",
@@ -204,6 +229,7 @@ static const struct scenario table[] = {
 	  .nv = NV_OPEN,
 	  .driver = 11040,
 	  .peermem = PM_MODULE,
+	  .registered = 1,
 	  .want_path = GDR_PATH_PEERMEM },
 	{ .name = "GPU 1 of 2 lacks DMA-BUF: its memory is refused",
 	  .nv = NV_OPEN,
@@ -724,6 +750,7 @@ static const struct scenario table[] = {
 	{ .name = "GPUDIRECT_PCIE_MAPPING=on, the GPU cannot: peermem",
 	  .nv = NV_OPEN,
 	  .peermem = PM_MODULE,
+	  .registered = 1,
 	  .env_pcie = "on",
 	  .pcie_result = CUDA_ERROR_NOT_SUPPORTED,
 	  .want_path = GDR_PATH_PEERMEM,
@@ -921,6 +948,10 @@ static void run(const struct scenario *sc)
 		fixture_write(fx.proc, "driver/nvidia/version", sc->nv);
 	if (sc->peermem)
 		fixture_write(fx.sys, sc->peermem, "1.1\n");
+	if (sc->registered)
+		fixture_write(fx.sys, PM_NV_MEM, "1.1\n");
+	if (sc->other_peer)
+		fixture_write(fx.sys, sc->other_peer, "1.0\n");
 	if (sc->no_libcuda)
 		fakes_no_libcuda();
 	fake_cu.not_loaded = sc->cuda_not_loaded;

@@ -111,6 +111,8 @@ static void setup(enum op op)
 	if (op == OP_PEERMEM) {
 		fixture_write(fx.proc, "driver/nvidia/version", NV_PROPRIETARY);
 		fixture_write(fx.sys, "module/nvidia_peermem/version", "580\n");
+		fixture_write(fx.sys, "kernel/mm/memory_peers/nv_mem/version",
+			      "580\n");
 	} else {
 		fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
 	}

@@ -119,6 +119,8 @@ int main(void)
 	fakes_no_libcuda();
 	fixture_make(&fx);
 	fixture_write(fx.sys, "module/nv_peer_mem/version", "1.3-0\n");
+	fixture_write(fx.sys, "kernel/mm/memory_peers/nv_mem/version",
+		      "1.3-0\n");
 	fixture_write(fx.sys, "module/nvidia_fs/version", "2.17.5\n");
 	fakes_install(&fx, NULL, NULL, NULL);
 	r = gdr_report_create(ctxs, 1, 0);
@@ -160,6 +162,7 @@ int main(void)
 	fixture_make(&fx);
 	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
 	fixture_write(fx.sys, "module/nvidia_peermem/version", "580\n");
+	fixture_write(fx.sys, "kernel/mm/memory_peers/nv_mem/version", "580\n");
 	fakes_install(&fx, NULL, NULL, NULL);
 	r = gdr_report_create(ctxs, 1, 0);
 	CHECK(r != NULL);
