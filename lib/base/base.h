@@ -123,6 +123,13 @@ enum gdr_nv_flavour gdr_parse_nvidia_version(const char *text, char *ver,
 					     size_t n);
 /* Parse a decimal (or 0x) number from a sysfs attribute. 0 or EINVAL. */
 int gdr_parse_long(const char *s, long *out);
+/*
+ * The IOMMU settings of a kernel command line (/proc/cmdline): its iommu=,
+ * iommu.passthrough=, iommu.strict=, intel_iommu= and amd_iommu= words,
+ * space-separated in their order, into @out ("" when none; words that do
+ * not fit are left out whole).
+ */
+void gdr_parse_iommu_cmdline(const char *cmdline, char *out, size_t n);
 
 #define GDR_BDF_LEN 16
 /* "0000:3B:00.0" or "00000000:3b:00.0" -> "0000:3b:00.0". 0 or EINVAL. */

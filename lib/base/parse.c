@@ -120,6 +120,46 @@ int gdr_parse_long(const char *s, long *out)
 	return 0;
 }
 
+void gdr_parse_iommu_cmdline(const char *cmdline, char *out, size_t n)
+{
+	static const char *const keys[] = {
+		"iommu=",	"iommu.passthrough=", "iommu.strict=",
+		"intel_iommu=", "amd_iommu=",	      NULL
+	};
+	const char *p = cmdline ? cmdline : "";
+	size_t used = 0;
+
+	if (!n)
+		return;
+	out[0] = '\0';
+	while (*p) {
+		const char *end;
+		size_t len, i;
+
+		while (*p && isspace((unsigned char)*p))
+			p++;
+		for (end = p; *end && !isspace((unsigned char)*end); end++)
+			;
+		len = (size_t)(end - p);
+		for (i = 0; keys[i]; i++) {
+			size_t k = strlen(keys[i]);
+
+			if (len < k || strncmp(p, keys[i], k))
+				continue;
+			/* The word, if it fits whole with its separator. */
+			if (used + (used ? 1 : 0) + len < n) {
+				if (used)
+					out[used++] = ' ';
+				memcpy(out + used, p, len);
+				used += len;
+				out[used] = '\0';
+			}
+			break;
+		}
+		p = end;
+	}
+}
+
 int gdr_bdf_normalize(const char *in, char *out, size_t n)
 {
 	unsigned int dom, bus, dev, fn;

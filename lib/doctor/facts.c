@@ -76,6 +76,78 @@ static const struct gdr_check check_rdma_devices = {
 		  "container expose /dev/infiniband",
 };
 
+/* --- IOMMU and ATS of a PCI function (a GPU's, an RDMA device's) -------- */
+
+static const char iommu_translated_remedy[] =
+	"translated DMA sends every NIC access to GPU memory through the "
+	"IOMMU (IOTLB misses cost bandwidth; large dma-buf registrations can "
+	"fail with ENOMEM): boot with iommu=pt (keeping intel_iommu=on or "
+	"amd_iommu=on where the IOMMU is wanted); the GPU and Network "
+	"Operators do not set it: it is the host's kernel command line";
+
+static void iommu_mode(const struct gdr_node *nd, const char *bdf,
+		       struct gdr_eval *e)
+{
+	char type[96], cmd[200];
+	bool no_group;
+	int err;
+
+	if (nd->cmdline_err)
+		gdr_fmt(cmd, sizeof(cmd), "/proc/cmdline unreadable: %s",
+			gdr_errno_name(nd->cmdline_err));
+	else
+		gdr_fmt(cmd, sizeof(cmd), "kernel command line: %s",
+			nd->iommu_cmdline[0] ? nd->iommu_cmdline
+					     : "no IOMMU setting");
+	err = gdr_pci_iommu_type(bdf, type, sizeof(type), &no_group);
+	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+	if (no_group) {
+		gdr_eval_value(e, "none (no IOMMU group; %s)", cmd);
+		e->verdict = GDR_VERDICT_OK;
+	} else if (err) {
+		gdr_eval_value(e, "unknown (%s: %s; %s)", type,
+			       gdr_errno_name(err), cmd);
+		e->verdict = GDR_VERDICT_UNKNOWN;
+		e->remedy = "kernels before 5.11 do not say: dmesg | grep -i "
+			    "-e DMAR -e AMD-Vi -e iommu";
+	} else if (!strcmp(type, "identity")) {
+		gdr_eval_value(e, "passthrough (identity; %s)", cmd);
+		e->verdict = GDR_VERDICT_OK;
+	} else if (!strcmp(type, "DMA") || !strcmp(type, "DMA-FQ")) {
+		gdr_eval_value(e, "translated (%s; %s)", type, cmd);
+		e->verdict = GDR_VERDICT_WRONG;
+		e->remedy = iommu_translated_remedy;
+	} else if (!strcmp(type, "unmanaged")) {
+		gdr_eval_value(e,
+			       "unmanaged (a domain of VFIO or of the "
+			       "driver; %s)",
+			       cmd);
+	} else {
+		gdr_eval_value(e, "%s (%s)", type, cmd);
+		e->verdict = GDR_VERDICT_UNKNOWN;
+		e->remedy = "";
+	}
+}
+
+static const char ats_unknown_remedy[] = "run as root to read the device's "
+					 "extended PCI config space";
+
+static void ats_value(const char *bdf, struct gdr_eval *e)
+{
+	switch (gdr_pci_ats(bdf)) {
+	case GDR_ATS_ENABLED: gdr_eval_value(e, "enabled"); break;
+	case GDR_ATS_DISABLED: gdr_eval_value(e, "capable, not enabled"); break;
+	case GDR_ATS_ABSENT: gdr_eval_value(e, "no ATS capability"); break;
+	case GDR_ATS_UNKNOWN: /* fall through */
+	default:
+		gdr_eval_value(e, "unknown");
+		gdr_eval_verdict(e, GDR_VERDICT_UNKNOWN, GDR_PASS);
+		e->remedy = ats_unknown_remedy;
+		return;
+	}
+	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+}
+
 /* --- GPU ------------------------------------------------------------------ */
 
 static void eval_gpu_name(const struct gdr_subject *s, struct gdr_eval *e)
@@ -160,6 +232,46 @@ static const struct gdr_check check_gpu_iommu = {
 	.key = "iommu_group",
 	.scope = GDR_SCOPE_GPU,
 	.eval = eval_gpu_iommu,
+	.describe = gdr_describe_value,
+	.remedy = "",
+};
+
+static void eval_gpu_iommu_mode(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	char bdf[GDR_BDF_LEN];
+
+	gpu_bdf(s, bdf, sizeof(bdf));
+	if (!bdf[0] || !gdr_pci_exists(bdf)) {
+		e->skip = true;
+		return;
+	}
+	iommu_mode(s->node, bdf, e);
+}
+
+static const struct gdr_check check_gpu_iommu_mode = {
+	.key = "iommu_mode",
+	.scope = GDR_SCOPE_GPU,
+	.eval = eval_gpu_iommu_mode,
+	.describe = gdr_describe_value,
+	.remedy = "",
+};
+
+static void eval_gpu_ats(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	char bdf[GDR_BDF_LEN];
+
+	gpu_bdf(s, bdf, sizeof(bdf));
+	if (!bdf[0] || !gdr_pci_exists(bdf)) {
+		e->skip = true;
+		return;
+	}
+	ats_value(bdf, e);
+}
+
+static const struct gdr_check check_gpu_ats = {
+	.key = "ats",
+	.scope = GDR_SCOPE_GPU,
+	.eval = eval_gpu_ats,
 	.describe = gdr_describe_value,
 	.remedy = "",
 };
@@ -265,6 +377,40 @@ static const struct gdr_check check_nic_iommu = {
 	.key = "iommu_group",
 	.scope = GDR_SCOPE_NIC,
 	.eval = eval_nic_iommu,
+	.describe = gdr_describe_value,
+	.remedy = "",
+};
+
+static void eval_nic_iommu_mode(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	if (!s->nic_bdf[0]) {
+		e->skip = true;
+		return;
+	}
+	iommu_mode(s->node, s->nic_bdf, e);
+}
+
+static const struct gdr_check check_nic_iommu_mode = {
+	.key = "iommu_mode",
+	.scope = GDR_SCOPE_NIC,
+	.eval = eval_nic_iommu_mode,
+	.describe = gdr_describe_value,
+	.remedy = "",
+};
+
+static void eval_nic_ats(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	if (!s->nic_bdf[0]) {
+		e->skip = true;
+		return;
+	}
+	ats_value(s->nic_bdf, e);
+}
+
+static const struct gdr_check check_nic_ats = {
+	.key = "ats",
+	.scope = GDR_SCOPE_NIC,
+	.eval = eval_nic_ats,
 	.describe = gdr_describe_value,
 	.remedy = "",
 };
@@ -412,6 +558,31 @@ static void eval_acs(const struct gdr_subject *s, struct gdr_eval *e)
 		n = gdr_pci_acs_redirects(gpu, nic, acs, sizeof(acs));
 	if (n == 0) {
 		gdr_eval_value(e, "none");
+	} else if (n > 0 && gdr_pci_ats(gpu) == GDR_ATS_ENABLED &&
+		   gdr_pci_ats(nic) == GDR_ATS_ENABLED) {
+		/* With ATS on both ends, translated requests may go peer to
+		 * peer where the bridges allow Direct Translated P2P. */
+		if (gdr_pci_acs_direct_translated(acs)) {
+			gdr_eval_value(
+				e,
+				"%s (with Direct Translated P2P, and ATS "
+				"on both ends: translated requests go "
+				"peer to peer)",
+				acs);
+			gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+		} else {
+			gdr_eval_value(e,
+				       "%s (ATS on both ends, no Direct "
+				       "Translated P2P)",
+				       acs);
+			gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
+			e->remedy = "ACS redirect sends GPU<->NIC traffic "
+				    "through the root complex: enable ACS "
+				    "Direct Translated P2P (bit 6 of "
+				    "ECAP_ACS+0x6) on these bridges so that "
+				    "ATS-translated requests go peer to peer, "
+				    "or disable the redirects";
+		}
 	} else if (n > 0) {
 		gdr_eval_value(e, "%s", acs);
 		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
@@ -436,18 +607,10 @@ static const struct gdr_check check_acs = {
 /* --- walking them ---------------------------------------------------------- */
 
 const struct gdr_check *const gdr_node_checks[] = {
-	&gdr_check_kernel,
-	&gdr_check_nvidia_driver,
-	&gdr_check_cuda_api,
-	&gdr_check_peermem,
-	&gdr_check_rdma_stack,
-	&gdr_check_verbs_dmabuf,
-	&gdr_check_mlx5dv,
-	&gdr_check_cuda_pcie,
-	&check_gds,
-	&check_cuda_devices,
-	&check_rdma_devices,
-	NULL,
+	&gdr_check_kernel,   &gdr_check_nvidia_driver, &gdr_check_cuda_api,
+	&gdr_check_peermem,  &gdr_check_rdma_stack,    &gdr_check_verbs_dmabuf,
+	&gdr_check_mlx5dv,   &gdr_check_cuda_pcie,     &check_gds,
+	&check_cuda_devices, &check_rdma_devices,      NULL,
 };
 
 const struct gdr_check *const gdr_gpu_checks[] = {
@@ -455,6 +618,8 @@ const struct gdr_check *const gdr_gpu_checks[] = {
 	&check_gpu_busid,
 	&check_gpu_numa,
 	&check_gpu_iommu,
+	&check_gpu_iommu_mode,
+	&check_gpu_ats,
 	&gdr_check_gpu_dmabuf,
 	&check_gpu_rdma,
 	&check_gpu_vmm,
@@ -470,6 +635,8 @@ const struct gdr_check *const gdr_nic_checks[] = {
 	&check_nic_pci,
 	&check_nic_numa,
 	&check_nic_iommu,
+	&check_nic_iommu_mode,
+	&check_nic_ats,
 	&check_nic_link,
 	&check_nic_netdev,
 	&check_nic_port,

@@ -48,6 +48,10 @@ struct gdr_node {
 	 * module loaded), else the kernel's inbox drivers */
 	bool ofed;
 	char ofed_version[64];
+	/* The kernel command line's IOMMU words ("intel_iommu=on iommu=pt",
+	 * "" none); cmdline_err: the errno of reading /proc/cmdline */
+	char iommu_cmdline[160];
+	int cmdline_err;
 	/* GPUDirect Storage */
 	bool nvidia_fs;
 	bool nvidia_fs_proc; /* /proc/driver/nvidia-fs exists */

@@ -75,7 +75,7 @@ static void probe_kernel(struct gdr_node *nd, const struct gdr_seam *s)
 
 static void probe_files(struct gdr_node *nd, const struct gdr_seam *s)
 {
-	char text[1024];
+	char text[1024], cmdline[4097];
 	size_t i;
 	int err;
 
@@ -110,6 +110,12 @@ static void probe_files(struct gdr_node *nd, const struct gdr_seam *s)
 				 strlen(GDR_MEMORY_PEERS));
 		break;
 	}
+	/* COMMAND_LINE_SIZE is 2048 on x86, 4096 on arm64. */
+	nd->cmdline_err = gdr_read_file(s->procfs_root, "/cmdline", cmdline,
+					sizeof(cmdline));
+	if (!nd->cmdline_err)
+		gdr_parse_iommu_cmdline(cmdline, nd->iommu_cmdline,
+					sizeof(nd->iommu_cmdline));
 	nd->memory_peers = gdr_file_exists(s->sysfs_root, GDR_MEMORY_PEERS);
 	nd->ofed = gdr_file_exists(s->sysfs_root, "/module/mlx_compat");
 	if (nd->ofed &&

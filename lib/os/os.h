@@ -228,6 +228,23 @@ bool gdr_pci_exists(const char *bdf);
 /* The NUMA node and IOMMU group of a PCI device; -1 when unknown. */
 int gdr_pci_numa(const char *bdf);
 int gdr_pci_iommu_group(const char *bdf);
+/* The type of @bdf's IOMMU group (/sys/kernel/iommu_groups/N/type:
+ * "identity", "DMA", "DMA-FQ", "unmanaged", "blocked") into @out: 0,
+ * ENOENT when the device has no IOMMU group, or the errno of reading the
+ * type (ENOENT there too: kernels before 5.11 have no type; then @out
+ * says which file). */
+int gdr_pci_iommu_type(const char *bdf, char *out, size_t n, bool *no_group);
+/* The PCIe ATS capability of @bdf, from its extended config space. */
+enum gdr_ats {
+	GDR_ATS_UNKNOWN = -1, /* the extended config space is unreadable */
+	GDR_ATS_ABSENT = 0,   /* no ATS capability */
+	GDR_ATS_DISABLED = 1, /* capable, not enabled */
+	GDR_ATS_ENABLED = 2,  /* ATS control: Enable set */
+};
+enum gdr_ats gdr_pci_ats(const char *bdf);
+/* Whether every bridge in @bridges ("BDF BDF ...", as
+ * gdr_pci_acs_redirects writes) has ACS Direct Translated P2P enabled. */
+bool gdr_pci_acs_direct_translated(const char *bridges);
 /*
  * The bridges between @a and @b (their common ancestor included) whose
  * ACS control has P2P request or completion redirect enabled, written to

@@ -150,19 +150,21 @@ enum gdr_distance gdr_pci_distance(const char *a, const char *b)
 	return na - k <= 2 && nb - k <= 2 ? GDR_DIST_PIX : GDR_DIST_PXB;
 }
 
-/* The ACS control register of @bdf: -1 unreadable, 0 no ACS, else 1 +
- * the control bits. */
-static int acs_control(const char *bdf)
+/*
+ * Find extended capability @id in @bdf's config space (read into @cfg of
+ * 4096 bytes): its offset, 0 when absent, -1 when the extended space is
+ * unreadable (it needs root).
+ */
+static int ext_cap(const char *bdf, unsigned int id, unsigned char *cfg)
 {
-	unsigned char cfg[4096];
 	char rel[128];
 	unsigned int off = 0x100, hops = 0;
 	size_t n;
 
 	gdr_fmt(rel, sizeof(rel), "/bus/pci/devices/%s/config", bdf);
-	if (gdr_read_bin(gdr_seam()->sysfs_root, rel, cfg, sizeof(cfg), &n) ||
+	if (gdr_read_bin(gdr_seam()->sysfs_root, rel, cfg, 4096, &n) ||
 	    n < 0x104)
-		return -1; /* extended space needs root */
+		return -1;
 	while (off && off + 8 <= (unsigned)n && hops++ < 64) {
 		unsigned int hdr = cfg[off] | cfg[off + 1] << 8 |
 				   cfg[off + 2] << 16 |
@@ -170,13 +172,83 @@ static int acs_control(const char *bdf)
 
 		if (hdr == 0 || hdr == 0xffffffffu)
 			return 0;
-		if ((hdr & 0xffff) == 0x000d) /* ACS */
-			return 1 + (cfg[off + 6] | cfg[off + 7] << 8);
+		if ((hdr & 0xffff) == id)
+			return (int)off;
 		off = (hdr >> 20) & 0xffc;
 		if (off < 0x100)
 			return 0;
 	}
 	return 0;
+}
+
+#define EXT_CAP_ACS 0x000d
+#define EXT_CAP_ATS 0x000f
+#define ACS_REDIRECT 0x0c	   /* P2P request and completion redirect */
+#define ACS_DIRECT_TRANSLATED 0x40 /* P2P direct translated */
+#define ATS_ENABLE 0x8000	   /* ATS control register, bit 15 */
+
+/* The ACS control register of @bdf: -1 unreadable, 0 no ACS, else 1 +
+ * the control bits. */
+static int acs_control(const char *bdf)
+{
+	unsigned char cfg[4096];
+	int off = ext_cap(bdf, EXT_CAP_ACS, cfg);
+
+	if (off <= 0)
+		return off;
+	return 1 + (cfg[off + 6] | cfg[off + 7] << 8);
+}
+
+enum gdr_ats gdr_pci_ats(const char *bdf)
+{
+	unsigned char cfg[4096];
+	int off = ext_cap(bdf, EXT_CAP_ATS, cfg);
+
+	if (off < 0)
+		return GDR_ATS_UNKNOWN;
+	if (!off)
+		return GDR_ATS_ABSENT;
+	return (cfg[off + 6] | cfg[off + 7] << 8) & ATS_ENABLE
+		       ? GDR_ATS_ENABLED
+		       : GDR_ATS_DISABLED;
+}
+
+bool gdr_pci_acs_direct_translated(const char *bridges)
+{
+	char bdf[GDR_BDF_LEN];
+	const char *p = bridges;
+	int len, any = 0;
+
+	while (sscanf(p, "%15s%n", bdf, &len) == 1) {
+		int ctl = acs_control(bdf);
+
+		if (ctl <= 0 || !((ctl - 1) & ACS_DIRECT_TRANSLATED))
+			return false;
+		any = 1;
+		p += len;
+	}
+	return any;
+}
+
+int gdr_pci_iommu_type(const char *bdf, char *out, size_t n, bool *no_group)
+{
+	char link[PATH_MAX], rel[128];
+	long v;
+	int err;
+
+	*no_group = false;
+	gdr_fmt(rel, sizeof(rel), "/bus/pci/devices/%s/iommu_group", bdf);
+	err = gdr_read_link(gdr_seam()->sysfs_root, rel, link, sizeof(link));
+	if (err || gdr_parse_long(base_name(link), &v) || v < 0) {
+		*no_group = err == ENOENT;
+		gdr_fmt(out, n, "%s", err ? gdr_errno_name(err) : link);
+		return err ? err : EINVAL;
+	}
+	gdr_fmt(rel, sizeof(rel), "/kernel/iommu_groups/%ld/type", v);
+	err = gdr_read_file(gdr_seam()->sysfs_root, rel, out, n);
+	if (err)
+		gdr_fmt(out, n, "/sys%s", rel);
+	return err;
 }
 
 int gdr_pci_acs_redirects(const char *a, const char *b, char *out, size_t n)
@@ -205,7 +277,7 @@ int gdr_pci_acs_redirects(const char *a, const char *b, char *out, size_t n)
 			ctl = acs_control(sides[s]);
 			if (ctl < 0) {
 				unknown = 1;
-			} else if (ctl > 0 && ((ctl - 1) & 0x0c)) {
+			} else if (ctl > 0 && ((ctl - 1) & ACS_REDIRECT)) {
 				gdr_fmt(out + used, n - used, "%s%s",
 					count ? " " : "", sides[s]);
 				used = strlen(out);

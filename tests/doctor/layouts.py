@@ -16,12 +16,13 @@ NV_PROP = ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug"
            " 19 01:15:15 UTC 2023\nGCC version:  gcc version 12.3.0\n")
 EBADF, ENODEV, EOPNOTSUPP = 9, 19, 95
 CUDA_ERROR_NOT_SUPPORTED = 801
+CMDLINE = "BOOT_IMAGE=/boot/vmlinuz-6.5.0-35-generic root=/dev/sda1 ro quiet"
 PEERMEM_MODULE = "module/nvidia_peermem/version"
 PEERMEM_ENTRY = "kernel/mm/memory_peers/nv_mem/version"  # registered with the RDMA core
 BAR1_H100 = (2 << 20, 128 << 30)  # (bytes used, total): an idle H100's BAR1
 
 # ACS control register bits (PCIe base spec 7.7.8.3)
-ACS_SV, ACS_TB, ACS_RR, ACS_CR, ACS_UF = 0x01, 0x02, 0x04, 0x08, 0x10
+ACS_SV, ACS_TB, ACS_RR, ACS_CR, ACS_UF, ACS_DT = 0x01, 0x02, 0x04, 0x08, 0x10, 0x40
 
 
 def write(root, rel, text, mode="w"):
@@ -69,19 +70,28 @@ def link(root, rel, target):
     os.symlink(target, path)
 
 
-def config(acs_ctl):
+def config(acs_ctl, ats=None):
     """4 KiB of PCI config space with an ACS extended capability whose
-    control register holds acs_ctl."""
+    control register holds acs_ctl; ats (True: enabled, False: capable,
+    not enabled) adds an ATS capability after it. "unreadable" gives the
+    64 bytes a process without root reads."""
+    if ats == "unreadable":
+        return bytes(64)
     cfg = bytearray(4096)
-    cfg[0x100:0x104] = (0x000D | 1 << 16).to_bytes(4, "little")  # ACS, v1, last
-    cfg[0x104:0x106] = (0x005F).to_bytes(2, "little")  # capabilities
+    nxt = 0x140 if ats is not None else 0
+    cfg[0x100:0x104] = (0x000D | 1 << 16 | nxt << 20).to_bytes(4, "little")  # ACS, v1
+    cfg[0x104:0x106] = (0x007F).to_bytes(2, "little")  # capabilities
     cfg[0x106:0x108] = acs_ctl.to_bytes(2, "little")
+    if ats is not None:
+        cfg[0x140:0x144] = (0x000F | 1 << 16).to_bytes(4, "little")  # ATS, v1, last
+        cfg[0x146:0x148] = (0x8000 if ats else 0).to_bytes(2, "little")  # Enable
     return bytes(cfg)
 
 
-def pci(root, chain, numa=0, group=None, acs=None):
+def pci(root, chain, numa=0, group=None, acs=None, ats=None, iommu_type=None):
     """chain: ["pci0000:00", bridge..., device]; creates every function.
-    acs: {bdf: ACS control bits} of the node's bridges."""
+    acs: {bdf: ACS control bits} of the node's bridges; ats: the device's
+    ATS (see config()); iommu_type: its IOMMU group's type file."""
     acs = acs or {}
     for depth in range(1, len(chain)):
         bdf = chain[depth]
@@ -89,17 +99,22 @@ def pci(root, chain, numa=0, group=None, acs=None):
         if os.path.exists(os.path.join(root, rel)):
             continue
         write(root, rel + "/numa_node", "%d\n" % numa)
-        write(root, rel + "/config", config(acs.get(bdf, 0)), "wb")
+        last = depth == len(chain) - 1
+        write(root, rel + "/config",
+              config(acs.get(bdf, 0), ats if last else None), "wb")
         link(root, "sys/bus/pci/devices/" + bdf,
              "../../../devices/" + "/".join(chain[:depth + 1]))
         if group is not None and depth == len(chain) - 1:
             link(root, rel + "/iommu_group", "../" * (depth + 2) +
                  "kernel/iommu_groups/%d" % group)
+            if iommu_type:
+                write(root, "sys/kernel/iommu_groups/%d/type" % group, iommu_type + "\n")
     return "sys/devices/" + "/".join(chain)
 
 
 def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
          cuda_error="", gpus=(), nics=(), peermem=None, gds=False, acs=None, ofed=None,
+         cmdline=CMDLINE,
          mlx5dv=1):
     """mlx5dv: 0 no libmlx5, 1 rdma-core before v54, 2 v54 or newer.
     A GPU's "c2c" (1, 0, -1) and "pcie" (the CUresult of a PCIe-mapped
@@ -113,6 +128,8 @@ def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
     os.makedirs(os.path.join(root, "proc"))
     if nv:
         write(root, "proc/driver/nvidia/version", nv)
+    if cmdline is not None:
+        write(root, "proc/cmdline", cmdline + "\n")
     if peermem:  # a path, or a list of them (a module and its entry)
         for p in [peermem] if isinstance(peermem, str) else peermem:
             write(root, "sys/" + p, "1.2\n")
@@ -128,7 +145,8 @@ def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
                  "devices": []},
         "libibverbs_dmabuf": True, "mlx5dv": mlx5dv, "rdma_devices": []}
     for g in gpus:
-        pci(root, g["chain"], g.get("numa", 0), g.get("group"), acs)
+        pci(root, g["chain"], g.get("numa", 0), g.get("group"), acs, g.get("ats"),
+            g.get("iommu_type"))
         bar1 = g.get("bar1", BAR1_H100)
         if g.get("bar1_errno") or bar1 == "absent":
             bar1 = (0, 0)
@@ -148,7 +166,8 @@ def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
                 del answers["cuda"]["devices"][-1][k]
     for n in nics:
         if n.get("chain"):  # software devices (rxe) have no PCI parent
-            dev = pci(root, n["chain"], n.get("numa", 0), n.get("group"), acs)
+            dev = pci(root, n["chain"], n.get("numa", 0), n.get("group"), acs,
+                      n.get("ats"), n.get("iommu_type"))
             link(root, "sys/class/infiniband/%s/device" % n["name"],
                  "../../../" + dev[len("sys/"):])
         if n.get("dd_chain"):  # the Data Direct function, in sysfs
@@ -178,7 +197,9 @@ NIC_S1 = ["pci0000:80", "0000:80:01.0", "0000:81:00.0"]  # other socket
 # (name, node() arguments, exit status, {(section, key): verdict or (verdict, value)})
 LAYOUTS = [
     ("open-6x-no-peermem-phb",
-     dict(gpus=[dict(chain=GPU_RP, group=20)], nics=[dict(name="mlx5_0", chain=NIC_RP, group=21)]),
+     dict(gpus=[dict(chain=GPU_RP, group=20, iommu_type="identity")],
+          nics=[dict(name="mlx5_0", chain=NIC_RP, group=21, iommu_type="identity")],
+          cmdline=CMDLINE + " intel_iommu=on iommu=pt"),
      0, {("node", "nvidia_driver"): "ok",
          ("node", "nvidia_peermem"): ("info", "not loaded (not needed: DMA-BUF is usable)"),
          ("node", "kernel"): "ok", ("mlx5_0", "path_gpu0"): ("ok", "dmabuf"),
@@ -420,6 +441,92 @@ LAYOUTS += [
     ("kernel-5.12",
      dict(kernel="5.12", gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
      0, {("node", "kernel"): ("ok", "5.12"), ("mlx5_0", "path_gpu0"): ("ok", "dmabuf")}),
+]
+
+# The IOMMU mode of the GPU's and the NIC's functions, from their group's
+# type and the kernel command line; and ATS. rdma_topo (rdma-core's
+# kernel-boot/rdma_topo) judges these differently, so no verdict here is
+# compared with its own: it reads no group type and no command line (it
+# only compares group numbers: GPU and NIC in one group, or each in its
+# own, by topology), and it asks only whether a ConnectX NIC has the ATS
+# capability (wanted with virtualisation, unwanted otherwise), never
+# whether ATS is enabled, nor a GPU's. It also recognises only NVIDIA
+# and ConnectX switch/root-port topologies by PCI id, which these
+# generic trees are not. The doctor reports the mode and the enable bit
+# of both ends as facts and judges only translated DMA, and ACS redirect
+# with ATS on both ends (Direct Translated P2P).
+def iommu(gpu_type, nic_type, cmdline, **more):
+    return dict(gpus=[dict(chain=GPU_SW, group=20, iommu_type=gpu_type)],
+                nics=[dict(name="mlx5_0", chain=NIC_SW, group=21, iommu_type=nic_type)],
+                cmdline=CMDLINE + cmdline, **more)
+
+
+# bridges between GPU_SW and NIC_SW: the downstream ports and the switch
+SW_DOWN_GPU, SW_DOWN_NIC = "0000:02:00.0", "0000:02:04.0"
+LAYOUTS += [
+    ("iommu-passthrough",
+     iommu("identity", "identity", " intel_iommu=on iommu=pt"),
+     0, {("gpu0", "iommu_mode"): ("ok", "passthrough (identity; kernel command line: "
+                                  "intel_iommu=on iommu=pt)"),
+         ("mlx5_0", "iommu_mode"): ("ok", "passthrough (identity; kernel command line: "
+                                    "intel_iommu=on iommu=pt)")}),
+    ("iommu-translated-lazy",
+     iommu("DMA-FQ", "DMA-FQ", " intel_iommu=on"),
+     0, {("gpu0", "iommu_mode"): ("wrong", "translated (DMA-FQ; kernel command line: "
+                                  "intel_iommu=on)"),
+         ("mlx5_0", "iommu_mode"): ("wrong", "translated (DMA-FQ; kernel command line: "
+                                    "intel_iommu=on)"),
+         ("mlx5_0", "path_gpu0"): ("ok", "dmabuf")}),
+    ("iommu-translated-strict-nic-only",
+     iommu("identity", "DMA", " amd_iommu=on iommu.strict=1"),
+     0, {("gpu0", "iommu_mode"): ("ok", "passthrough (identity; kernel command line: "
+                                  "amd_iommu=on iommu.strict=1)"),
+         ("mlx5_0", "iommu_mode"): ("wrong", "translated (DMA; kernel command line: "
+                                    "amd_iommu=on iommu.strict=1)")}),
+    ("iommu-unmanaged",
+     iommu("unmanaged", "identity", " iommu=pt"),
+     0, {("gpu0", "iommu_mode"): ("info", "unmanaged (a domain of VFIO or of the driver; "
+                                  "kernel command line: iommu=pt)")}),
+    ("iommu-group-without-type",  # a kernel older than 5.11
+     iommu(None, None, ""),
+     0, {("gpu0", "iommu_mode"): ("unknown", "unknown (/sys/kernel/iommu_groups/20/type: "
+                                  "ENOENT; kernel command line: no IOMMU setting)")}),
+    ("iommu-none",
+     dict(gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     0, {("gpu0", "iommu_mode"): ("ok", "none (no IOMMU group; kernel command line: "
+                                  "no IOMMU setting)")}),
+    # ATS on both ends with ACS redirect at the switch's downstream ports:
+    # without Direct Translated P2P the traffic still goes up; with it,
+    # translated requests go peer to peer.
+    ("ats-both-acs-redirect",
+     dict(gpus=[dict(chain=GPU_SW, ats=True)], nics=[dict(name="mlx5_0", chain=NIC_SW, ats=True)],
+          acs={SW_DOWN_GPU: ACS_SV | ACS_RR | ACS_CR, SW_DOWN_NIC: ACS_SV | ACS_RR | ACS_CR}),
+     0, {("gpu0", "ats"): ("info", "enabled"), ("mlx5_0", "ats"): ("info", "enabled"),
+         ("mlx5_0", "acs_redirect_gpu0"): ("wrong", "0000:02:00.0 0000:02:04.0 (ATS on both "
+                                           "ends, no Direct Translated P2P)")}),
+    ("ats-both-acs-direct-translated",
+     dict(gpus=[dict(chain=GPU_SW, ats=True)], nics=[dict(name="mlx5_0", chain=NIC_SW, ats=True)],
+          acs={SW_DOWN_GPU: ACS_SV | ACS_RR | ACS_CR | ACS_DT,
+               SW_DOWN_NIC: ACS_SV | ACS_RR | ACS_CR | ACS_DT}),
+     0, {("mlx5_0", "acs_redirect_gpu0"): ("info", "0000:02:00.0 0000:02:04.0 (with Direct "
+                                          "Translated P2P, and ATS on both ends: translated "
+                                          "requests go peer to peer)")}),
+    ("ats-both-direct-translated-one-bridge",
+     dict(gpus=[dict(chain=GPU_SW, ats=True)], nics=[dict(name="mlx5_0", chain=NIC_SW, ats=True)],
+          acs={SW_DOWN_GPU: ACS_SV | ACS_RR | ACS_CR | ACS_DT,
+               SW_DOWN_NIC: ACS_SV | ACS_RR | ACS_CR}),
+     0, {("mlx5_0", "acs_redirect_gpu0"): ("wrong", "0000:02:00.0 0000:02:04.0 (ATS on both "
+                                           "ends, no Direct Translated P2P)")}),
+    ("ats-nic-capable-not-enabled",
+     dict(gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW, ats=False)],
+          acs={SW_DOWN_GPU: ACS_RR}),
+     0, {("gpu0", "ats"): ("info", "no ATS capability"),
+         ("mlx5_0", "ats"): ("info", "capable, not enabled"),
+         ("mlx5_0", "acs_redirect_gpu0"): ("wrong", "0000:02:00.0")}),
+    ("ats-unreadable-without-root",
+     dict(gpus=[dict(chain=GPU_SW, ats="unreadable")],
+          nics=[dict(name="mlx5_0", chain=NIC_SW, ats="unreadable")]),
+     0, {("gpu0", "ats"): ("unknown", "unknown"), ("mlx5_0", "ats"): ("unknown", "unknown")}),
 ]
 
 # BAR1 is nearly used up from 90%. A 250 MiB window, where 90% is a whole

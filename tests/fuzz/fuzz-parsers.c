@@ -5,6 +5,7 @@
  *   kernel   gdr_parse_kernel_release (uname release strings)
  *   nvidia   gdr_parse_nvidia_version (/proc/driver/nvidia/version)
  *   number   gdr_parse_long (sysfs numbers and version files)
+ *   cmdline  gdr_parse_iommu_cmdline (/proc/cmdline)
  *   env      GPUDIRECT_PATH / _DEBUG / _RELAXED_ORDERING through the probe
  *   bdf      gdr_bdf_normalize (PCI addresses from CUDA and sysfs links)
  *   json     gdr-info's snapshot reader (answers.json of --from/--root)
@@ -151,6 +152,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		long v;
 
 		gdr_parse_long(s, &v);
+	}
+#elif defined(TARGET_CMDLINE)
+	{
+		char out[24];
+
+		/* Always terminated, never longer than the buffer, and only
+		 * whole words of the input. */
+		gdr_parse_iommu_cmdline(s, out, sizeof(out));
+		if (strlen(out) >= sizeof(out) ||
+		    (out[0] && !strstr(s, out) && !strchr(out, ' ')))
+			abort();
 	}
 #elif defined(TARGET_ENV)
 	{

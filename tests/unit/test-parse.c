@@ -83,6 +83,14 @@ static void nvidia(const char *text, enum gdr_nv_flavour want, const char *ver)
 }
 
 /* Every CUresult the library maps, and every errno it names. */
+static void iommu(const char *cmdline, const char *want)
+{
+	char got[160];
+
+	gdr_parse_iommu_cmdline(cmdline, got, sizeof(got));
+	CHECK_STR(got, want);
+}
+
 static void errno_tables(void)
 {
 	static const struct {
@@ -188,6 +196,30 @@ int main(void)
 	/* The number must be on the NVRM line, not the GCC one. */
 	nvidia("NVRM version: NVIDIA UNIX Kernel Module\nGCC version: 12.3.0\n",
 	       GDR_NV_UNPARSED, "");
+
+	check_scope = "iommu_cmdline";
+	iommu("BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro intel_iommu=on iommu=pt "
+	      "quiet\n",
+	      "intel_iommu=on iommu=pt");
+	iommu("amd_iommu=off iommu.passthrough=1 iommu.strict=0",
+	      "amd_iommu=off iommu.passthrough=1 iommu.strict=0");
+	iommu("ro quiet splash", "");
+	iommu("", "");
+	iommu(NULL, "");
+	/* Near misses are not IOMMU words. */
+	iommu("noiommu=1 xiommu=pt iommu intel_iommu amd_iommu_dump=1", "");
+	/* Tabs and newlines separate words too. */
+	iommu("a\tiommu=pt\nb", "iommu=pt");
+	/* A word that does not fit is left out whole, never cut. */
+	{
+		char out[12];
+
+		gdr_parse_iommu_cmdline("iommu=pt intel_iommu=on", out,
+					sizeof(out));
+		CHECK_STR(out, "iommu=pt");
+		gdr_parse_iommu_cmdline("intel_iommu=on", out, 1);
+		CHECK_STR(out, "");
+	}
 
 	check_scope = "parse_long";
 	CHECK(gdr_parse_long("42\n", &l) == 0 && l == 42);
