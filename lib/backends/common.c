@@ -39,10 +39,10 @@ struct ibv_mr *gdr_reg_va(const struct gdr_req *req, const char *efault,
 		gdr_errno_words(err, words, sizeof(words)),
 		err == EFAULT ? ": " : "",
 		err == EFAULT	? efault
-		: err == ENOMEM ? "; raise the locked-memory limit (ulimit -l, "
-				  "systemd LimitMEMLOCK=infinity)"
 		: err == EINVAL ? "; check the access flags"
 				: "");
+	if (err == ENOMEM && !req->cu)
+		gdr_memlock_explain(why, n);
 	if (req->cu) /* device memory (peermem): the NIC maps it via BAR1 */
 		gdr_bar1_explain(gdr_dev_get(req->pi.device), err, req->len,
 				 why, n);

@@ -61,6 +61,7 @@ int gdr_model_mlx5_load(struct gdr_mlx5_ops *ops, char *why, size_t n);
 int gdr_model_gpu_c2c(const char *busid, bool *c2c, char *why, size_t n);
 int gdr_model_gpu_bar1(const char *busid, unsigned int flags,
 		       struct gdr_bar1 *b, char *why, size_t n);
+int gdr_model_limits(struct gdr_limits *l, char *why, size_t n);
 /* Make @m the model those tables answer from (it must outlive them). */
 void gdr_model_use(const struct gdr_model *m);
 

@@ -607,10 +607,20 @@ static const struct gdr_check check_acs = {
 /* --- walking them ---------------------------------------------------------- */
 
 const struct gdr_check *const gdr_node_checks[] = {
-	&gdr_check_kernel,   &gdr_check_nvidia_driver, &gdr_check_cuda_api,
-	&gdr_check_peermem,  &gdr_check_rdma_stack,    &gdr_check_verbs_dmabuf,
-	&gdr_check_mlx5dv,   &gdr_check_cuda_pcie,     &check_gds,
-	&check_cuda_devices, &check_rdma_devices,      NULL,
+	&gdr_check_kernel,
+	&gdr_check_nvidia_driver,
+	&gdr_check_cuda_api,
+	&gdr_check_peermem,
+	&gdr_check_rdma_stack,
+	&gdr_check_verbs_dmabuf,
+	&gdr_check_mlx5dv,
+	&gdr_check_cuda_pcie,
+	&check_gds,
+	&check_cuda_devices,
+	&check_rdma_devices,
+	&gdr_check_memlock,
+	&gdr_check_nofile,
+	NULL,
 };
 
 const struct gdr_check *const gdr_gpu_checks[] = {

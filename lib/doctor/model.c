@@ -365,6 +365,24 @@ int gdr_model_gpu_bar1(const char *busid, unsigned int flags,
 	return ENODEV;
 }
 
+int gdr_model_limits(struct gdr_limits *l, char *why, size_t n)
+{
+	memset(l, 0, sizeof(*l));
+	if (model->limits_errno) {
+		gdr_fmt(why, n, "%s",
+			model->limits_why[0]
+				? model->limits_why
+				: gdr_errno_name(model->limits_errno));
+		return model->limits_errno;
+	}
+	l->memlock_soft = model->memlock_soft;
+	l->memlock_hard = model->memlock_hard;
+	l->nofile_soft = model->nofile_soft;
+	l->nofile_hard = model->nofile_hard;
+	l->cap_ipc_lock = model->cap_ipc_lock;
+	return 0;
+}
+
 void gdr_model_verbs_ops(struct gdr_verbs_ops *ops)
 {
 	memset(ops, 0, sizeof(*ops));

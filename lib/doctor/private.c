@@ -21,6 +21,7 @@ GDR_EXPORT int gdr_private_model_read(struct gdr_model *m,
 {
 	const struct gdr_node *nd = gdr_node_get();
 	const struct gdr_cuda *c = gdr_cuda_get(true);
+	struct gdr_limits_view limits;
 	unsigned int i;
 	int d;
 
@@ -58,6 +59,14 @@ GDR_EXPORT int gdr_private_model_read(struct gdr_model *m,
 				? CUDA_ERROR_NOT_SUPPORTED
 				: -1;
 	}
+	gdr_limits_read(&limits);
+	m->limits_errno = limits.err;
+	gdr_fmt(m->limits_why, sizeof(m->limits_why), "%s", limits.why);
+	m->memlock_soft = limits.l.memlock_soft;
+	m->memlock_hard = limits.l.memlock_hard;
+	m->nofile_soft = limits.l.nofile_soft;
+	m->nofile_hard = limits.l.nofile_hard;
+	m->cap_ipc_lock = limits.l.cap_ipc_lock;
 	m->libibverbs_dmabuf = nd->verbs_dmabuf;
 	m->mlx5dv = gdr_mlx5_get()->present	       ? 2
 		    : gdr_mlx5_get()->ops.is_supported ? 1
@@ -155,6 +164,7 @@ GDR_EXPORT int gdr_private_replay(const struct gdr_model *m,
 	s.mlx5_load = gdr_model_mlx5_load;
 	s.gpu_c2c = gdr_model_gpu_c2c;
 	s.gpu_bar1 = gdr_model_gpu_bar1;
+	s.limits = gdr_model_limits;
 	s.open_file = files->open_file;
 	s.read_link = files->read_link;
 	gdr_seam_install(&s);

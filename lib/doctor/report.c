@@ -235,6 +235,7 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 	/* The caller asked for a report: this is where CUDA is started. */
 	const struct gdr_cuda *cuda = gdr_cuda_get(true);
 	int ndev = cuda->state == GDR_CUDA_READY ? cuda->num_devices : 0;
+	struct gdr_limits_view limits;
 	struct gdr_nic_view *views;
 	struct gdr_subject s;
 	bool all_dmabuf;
@@ -271,6 +272,8 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 	subject_of(&s, nd, cuda, NULL);
 	s.dmabuf_usable = all_dmabuf;
 	s.num_nics = num_ctxs;
+	gdr_limits_read(&limits);
+	s.limits = &limits;
 	add_checks(r, "node", gdr_node_checks, &s, 0);
 	for (d = 0; d < ndev; d++)
 		gpu_items(r, nd, cuda, d, views, ctxs, num_ctxs);

@@ -572,6 +572,124 @@ void gdr_bar1_explain(const struct gdr_dev *d, int err, size_t len, char *msg,
 	gdr_append(msg, n, "; %s", gdr_check_gpu_bar1.remedy);
 }
 
+/* --- the process's limits ------------------------------------------------ */
+
+/* A limit in words: "unlimited", "8 MiB", "64 KiB", "1000 bytes". */
+static void bytes_words(unsigned long long v, char *buf, size_t n)
+{
+	if (v == GDR_LIMIT_INFINITY)
+		gdr_fmt(buf, n, "unlimited");
+	else if (v && !(v & ((1ULL << 20) - 1)))
+		gdr_fmt(buf, n, "%llu MiB", v >> 20);
+	else if (v && !(v & 1023))
+		gdr_fmt(buf, n, "%llu KiB", v >> 10);
+	else
+		gdr_fmt(buf, n, "%llu bytes", v);
+}
+
+static const char limits_unknown_remedy[] = "ulimit -a shows them";
+
+static void eval_memlock(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	const struct gdr_limits_view *v = s->limits;
+	char soft[32], hard[32];
+
+	if (!v || v->err) {
+		gdr_eval_value(e, "unknown (%s)", v ? v->why : "not read");
+		gdr_eval_verdict(e, GDR_VERDICT_UNKNOWN, GDR_PASS);
+		e->remedy = limits_unknown_remedy;
+		return;
+	}
+	bytes_words(v->l.memlock_soft, soft, sizeof(soft));
+	bytes_words(v->l.memlock_hard, hard, sizeof(hard));
+	if (v->l.cap_ipc_lock == 1) {
+		gdr_eval_value(e,
+			       "%s (hard %s), not applied: the process has "
+			       "CAP_IPC_LOCK",
+			       soft, hard);
+	} else if (v->l.memlock_soft == GDR_LIMIT_INFINITY) {
+		gdr_eval_value(e, "unlimited");
+	} else {
+		gdr_eval_value(e, "%s (hard %s)", soft, hard);
+		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
+	}
+}
+
+const struct gdr_check gdr_check_memlock = {
+	.key = "memlock_limit",
+	.scope = GDR_SCOPE_NODE,
+	.eval = eval_memlock,
+	.describe = gdr_describe_value,
+	.remedy = "host registrations pin their pages against this limit: "
+		  "make it unlimited (ulimit -l unlimited; systemd "
+		  "LimitMEMLOCK=infinity; docker --ulimit memlock=-1; in "
+		  "Kubernetes the container runtime's limit, or CAP_IPC_LOCK)",
+};
+
+static void eval_nofile(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	const struct gdr_limits_view *v = s->limits;
+
+	if (!v || v->err) {
+		gdr_eval_value(e, "unknown (%s)", v ? v->why : "not read");
+		gdr_eval_verdict(e, GDR_VERDICT_UNKNOWN, GDR_PASS);
+		e->remedy = limits_unknown_remedy;
+		return;
+	}
+	if (v->l.nofile_soft == GDR_LIMIT_INFINITY)
+		gdr_eval_value(e, "unlimited");
+	else if (v->l.nofile_hard == GDR_LIMIT_INFINITY)
+		gdr_eval_value(e, "%llu (hard unlimited)", v->l.nofile_soft);
+	else
+		gdr_eval_value(e, "%llu (hard %llu)", v->l.nofile_soft,
+			       v->l.nofile_hard);
+	if (v->l.nofile_soft < NOFILE_MIN) {
+		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
+		e->remedy =
+			v->l.nofile_hard >= NOFILE_MIN
+				? "a transport that keeps a dma-buf fd per "
+				  "registration runs out of descriptors: "
+				  "raise the soft limit (ulimit -n; a "
+				  "process may raise its own up to the hard "
+				  "limit with setrlimit)"
+				: NULL;
+	}
+}
+
+const struct gdr_check gdr_check_nofile = {
+	.key = "nofile_limit",
+	.scope = GDR_SCOPE_NODE,
+	.eval = eval_nofile,
+	.describe = gdr_describe_value,
+	.remedy = "a transport that keeps a dma-buf fd per registration runs "
+		  "out of descriptors: raise the hard and soft limits (systemd "
+		  "LimitNOFILE=; docker --ulimit nofile=1048576; in Kubernetes "
+		  "the container runtime's limit)",
+};
+
+void gdr_memlock_explain(char *msg, size_t n)
+{
+	struct gdr_subject sub = { 0 };
+	struct gdr_limits_view v;
+	struct gdr_eval e;
+
+	gdr_limits_read(&v);
+	sub.limits = &v;
+	gdr_check_eval(&gdr_check_memlock, &sub, &e, false);
+	if (e.verdict == GDR_VERDICT_WRONG)
+		gdr_append(msg, n, "; the locked-memory limit is %s: %s",
+			   e.value, gdr_check_memlock.remedy);
+	else if (e.verdict == GDR_VERDICT_OK)
+		gdr_append(msg, n,
+			   "; the locked-memory limit is %s, so the kernel "
+			   "itself ran out of memory for it",
+			   e.value);
+	else
+		gdr_append(msg, n,
+			   "; if the locked-memory limit is low (%s): %s",
+			   e.value, gdr_check_memlock.remedy);
+}
+
 /* --- RDMA device ------------------------------------------------------- */
 
 static const char pd_failed[] = "ibv_alloc_pd failed; check the device's "

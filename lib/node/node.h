@@ -249,6 +249,15 @@ struct gdr_bar1_view {
 void gdr_bar1_read(const struct gdr_dev *d, unsigned int flags,
 		   struct gdr_bar1_view *v);
 
+/* --- the process's limits (probe.c) -------------------------------------- */
+/* Its locked-memory and open-files limits as read at one moment. */
+struct gdr_limits_view {
+	int err;
+	struct gdr_limits l;
+	char why[96];
+};
+void gdr_limits_read(struct gdr_limits_view *v);
+
 /* --- conditions (conditions.c) ------------------------------------------- */
 enum gdr_scope {
 	GDR_SCOPE_NODE,
@@ -279,6 +288,8 @@ struct gdr_subject {
 	bool dmabuf_usable;
 	/* the GPU's BAR1 as read for this evaluation; NULL: not read */
 	const struct gdr_bar1_view *bar1;
+	/* the process's limits as read for this evaluation; NULL: not read */
+	const struct gdr_limits_view *limits;
 };
 
 struct gdr_eval {
@@ -314,6 +325,11 @@ extern const struct gdr_check gdr_check_kernel, gdr_check_nvidia_driver,
 extern const struct gdr_check gdr_check_gpu_bar1;
 /* The network driver stack; judged against nvidia-peermem's needs. */
 extern const struct gdr_check gdr_check_rdma_stack;
+/* The process's locked-memory and open-files limits (facts). */
+extern const struct gdr_check gdr_check_memlock, gdr_check_nofile;
+/* After the kernel refused a host registration with ENOMEM: append the
+ * locked-memory limit as the process has it, and what to do, to @msg. */
+void gdr_memlock_explain(char *msg, size_t n);
 /*
  * After the NIC refused @len bytes of GPU @d's memory with @err (ENOMEM,
  * EFAULT or EINVAL; others add nothing): append to @msg that BAR1 is the

@@ -374,6 +374,17 @@ static bool fill_dev(const struct gdr_cuda *c, struct gdr_dev *d, int ordinal)
 	return sure;
 }
 
+void gdr_limits_read(struct gdr_limits_view *v)
+{
+	const struct gdr_seam *s = gdr_seam();
+
+	memset(v, 0, sizeof(*v));
+	v->err = s->limits ? s->limits(&v->l, v->why, sizeof(v->why)) : ENOSYS;
+	if (v->err && !v->why[0])
+		gdr_fmt(v->why, sizeof(v->why), "the limits are unknown (%s)",
+			gdr_errno_name(v->err));
+}
+
 void gdr_bar1_read(const struct gdr_dev *d, unsigned int flags,
 		   struct gdr_bar1_view *v)
 {

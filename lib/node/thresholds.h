@@ -11,6 +11,13 @@
 #define KERNEL_DMABUF_MINOR 12
 #define CUDA_DMABUF_API 11070 /* CUDA 11.7: cuMemGetHandleForAddressRange */
 #define CUDA_PCIE_MAPPING_API 12080 /* CUDA 12.8: the PCIe-mapped dma-buf */
+/*
+ * The open-files soft limit from which the doctor is content: a transport
+ * that keeps each registration's dma-buf fd needs one per MR, and a few
+ * tens of thousands of MRs are common (a KV cache's blocks); 1024, the
+ * usual default, is not enough (ofiwg/libfabric#12828).
+ */
+#define NOFILE_MIN 65536
 /* BAR1 counts as nearly used up from this share of it, in percent. */
 #define BAR1_NEARLY_FULL_PERCENT 90
 

@@ -147,6 +147,16 @@ enum {
 int gdr_nvml_bar1(const char *busid, unsigned int flags, struct gdr_bar1 *b,
 		  char *why, size_t n);
 
+/* --- the process's limits (process.c) ------------------------------------ */
+#define GDR_LIMIT_INFINITY (~0ULL) /* RLIM_INFINITY */
+struct gdr_limits {
+	unsigned long long memlock_soft, memlock_hard; /* bytes */
+	unsigned long long nofile_soft, nofile_hard;
+	int cap_ipc_lock; /* in the effective set: 1, 0, -1 unknown */
+};
+/* The seam's limits: the calling process's. 0, or an errno and why. */
+int gdr_process_limits(struct gdr_limits *l, char *why, size_t n);
+
 /* The real libibverbs, with the newer entry points resolved at run time. */
 void gdr_verbs_real(struct gdr_verbs_ops *ops);
 
@@ -181,6 +191,9 @@ struct gdr_seam {
 	 */
 	int (*gpu_bar1)(const char *busid, unsigned int flags,
 			struct gdr_bar1 *b, char *why, size_t n);
+	/* The process's locked-memory and open-files limits
+	 * (gdr_process_limits' contract). */
+	int (*limits)(struct gdr_limits *l, char *why, size_t n);
 	/* Reads the environment; secure_getenv in production. */
 	char *(*getenv)(const char *name);
 	/* open(2) for reading, read(2) and readlink(2). */

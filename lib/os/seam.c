@@ -48,6 +48,7 @@ void gdr_seam_default(struct gdr_seam *s)
 	s->mlx5_load = gdr_mlx5_load;
 	s->gpu_c2c = gdr_nvml_c2c;
 	s->gpu_bar1 = gdr_nvml_bar1;
+	s->limits = gdr_process_limits;
 	/* Ignores the environment in setuid/setgid processes. */
 	s->getenv = secure_getenv;
 	s->open_file = open_ro;

@@ -67,6 +67,13 @@ struct gdr_model {
 	int mlx5dv;
 	int num_nics;
 	struct gdr_model_nic nic[GDR_MODEL_MAX_NICS];
+	/* the capturing process's limits (~0ULL: unlimited), or the errno
+	 * of reading them */
+	int limits_errno;
+	char limits_why[96];
+	unsigned long long memlock_soft, memlock_hard;
+	unsigned long long nofile_soft, nofile_hard;
+	int cap_ipc_lock; /* 1, 0, -1 unknown */
 	/* the process has libnvidia-ml.so.1 loaded (what a registration's
 	 * GDR_NVML_NOLOAD query finds; never captured: a report loads it) */
 	int nvml_loaded;

@@ -114,7 +114,7 @@ def pci(root, chain, numa=0, group=None, acs=None, ats=None, iommu_type=None):
 
 def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
          cuda_error="", gpus=(), nics=(), peermem=None, gds=False, acs=None, ofed=None,
-         cmdline=CMDLINE,
+         cmdline=CMDLINE, limits=None,
          mlx5dv=1):
     """mlx5dv: 0 no libmlx5, 1 rdma-core before v54, 2 v54 or newer.
     A GPU's "c2c" (1, 0, -1) and "pcie" (the CUresult of a PCIe-mapped
@@ -144,6 +144,11 @@ def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
         "cuda": {"error": cuda_error, "driver_version": 0 if cuda_error else driver,
                  "devices": []},
         "libibverbs_dmabuf": True, "mlx5dv": mlx5dv, "rdma_devices": []}
+    # the process's limits (-1: unlimited), or "absent" (before 0.3)
+    if limits != "absent":
+        answers["limits"] = dict(dict(errno=0, why="", memlock_soft=-1, memlock_hard=-1,
+                                      nofile_soft=1048576, nofile_hard=1048576,
+                                      cap_ipc_lock=0), **(limits or {}))
     for g in gpus:
         pci(root, g["chain"], g.get("numa", 0), g.get("group"), acs, g.get("ats"),
             g.get("iommu_type"))
@@ -527,6 +532,41 @@ LAYOUTS += [
      dict(gpus=[dict(chain=GPU_SW, ats="unreadable")],
           nics=[dict(name="mlx5_0", chain=NIC_SW, ats="unreadable")]),
      0, {("gpu0", "ats"): ("unknown", "unknown"), ("mlx5_0", "ats"): ("unknown", "unknown")}),
+]
+
+# The process's limits: locked memory unlimited or not, and CAP_IPC_LOCK
+# that lifts it; open files one under NOFILE_MIN (65536) and at it, with a
+# hard limit that allows raising the soft one and one that does not; a
+# snapshot from before 0.3. Facts: the exit status stays 0.
+def limits(**l):
+    return dict(gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)], limits=l)
+
+
+LAYOUTS += [
+    ("limits-memlock-8mib",
+     limits(memlock_soft=8 << 20, memlock_hard=8 << 20),
+     0, {("node", "memlock_limit"): ("wrong", "8 MiB (hard 8 MiB)"),
+         ("node", "nofile_limit"): ("ok", "1048576 (hard 1048576)")}),
+    ("limits-memlock-64kib-cap-ipc-lock",
+     limits(memlock_soft=64 << 10, memlock_hard=64 << 10, cap_ipc_lock=1),
+     0, {("node", "memlock_limit"): ("ok", "64 KiB (hard 64 KiB), not applied: "
+                                     "the process has CAP_IPC_LOCK")}),
+    ("limits-memlock-unlimited",
+     limits(),
+     0, {("node", "memlock_limit"): ("ok", "unlimited")}),
+    ("limits-nofile-65535-hard-raisable",
+     limits(nofile_soft=65535, nofile_hard=1048576),
+     0, {("node", "nofile_limit"): ("wrong", "65535 (hard 1048576)")}),
+    ("limits-nofile-1024-hard-4096",
+     limits(nofile_soft=1024, nofile_hard=4096),
+     0, {("node", "nofile_limit"): ("wrong", "1024 (hard 4096)")}),
+    ("limits-nofile-65536",
+     limits(nofile_soft=65536, nofile_hard=-1),
+     0, {("node", "nofile_limit"): ("ok", "65536 (hard unlimited)")}),
+    ("limits-snapshot-before-0.3",
+     dict(gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)], limits="absent"),
+     0, {("node", "memlock_limit"): ("unknown", "unknown (not in this snapshot "
+                                     "(captured before 0.3))")}),
 ]
 
 # BAR1 is nearly used up from 90%. A 250 MiB window, where 90% is a whole

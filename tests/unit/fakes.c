@@ -1362,6 +1362,9 @@ static void model_reset(void)
 		g->bar1_total = 128ULL << 30;
 		g->bar1_used = 2ULL << 20;
 	}
+	/* a well-set-up host: unlimited locked memory, 1M files */
+	fake_model.memlock_soft = fake_model.memlock_hard = ~0ULL;
+	fake_model.nofile_soft = fake_model.nofile_hard = 1048576;
 	fake_model.mlx5dv = 2;
 	fake_model.libibverbs_dmabuf = 1;
 	fake_model.num_nics = 1;
@@ -1517,6 +1520,7 @@ void fakes_install(const struct fixture *f, const char *kernel,
 	}
 	s.gpu_c2c = gdr_model_gpu_c2c;
 	s.gpu_bar1 = gdr_model_gpu_bar1;
+	s.limits = gdr_model_limits;
 	env_path = path;
 	env_debug = debug;
 	s.getenv = fake_getenv;

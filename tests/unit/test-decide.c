@@ -73,6 +73,9 @@ struct scenario {
 	/* the buffer */
 	enum ptr_kind ptr;
 	int gpu;
+	/* the process's locked-memory limit (0: unlimited), CAP_IPC_LOCK */
+	unsigned long long memlock;
+	int cap_ipc_lock;
 	/* NVML: the process has it loaded; GPU 0's BAR1 (0: the default) */
 	int nvml_loaded;
 	unsigned long long bar1_used, bar1_total;
@@ -461,9 +464,32 @@ static const struct scenario table[] = {
 	{ .name = "host ENOMEM names the memlock limit",
 	  .nv = NV_OPEN,
 	  .ptr = P_HOST,
+	  .memlock = 8 << 20,
 	  .reg_errno = ENOMEM,
 	  .want_errno = ENOMEM,
-	  .want_msg = "ulimit -l" },
+	  .want_msg = "failed with ENOMEM (Cannot allocate memory); the "
+		      "locked-memory limit is 8 MiB (hard 8 MiB): host "
+		      "registrations pin their pages against this limit: make "
+		      "it unlimited (ulimit -l unlimited;" },
+	{ .name = "host ENOMEM, memlock unlimited: the kernel ran out",
+	  .nv = NV_OPEN,
+	  .ptr = P_HOST,
+	  .reg_errno = ENOMEM,
+	  .want_errno = ENOMEM,
+	  .want_msg = "the locked-memory limit is unlimited, so the kernel "
+		      "itself ran out of memory for it",
+	  .want_not_msg = "ulimit" },
+	{ .name = "host ENOMEM, 64 KiB limit but CAP_IPC_LOCK",
+	  .nv = NV_OPEN,
+	  .ptr = P_HOST,
+	  .memlock = 64 << 10,
+	  .cap_ipc_lock = 1,
+	  .reg_errno = ENOMEM,
+	  .want_errno = ENOMEM,
+	  .want_msg = "the locked-memory limit is 64 KiB (hard 64 KiB), not "
+		      "applied: the process has CAP_IPC_LOCK, so the kernel "
+		      "itself ran out",
+	  .want_not_msg = "ulimit" },
 	{ .name = "rdma-core without ibv_reg_dmabuf_mr + peermem",
 	  .nv = NV_OPEN,
 	  .no_dmabuf_symbol = 1,
@@ -974,6 +1000,9 @@ static void run(const struct scenario *sc)
 	fake_ibv.dmabuf_errno = sc->dmabuf_errno;
 	fake_ibv.reg_errno = sc->reg_errno;
 	fake_model.nvml_loaded = sc->nvml_loaded;
+	if (sc->memlock)
+		fake_model.memlock_soft = fake_model.memlock_hard = sc->memlock;
+	fake_model.cap_ipc_lock = sc->cap_ipc_lock;
 	if (sc->bar1_total) {
 		fake_model.gpu[0].bar1_used = sc->bar1_used;
 		fake_model.gpu[0].bar1_total = sc->bar1_total;

@@ -24,6 +24,19 @@
 #include "snapshot.h"
 #include "tree.h"
 
+/* A limit as answers.json holds it: -1 for unlimited. */
+static long long limit_out(unsigned long long v)
+{
+	return v > (unsigned long long)LLONG_MAX ? -1 : (long long)v;
+}
+
+static unsigned long long limit_in(const struct json *o, const char *key)
+{
+	if (json_int(o, key, 0) == -1)
+		return ~0ULL;
+	return json_bytes(o, key, 0);
+}
+
 /* Format 2 keeps links in answers.json; 1 (0.1, 0.2) had them as tar
  * members, which a replay now refuses. */
 #define FORMAT 2
@@ -73,8 +86,18 @@ static int answers(FILE *f, const struct gdr_model *m, const struct tree *t)
 		fprintf(f, ", \"bar1_total\": %llu, \"bar1_used\": %llu}",
 			gpu->bar1_total, gpu->bar1_used);
 	}
+	fprintf(f, "]},\n  \"limits\": {\"errno\": %d, \"why\": ",
+		m->limits_errno);
+	json_write_str(f, m->limits_why);
 	fprintf(f,
-		"]},\n  \"libibverbs_dmabuf\": %s,\n  \"mlx5dv\": %d,\n"
+		", \"memlock_soft\": %lld, \"memlock_hard\": %lld, "
+		"\"nofile_soft\": %lld, \"nofile_hard\": %lld, "
+		"\"cap_ipc_lock\": %d},",
+		limit_out(m->memlock_soft), limit_out(m->memlock_hard),
+		limit_out(m->nofile_soft), limit_out(m->nofile_hard),
+		m->cap_ipc_lock);
+	fprintf(f,
+		"\n  \"libibverbs_dmabuf\": %s,\n  \"mlx5dv\": %d,\n"
 		"  \"rdma_devices\": [",
 		m->libibverbs_dmabuf ? "true" : "false", m->mlx5dv);
 	for (g = 0; g < m->num_nics; g++) {
@@ -356,7 +379,7 @@ int snapshot_replay(const char *source, int is_dir, struct ibv_context ***ctxs,
 {
 	static struct gdr_model m; /* in use until the program ends */
 	const struct tree_node *ans;
-	const struct json *cuda, *arr, *e;
+	const struct json *cuda, *arr, *e, *lim;
 	struct json *root;
 	double version;
 	int rc;
@@ -418,6 +441,21 @@ int snapshot_replay(const char *source, int is_dir, struct ibv_context ***ctxs,
 						 "(captured before 0.3)");
 		g->bar1_total = json_bytes(e, "bar1_total", 0);
 		g->bar1_used = json_bytes(e, "bar1_used", 0);
+	}
+	lim = json_get(root, "limits");
+	if (lim) {
+		m.limits_errno = json_int(lim, "errno", EINVAL);
+		text(m.limits_why, sizeof(m.limits_why), lim, "why", "");
+		m.memlock_soft = limit_in(lim, "memlock_soft");
+		m.memlock_hard = limit_in(lim, "memlock_hard");
+		m.nofile_soft = limit_in(lim, "nofile_soft");
+		m.nofile_hard = limit_in(lim, "nofile_hard");
+		m.cap_ipc_lock = json_int(lim, "cap_ipc_lock", -1);
+	} else {
+		/* Added in 0.3. */
+		m.limits_errno = ENODATA;
+		snprintf(m.limits_why, sizeof(m.limits_why),
+			 "not in this snapshot (captured before 0.3)");
 	}
 	m.libibverbs_dmabuf = json_num(root, "libibverbs_dmabuf", 0) != 0;
 	m.mlx5dv = json_int(root, "mlx5dv", 0);
