@@ -37,6 +37,7 @@ struct gdr_nic_view {
 	char bdf[GDR_BDF_LEN];
 	struct ibv_port_attr port;
 	bool have_port;
+	unsigned long long max_mr_size; /* ibv_query_device; 0 unknown */
 };
 void gdr_nic_look(struct ibv_context *ctx, struct gdr_nic_view *v);
 

@@ -76,6 +76,52 @@ static const struct gdr_check check_rdma_devices = {
 		  "container expose /dev/infiniband",
 };
 
+/* ibv_is_fork_initialized(): whether a child forked while memory is
+ * registered leaves the parent's MRs intact. enum ibv_fork_status. */
+static void eval_fork(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	const struct gdr_seam *seam = gdr_seam();
+	int st;
+
+	(void)s;
+	if (!seam->verbs.is_fork_initialized) {
+		gdr_eval_value(e, "unknown (libibverbs older than rdma-core 35 "
+				  "has no ibv_is_fork_initialized)");
+		gdr_eval_verdict(e, GDR_VERDICT_UNKNOWN, GDR_PASS);
+		return;
+	}
+	st = seam->verbs.is_fork_initialized();
+	if (st == 2) { /* IBV_FORK_UNNEEDED */
+		gdr_eval_value(e, "fork-safe: the kernel copies a child's "
+				  "pinned pages (IBV_FORK_UNNEEDED)");
+	} else if (st == 1) { /* IBV_FORK_ENABLED */
+		gdr_eval_value(e, "ibv_fork_init() in effect: registered "
+				  "memory is not inherited (IBV_FORK_ENABLED)");
+	} else if (st == 0) { /* IBV_FORK_DISABLED */
+		gdr_eval_value(e, "not fork-safe: no ibv_fork_init(), and the "
+				  "kernel does not copy pinned pages "
+				  "(IBV_FORK_DISABLED)");
+		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
+	} else {
+		gdr_eval_value(e,
+			       "unknown (ibv_is_fork_initialized answered "
+			       "%d)",
+			       st);
+		gdr_eval_verdict(e, GDR_VERDICT_UNKNOWN, GDR_PASS);
+	}
+}
+
+static const struct gdr_check check_fork = {
+	.key = "fork",
+	.scope = GDR_SCOPE_NODE,
+	.eval = eval_fork,
+	.describe = gdr_describe_value,
+	.remedy = "a child forked while host memory is registered can take "
+		  "the parent's pages from under its MRs: call ibv_fork_init() "
+		  "before any registration (or RDMAV_FORK_SAFE=1), or run "
+		  "Linux 5.13 or newer (device memory is not affected)",
+};
+
 /* --- IOMMU and ATS of a PCI function (a GPU's, an RDMA device's) -------- */
 
 static const char iommu_translated_remedy[] =
@@ -415,6 +461,40 @@ static const struct gdr_check check_nic_ats = {
 	.remedy = "",
 };
 
+static void eval_nic_max_mr(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	unsigned long long m = s->max_mr_size;
+
+	if (!m) {
+		gdr_eval_value(e, "unknown (ibv_query_device failed)");
+		gdr_eval_verdict(e, GDR_VERDICT_UNKNOWN, GDR_PASS);
+		e->remedy = "";
+		return;
+	}
+	if (m == ~0ULL)
+		gdr_eval_value(e, "no limit (2^64-1)");
+	else
+		gdr_eval_value(e, "%llu bytes (%llu GiB)", m, m >> 30);
+	gdr_eval_verdict(e, GDR_VERDICT_OK, GDR_PASS);
+	if (s->largest_gpu && m < s->largest_gpu) {
+		gdr_append(e->value, sizeof(e->value),
+			   ", less than a GPU's %llu GiB",
+			   s->largest_gpu >> 30);
+		e->verdict = GDR_VERDICT_WRONG;
+	}
+}
+
+static const struct gdr_check check_nic_max_mr = {
+	.key = "max_mr_size",
+	.scope = GDR_SCOPE_NIC,
+	.eval = eval_nic_max_mr,
+	.describe = gdr_describe_value,
+	.remedy = "one MR cannot cover all of a GPU's memory here: a larger "
+		  "registration fails, or is silently cut short by a transport "
+		  "that clamps it (kvcache-ai/Mooncake#2017): register in "
+		  "pieces of at most this size",
+};
+
 static void eval_nic_link(const struct gdr_subject *s, struct gdr_eval *e)
 {
 	if (!s->port) {
@@ -620,6 +700,7 @@ const struct gdr_check *const gdr_node_checks[] = {
 	&check_rdma_devices,
 	&gdr_check_memlock,
 	&gdr_check_nofile,
+	&check_fork,
 	NULL,
 };
 
@@ -640,17 +721,12 @@ const struct gdr_check *const gdr_gpu_checks[] = {
 };
 
 const struct gdr_check *const gdr_nic_checks[] = {
-	&gdr_check_nic_dmabuf,
-	&gdr_check_nic_data_direct,
-	&check_nic_pci,
-	&check_nic_numa,
-	&check_nic_iommu,
-	&check_nic_iommu_mode,
-	&check_nic_ats,
-	&check_nic_link,
-	&check_nic_netdev,
-	&check_nic_port,
-	NULL,
+	&gdr_check_nic_dmabuf, &gdr_check_nic_data_direct,
+	&check_nic_pci,	       &check_nic_numa,
+	&check_nic_iommu,      &check_nic_iommu_mode,
+	&check_nic_ats,	       &check_nic_max_mr,
+	&check_nic_link,       &check_nic_netdev,
+	&check_nic_port,       NULL,
 };
 
 /* The path each GPU would take (path_gpuN) comes from the backend table,

@@ -120,6 +120,14 @@ static CUresult m_name(char *s, int n, CUdevice d)
 	return CUDA_SUCCESS;
 }
 
+static CUresult m_total_mem(size_t *bytes, CUdevice d)
+{
+	if (d < 0 || d >= model->num_gpus || !model->gpu[d].total_mem)
+		return CUDA_ERROR_INVALID_VALUE;
+	*bytes = (size_t)model->gpu[d].total_mem;
+	return CUDA_SUCCESS;
+}
+
 static CUresult m_busid(char *s, int n, CUdevice d)
 {
 	if (d < 0 || d >= model->num_gpus || n <= 0)
@@ -156,6 +164,7 @@ void gdr_model_cuda_ops(struct gdr_cuda_ops *ops)
 	ops->cuDeviceGetAttribute = m_attr;
 	ops->cuDeviceGetName = m_name;
 	ops->cuDeviceGetPCIBusId = m_busid;
+	ops->cuDeviceTotalMem = m_total_mem;
 	for (i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
 		if (versions[i].version > model->driver_version)
 			memset((char *)ops + versions[i].offset, 0,
@@ -383,6 +392,22 @@ int gdr_model_limits(struct gdr_limits *l, char *why, size_t n)
 	return 0;
 }
 
+static int m_query_device(struct ibv_context *ctx, struct ibv_device_attr *a)
+{
+	const struct gdr_model_nic *nic = nic_of(ctx->device);
+
+	if (!nic || !nic->max_mr_size)
+		return EIO;
+	memset(a, 0, sizeof(*a));
+	a->max_mr_size = nic->max_mr_size;
+	return 0;
+}
+
+static int m_fork_status(void)
+{
+	return model->fork_status;
+}
+
 void gdr_model_verbs_ops(struct gdr_verbs_ops *ops)
 {
 	memset(ops, 0, sizeof(*ops));
@@ -394,4 +419,7 @@ void gdr_model_verbs_ops(struct gdr_verbs_ops *ops)
 	ops->query_port = m_query_port;
 	ops->device_name = m_device_name;
 	ops->device_index = m_device_index;
+	ops->query_device = m_query_device;
+	ops->is_fork_initialized =
+		model->fork_status >= 0 ? m_fork_status : NULL;
 }

@@ -47,6 +47,13 @@ GDR_EXPORT int gdr_private_model_read(struct gdr_model *m,
 		g->gpudirect_rdma_with_vmm = dev->gdr_vmm_attr;
 		g->c2c = dev->c2c == GDR_YES ? 1 : dev->c2c == GDR_NO ? 0 : -1;
 		gdr_fmt(g->c2c_why, sizeof(g->c2c_why), "%s", dev->c2c_why);
+		if (c->cu.cuDeviceTotalMem) {
+			size_t bytes = 0;
+
+			if (c->cu.cuDeviceTotalMem(&bytes, dev->dev) ==
+			    CUDA_SUCCESS)
+				g->total_mem = bytes;
+		}
 		gdr_bar1_read(dev, 0, &bar1);
 		g->bar1_errno = bar1.err;
 		gdr_fmt(g->bar1_why, sizeof(g->bar1_why), "%s", bar1.why);
@@ -67,6 +74,9 @@ GDR_EXPORT int gdr_private_model_read(struct gdr_model *m,
 	m->nofile_soft = limits.l.nofile_soft;
 	m->nofile_hard = limits.l.nofile_hard;
 	m->cap_ipc_lock = limits.l.cap_ipc_lock;
+	m->fork_status = gdr_seam()->verbs.is_fork_initialized
+				 ? gdr_seam()->verbs.is_fork_initialized()
+				 : -1;
 	m->libibverbs_dmabuf = nd->verbs_dmabuf;
 	m->mlx5dv = gdr_mlx5_get()->present	       ? 2
 		    : gdr_mlx5_get()->ops.is_supported ? 1
@@ -95,6 +105,7 @@ GDR_EXPORT int gdr_private_model_read(struct gdr_model *m,
 			n->port_state = v.port.state;
 			n->link_layer = v.port.link_layer;
 		}
+		n->max_mr_size = v.max_mr_size;
 	}
 	return 0;
 }

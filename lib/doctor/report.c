@@ -90,6 +90,34 @@ void gdr_nic_look(struct ibv_context *ctx, struct gdr_nic_view *v)
 		v->bdf[0] = '\0';
 	memset(&v->port, 0, sizeof(v->port));
 	v->have_port = s->verbs.query_port(ctx, 1, &v->port) == 0;
+	if (s->verbs.query_device) {
+		struct ibv_device_attr attr;
+
+		memset(&attr, 0, sizeof(attr));
+		if (s->verbs.query_device(ctx, &attr) == 0)
+			v->max_mr_size = attr.max_mr_size;
+	}
+}
+
+/* The largest GPU's memory in bytes, 0 when no GPU answers. */
+static unsigned long long largest_gpu(const struct gdr_cuda *cuda)
+{
+	unsigned long long most = 0;
+	int d;
+
+	for (d = 0; cuda->state == GDR_CUDA_READY &&
+		    cuda->cu.cuDeviceTotalMem && d < cuda->num_devices;
+	     d++) {
+		const struct gdr_dev *dev = gdr_dev_get(d);
+		size_t bytes = 0;
+
+		if (dev &&
+		    cuda->cu.cuDeviceTotalMem(&bytes, dev->dev) ==
+			    CUDA_SUCCESS &&
+		    bytes > most)
+			most = bytes;
+	}
+	return most;
 }
 
 static void subject_of(struct gdr_subject *s, const struct gdr_node *nd,
@@ -104,6 +132,7 @@ static void subject_of(struct gdr_subject *s, const struct gdr_node *nd,
 		s->nic_name = v->name;
 		s->nic_bdf = v->bdf;
 		s->port = v->have_port ? &v->port : NULL;
+		s->max_mr_size = v->max_mr_size;
 	}
 }
 
@@ -236,6 +265,7 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 	const struct gdr_cuda *cuda = gdr_cuda_get(true);
 	int ndev = cuda->state == GDR_CUDA_READY ? cuda->num_devices : 0;
 	struct gdr_limits_view limits;
+	unsigned long long gpu_mem;
 	struct gdr_nic_view *views;
 	struct gdr_subject s;
 	bool all_dmabuf;
@@ -277,8 +307,10 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 	add_checks(r, "node", gdr_node_checks, &s, 0);
 	for (d = 0; d < ndev; d++)
 		gpu_items(r, nd, cuda, d, views, ctxs, num_ctxs);
+	gpu_mem = largest_gpu(cuda);
 	for (i = 0; i < num_ctxs; i++) {
 		subject_of(&s, nd, cuda, &views[i]);
+		s.largest_gpu = gpu_mem;
 		add_checks(r, views[i].name, gdr_nic_checks, &s, 0);
 		for (d = 0; d < ndev; d++)
 			pair_items(r, &views[i], &s, d);

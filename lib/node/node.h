@@ -290,6 +290,8 @@ struct gdr_subject {
 	const struct gdr_bar1_view *bar1;
 	/* the process's limits as read for this evaluation; NULL: not read */
 	const struct gdr_limits_view *limits;
+	/* the NIC's max_mr_size, and the largest GPU's memory (0 unknown) */
+	unsigned long long max_mr_size, largest_gpu;
 };
 
 struct gdr_eval {

@@ -52,7 +52,9 @@
 	  (CUdeviceptr * dptr, size_t size))                                   \
 	X(cuMemFree, cuMemFree_v2, 3020, 0, (CUdeviceptr dptr))                \
 	X(cuMemGetAddressRange, cuMemGetAddressRange_v2, 3020, 0,              \
-	  (CUdeviceptr * base, size_t * size, CUdeviceptr ptr))
+	  (CUdeviceptr * base, size_t * size, CUdeviceptr ptr))                \
+	X(cuDeviceTotalMem, cuDeviceTotalMem_v2, 3020, 0,                      \
+	  (size_t * bytes, CUdevice dev))
 
 struct gdr_cuda_ops {
 #define GDR_CUDA_MEMBER(name, sym, ver, req, params) CUresult(*name) params;
@@ -104,6 +106,10 @@ struct gdr_verbs_ops {
 	const char *(*device_name)(struct ibv_device *dev);
 	/* The kernel's index of the device; NULL before rdma-core 32. */
 	int (*device_index)(struct ibv_device *dev);
+	int (*query_device)(struct ibv_context *ctx,
+			    struct ibv_device_attr *attr);
+	/* enum ibv_fork_status; NULL before rdma-core 35. */
+	int (*is_fork_initialized)(void);
 };
 
 /*

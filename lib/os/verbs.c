@@ -3,7 +3,8 @@
  * The verbs table. libibverbs is linked, but the entry points newer than
  * the oldest supported rdma-core (26) are looked up at run time, so that the
  * library still loads there: ibv_reg_dmabuf_mr (rdma-core 34, IBVERBS_1.12)
- * and ibv_get_device_index (rdma-core 32, IBVERBS_1.9). The mlx5 direct
+ * ibv_get_device_index (rdma-core 32, IBVERBS_1.9) and
+ * ibv_is_fork_initialized (rdma-core 35, IBVERBS_1.13). The mlx5 direct
  * verbs come from libmlx5.so.1, opened only when asked (gdr_mlx5_load).
  */
 #include <dlfcn.h>
@@ -15,6 +16,7 @@
 typedef struct ibv_mr *(*reg_dmabuf_fn)(struct ibv_pd *, uint64_t, size_t,
 					uint64_t, int, int);
 typedef int (*device_index_fn)(struct ibv_device *);
+typedef int (*fork_status_fn)(void);
 
 static int real_query_port(struct ibv_context *ctx, uint8_t port,
 			   struct ibv_port_attr *attr)
@@ -42,6 +44,9 @@ void gdr_verbs_real(struct gdr_verbs_ops *ops)
 	ops->device_name = ibv_get_device_name;
 	ops->device_index = (device_index_fn)versioned("ibv_get_device_index",
 						       "IBVERBS_1.9");
+	ops->query_device = ibv_query_device;
+	ops->is_fork_initialized = (fork_status_fn)versioned(
+		"ibv_is_fork_initialized", "IBVERBS_1.13");
 }
 
 /*

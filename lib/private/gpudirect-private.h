@@ -36,6 +36,7 @@ struct gdr_model_gpu {
 	int bar1_errno;
 	char bar1_why[128];
 	unsigned long long bar1_total, bar1_used;
+	unsigned long long total_mem; /* cuDeviceTotalMem; 0 unknown */
 };
 
 /* What verbs say of one RDMA device. */
@@ -48,6 +49,8 @@ struct gdr_model_nic {
 	/* mlx5dv_get_data_direct_sysfs_path: 0 and the path, or an errno */
 	int data_direct_errno;
 	char data_direct_path[128];
+	/* ibv_query_device's max_mr_size; 0: the query failed */
+	unsigned long long max_mr_size;
 };
 
 /*
@@ -74,6 +77,8 @@ struct gdr_model {
 	unsigned long long memlock_soft, memlock_hard;
 	unsigned long long nofile_soft, nofile_hard;
 	int cap_ipc_lock; /* 1, 0, -1 unknown */
+	/* ibv_is_fork_initialized(): enum ibv_fork_status, -1 absent */
+	int fork_status;
 	/* the process has libnvidia-ml.so.1 loaded (what a registration's
 	 * GDR_NVML_NOLOAD query finds; never captured: a report loads it) */
 	int nvml_loaded;

@@ -114,7 +114,7 @@ def pci(root, chain, numa=0, group=None, acs=None, ats=None, iommu_type=None):
 
 def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
          cuda_error="", gpus=(), nics=(), peermem=None, gds=False, acs=None, ofed=None,
-         cmdline=CMDLINE, limits=None,
+         cmdline=CMDLINE, limits=None, fork=2,
          mlx5dv=1):
     """mlx5dv: 0 no libmlx5, 1 rdma-core before v54, 2 v54 or newer.
     A GPU's "c2c" (1, 0, -1) and "pcie" (the CUresult of a PCIe-mapped
@@ -143,7 +143,8 @@ def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
         "kernel_release": kernel,
         "cuda": {"error": cuda_error, "driver_version": 0 if cuda_error else driver,
                  "devices": []},
-        "libibverbs_dmabuf": True, "mlx5dv": mlx5dv, "rdma_devices": []}
+        "libibverbs_dmabuf": True, "mlx5dv": mlx5dv, "rdma_devices": [],
+        "fork_status": fork}
     # the process's limits (-1: unlimited), or "absent" (before 0.3)
     if limits != "absent":
         answers["limits"] = dict(dict(errno=0, why="", memlock_soft=-1, memlock_hard=-1,
@@ -165,7 +166,8 @@ def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
             "pcie_mapping": g.get("pcie", -1),
             # NVML's BAR1 (bytes used, total), or "bar1_errno" with why
             "bar1_errno": g.get("bar1_errno", 0), "bar1_why": g.get("bar1_why", ""),
-            "bar1_used": bar1[0], "bar1_total": bar1[1]})
+            "bar1_used": bar1[0], "bar1_total": bar1[1],
+            "total_mem": g.get("mem", 80 << 30)})
         if g.get("bar1") == "absent":  # a snapshot older than 0.3
             for k in ("bar1_errno", "bar1_why", "bar1_used", "bar1_total"):
                 del answers["cuda"]["devices"][-1][k]
@@ -182,7 +184,8 @@ def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
             "port_state": n.get("port", 4), "link_layer": n.get("ll", 1),
             "mlx5": int(n["name"].startswith("mlx5") and mlx5dv > 0),
             "data_direct_errno": 0 if n.get("dd") else ENODEV,
-            "data_direct_path": n.get("dd", "")})
+            "data_direct_path": n.get("dd", ""),
+            "max_mr_size": n.get("max_mr", -1)})
     write(root, "answers.json", json.dumps(answers, indent=1))
     return root
 
@@ -567,6 +570,36 @@ LAYOUTS += [
      dict(gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)], limits="absent"),
      0, {("node", "memlock_limit"): ("unknown", "unknown (not in this snapshot "
                                      "(captured before 0.3))")}),
+]
+
+# Fork safety as libibverbs answers it (enum ibv_fork_status; -1: an
+# rdma-core before 35 without ibv_is_fork_initialized), and a NIC's
+# max_mr_size against the GPU's memory (80 GiB): below, at, no limit.
+LAYOUTS += [
+    ("fork-disabled",
+     dict(gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)], fork=0),
+     0, {("node", "fork"): ("wrong", "not fork-safe: no ibv_fork_init(), and the kernel "
+                            "does not copy pinned pages (IBV_FORK_DISABLED)")}),
+    ("fork-enabled",
+     dict(gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)], fork=1),
+     0, {("node", "fork"): ("ok", "ibv_fork_init() in effect: registered memory is "
+                            "not inherited (IBV_FORK_ENABLED)")}),
+    ("fork-unknown-old-rdma-core",
+     dict(gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)], fork=-1),
+     0, {("node", "fork"): ("unknown", "unknown (libibverbs older than rdma-core 35 has "
+                            "no ibv_is_fork_initialized)")}),
+    ("max-mr-size-below-gpu-memory",
+     dict(gpus=[dict(chain=GPU_SW)],
+          nics=[dict(name="mlx5_0", chain=NIC_SW, max_mr=(80 << 30) - 4096)]),
+     0, {("mlx5_0", "max_mr_size"): ("wrong", "85899341824 bytes (79 GiB), less than "
+                                     "a GPU's 80 GiB"),
+         ("mlx5_0", "path_gpu0"): ("ok", "dmabuf")}),
+    ("max-mr-size-equal-gpu-memory",
+     dict(gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW, max_mr=80 << 30)]),
+     0, {("mlx5_0", "max_mr_size"): ("ok", "85899345920 bytes (80 GiB)")}),
+    ("max-mr-size-unknown",
+     dict(gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW, max_mr=0)]),
+     0, {("mlx5_0", "max_mr_size"): ("unknown", "unknown (ibv_query_device failed)")}),
 ]
 
 # BAR1 is nearly used up from 90%. A 250 MiB window, where 90% is a whole

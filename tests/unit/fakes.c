@@ -1011,6 +1011,7 @@ static int fake_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags,
 	ops->cuMemGetAddressRange = f_address_range;
 	ops->cuMemAlloc = f_mem_alloc;
 	ops->cuMemFree = f_mem_free;
+	ops->cuDeviceTotalMem = model_cu.cuDeviceTotalMem;
 	return 0;
 }
 
@@ -1358,10 +1359,12 @@ static void model_reset(void)
 		g->gpudirect_rdma_supported = 1;
 		g->gpudirect_rdma_with_vmm = 1;
 		g->pcie_mapping = -1;
+		g->total_mem = 150754820096ULL; /* an H200's 143771 MiB */
 		/* an H200's: a 128 GiB window, 2 MiB of it in use */
 		g->bar1_total = 128ULL << 30;
 		g->bar1_used = 2ULL << 20;
 	}
+	fake_model.fork_status = 2; /* IBV_FORK_UNNEEDED: Linux 5.13+ */
 	/* a well-set-up host: unlimited locked memory, 1M files */
 	fake_model.memlock_soft = fake_model.memlock_hard = ~0ULL;
 	fake_model.nofile_soft = fake_model.nofile_hard = 1048576;
@@ -1374,6 +1377,7 @@ static void model_reset(void)
 	nic->link_layer = IBV_LINK_LAYER_ETHERNET;
 	nic->mlx5 = 1;
 	nic->data_direct_errno = ENODEV;
+	nic->max_mr_size = ~0ULL; /* as mlx5 answers */
 	snprintf(nic->data_direct_path, sizeof(nic->data_direct_path),
 		 "/sys/devices/pci0000:00/0000:00:03.0/0000:04:00.1");
 	default_nic = *nic;
@@ -1427,6 +1431,8 @@ static void fake_verbs_table(struct gdr_verbs_ops *v)
 	v->query_port = v_query_port;
 	v->device_name = model_ibv.device_name;
 	v->device_index = model_ibv.device_index;
+	v->query_device = model_ibv.query_device;
+	v->is_fork_initialized = model_ibv.is_fork_initialized;
 }
 
 /* The real driver, with its exports counted (flagged ones apart). */

@@ -24,7 +24,7 @@
 #include "snapshot.h"
 #include "tree.h"
 
-/* A limit as answers.json holds it: -1 for unlimited. */
+/* A limit (or max_mr_size) as answers.json holds it: -1 for all ones. */
 static long long limit_out(unsigned long long v)
 {
 	return v > (unsigned long long)LLONG_MAX ? -1 : (long long)v;
@@ -83,8 +83,10 @@ static int answers(FILE *f, const struct gdr_model *m, const struct tree *t)
 			"\"bar1_why\": ",
 			gpu->pcie_mapping, gpu->bar1_errno);
 		json_write_str(f, gpu->bar1_why);
-		fprintf(f, ", \"bar1_total\": %llu, \"bar1_used\": %llu}",
-			gpu->bar1_total, gpu->bar1_used);
+		fprintf(f,
+			", \"bar1_total\": %llu, \"bar1_used\": %llu, "
+			"\"total_mem\": %llu}",
+			gpu->bar1_total, gpu->bar1_used, gpu->total_mem);
 	}
 	fprintf(f, "]},\n  \"limits\": {\"errno\": %d, \"why\": ",
 		m->limits_errno);
@@ -92,10 +94,10 @@ static int answers(FILE *f, const struct gdr_model *m, const struct tree *t)
 	fprintf(f,
 		", \"memlock_soft\": %lld, \"memlock_hard\": %lld, "
 		"\"nofile_soft\": %lld, \"nofile_hard\": %lld, "
-		"\"cap_ipc_lock\": %d},",
+		"\"cap_ipc_lock\": %d},\n  \"fork_status\": %d,",
 		limit_out(m->memlock_soft), limit_out(m->memlock_hard),
 		limit_out(m->nofile_soft), limit_out(m->nofile_hard),
-		m->cap_ipc_lock);
+		m->cap_ipc_lock, m->fork_status);
 	fprintf(f,
 		"\n  \"libibverbs_dmabuf\": %s,\n  \"mlx5dv\": %d,\n"
 		"  \"rdma_devices\": [",
@@ -112,7 +114,8 @@ static int answers(FILE *f, const struct gdr_model *m, const struct tree *t)
 			nic->dmabuf_probe_errno, nic->port_state,
 			nic->link_layer, nic->mlx5, nic->data_direct_errno);
 		json_write_str(f, nic->data_direct_path);
-		fprintf(f, "}");
+		fprintf(f, ", \"max_mr_size\": %lld}",
+			limit_out(nic->max_mr_size));
 	}
 	fprintf(f, "\n  ],\n  \"links\": {");
 	for (i = 0; i < t->num; i++) {
@@ -441,6 +444,7 @@ int snapshot_replay(const char *source, int is_dir, struct ibv_context ***ctxs,
 						 "(captured before 0.3)");
 		g->bar1_total = json_bytes(e, "bar1_total", 0);
 		g->bar1_used = json_bytes(e, "bar1_used", 0);
+		g->total_mem = json_bytes(e, "total_mem", 0);
 	}
 	lim = json_get(root, "limits");
 	if (lim) {
@@ -457,6 +461,7 @@ int snapshot_replay(const char *source, int is_dir, struct ibv_context ***ctxs,
 		snprintf(m.limits_why, sizeof(m.limits_why),
 			 "not in this snapshot (captured before 0.3)");
 	}
+	m.fork_status = json_int(root, "fork_status", -1);
 	m.libibverbs_dmabuf = json_num(root, "libibverbs_dmabuf", 0) != 0;
 	m.mlx5dv = json_int(root, "mlx5dv", 0);
 	arr = json_get(root, "rdma_devices");
@@ -474,6 +479,8 @@ int snapshot_replay(const char *source, int is_dir, struct ibv_context ***ctxs,
 			json_int(e, "data_direct_errno", ENODEV);
 		text(nic->data_direct_path, sizeof(nic->data_direct_path), e,
 		     "data_direct_path", "");
+		/* Added in 0.3; -1 is 2^64-1 (mlx5: no limit). */
+		nic->max_mr_size = limit_in(e, "max_mr_size");
 	}
 	json_free(root);
 	rc = gdr_private_replay(&m, &snap_files, ctxs, num, err, n);
