@@ -130,6 +130,13 @@ int gdr_parse_long(const char *s, long *out);
  * not fit are left out whole).
  */
 void gdr_parse_iommu_cmdline(const char *cmdline, char *out, size_t n);
+/*
+ * /proc/driver/nvidia-fs/stats: the driver's version ("NVFS Driver(version:
+ * 2.17.5)") into @ver ("" when absent), and "PeerDirect Supported: True"
+ * into *@peerdirect (1, 0, -1 when absent).
+ */
+void gdr_parse_nvfs_stats(const char *text, char *ver, size_t n,
+			  int *peerdirect);
 
 #define GDR_BDF_LEN 16
 /* "0000:3B:00.0" or "00000000:3b:00.0" -> "0000:3b:00.0". 0 or EINVAL. */

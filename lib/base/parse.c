@@ -160,6 +160,44 @@ void gdr_parse_iommu_cmdline(const char *cmdline, char *out, size_t n)
 	}
 }
 
+void gdr_parse_nvfs_stats(const char *text, char *ver, size_t n,
+			  int *peerdirect)
+{
+	const char *p, *q;
+	size_t len;
+
+	if (n)
+		ver[0] = '\0';
+	*peerdirect = -1;
+	if (!text)
+		return;
+	p = strstr(text, "Driver(version:");
+	if (p && n) {
+		p += strlen("Driver(version:");
+		while (*p == ' ')
+			p++;
+		for (q = p; *q && *q != ')' && *q != '\n' &&
+			    !isspace((unsigned char)*q);
+		     q++)
+			;
+		len = (size_t)(q - p);
+		if (*q == ')' && len && len < n) {
+			memcpy(ver, p, len);
+			ver[len] = '\0';
+		}
+	}
+	p = strstr(text, "PeerDirect Supported:");
+	if (p) {
+		p += strlen("PeerDirect Supported:");
+		while (*p == ' ')
+			p++;
+		if (!strncmp(p, "True", 4) || !strncmp(p, "true", 4))
+			*peerdirect = 1;
+		else if (!strncmp(p, "False", 5) || !strncmp(p, "false", 5))
+			*peerdirect = 0;
+	}
+}
+
 int gdr_bdf_normalize(const char *in, char *out, size_t n)
 {
 	unsigned int dom, bus, dev, fn;

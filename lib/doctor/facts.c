@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "doctor.h"
+#include "thresholds.h"
 
 /* --- node ---------------------------------------------------------------- */
 
@@ -18,16 +19,49 @@ static const char gds_remedy[] = "only for GPUDirect Storage: modprobe "
 static void eval_gds(const struct gdr_subject *s, struct gdr_eval *e)
 {
 	const struct gdr_node *nd = s->node;
+	const char *ver = nd->nvidia_fs_version[0] ? nd->nvidia_fs_version
+						   : nd->nvfs_stats_version;
+	struct gdr_kver v;
 
 	gdr_eval_value(
-		e, "%s%s%s%s",
+		e, "%s%s%s%s%s",
 		nd->nvidia_fs ? "nvidia_fs loaded" : "nvidia_fs not loaded",
-		nd->nvidia_fs_version[0] ? " " : "", nd->nvidia_fs_version,
-		nd->nvidia_fs_proc ? ", /proc/driver/nvidia-fs present" : "");
-	if (nd->nvidia_fs)
+		ver[0] ? " " : "", ver,
+		nd->nvidia_fs_proc ? ", /proc/driver/nvidia-fs present" : "",
+		nd->nvfs_peerdirect == 1   ? ", PeerDirect supported"
+		: nd->nvfs_peerdirect == 0 ? ", PeerDirect not supported"
+					   : "");
+	if (!nd->nvidia_fs) {
+		gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+		e->remedy = gds_remedy;
 		return;
-	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
-	e->remedy = gds_remedy;
+	}
+	if (gdr_parse_kernel_release(ver, &v)) {
+		gdr_append(e->value, sizeof(e->value), " (version unknown)");
+		gdr_eval_verdict(e, GDR_VERDICT_UNKNOWN, GDR_PASS);
+		e->remedy = "cat /sys/module/nvidia_fs/version";
+		return;
+	}
+	if (v.major < GDS_NVFS_MAJOR ||
+	    (v.major == GDS_NVFS_MAJOR &&
+	     (v.minor < GDS_NVFS_MINOR ||
+	      (v.minor == GDS_NVFS_MINOR && v.patch < GDS_NVFS_PATCH)))) {
+		gdr_append(e->value, sizeof(e->value), " (older than %d.%d.%d)",
+			   GDS_NVFS_MAJOR, GDS_NVFS_MINOR, GDS_NVFS_PATCH);
+		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
+		e->remedy = "GPUDirect Storage as the GPU Operator runs it "
+			    "needs nvidia-fs 2.17.5 or newer: upgrade it (GPU "
+			    "Operator: gds.version)";
+		return;
+	}
+	if (nd->nv_flavour != GDR_NV_OPEN) {
+		gdr_append(e->value, sizeof(e->value),
+			   " (without the open kernel module)");
+		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
+		e->remedy = "nvidia-fs 2.17.5 and newer need the NVIDIA open "
+			    "kernel module (GPU Operator: "
+			    "driver.kernelModuleType=open)";
+	}
 }
 
 static const struct gdr_check check_gds = {

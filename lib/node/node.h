@@ -56,6 +56,10 @@ struct gdr_node {
 	bool nvidia_fs;
 	bool nvidia_fs_proc; /* /proc/driver/nvidia-fs exists */
 	char nvidia_fs_version[64];
+	/* /proc/driver/nvidia-fs/stats: its driver version, PeerDirect
+	 * (1, 0, -1 not said) */
+	char nvfs_stats_version[64];
+	int nvfs_peerdirect;
 	/* verbs */
 	bool verbs_dmabuf; /* ibv_reg_dmabuf_mr present */
 	/* environment */

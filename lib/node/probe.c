@@ -129,6 +129,13 @@ static void probe_files(struct gdr_node *nd, const struct gdr_seam *s)
 			  sizeof(nd->nvidia_fs_version)) == 0 ||
 	    nd->nvidia_fs_proc)
 		nd->nvidia_fs = true;
+	nd->nvfs_peerdirect = -1;
+	if (nd->nvidia_fs_proc &&
+	    gdr_read_file(s->procfs_root, "/driver/nvidia-fs/stats", text,
+			  sizeof(text)) == 0)
+		gdr_parse_nvfs_stats(text, nd->nvfs_stats_version,
+				     sizeof(nd->nvfs_stats_version),
+				     &nd->nvfs_peerdirect);
 }
 
 static const char *flavour_str(enum gdr_nv_flavour f)

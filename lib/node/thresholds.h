@@ -18,6 +18,11 @@
  * usual default, is not enough (ofiwg/libfabric#12828).
  */
 #define NOFILE_MIN 65536
+/* nvidia-fs 2.17.5: what the GPU Operator deploys for GPUDirect Storage,
+ * and from which it needs the open kernel module. */
+#define GDS_NVFS_MAJOR 2
+#define GDS_NVFS_MINOR 17
+#define GDS_NVFS_PATCH 5
 /* BAR1 counts as nearly used up from this share of it, in percent. */
 #define BAR1_NEARLY_FULL_PERCENT 90
 

@@ -114,7 +114,7 @@ def pci(root, chain, numa=0, group=None, acs=None, ats=None, iommu_type=None):
 
 def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
          cuda_error="", gpus=(), nics=(), peermem=None, gds=False, acs=None, ofed=None,
-         cmdline=CMDLINE, limits=None, fork=2,
+         cmdline=CMDLINE, limits=None, fork=2, gds_stats=None,
          mlx5dv=1):
     """mlx5dv: 0 no libmlx5, 1 rdma-core before v54, 2 v54 or newer.
     A GPU's "c2c" (1, 0, -1) and "pcie" (the CUresult of a PCIe-mapped
@@ -135,9 +135,13 @@ def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
             write(root, "sys/" + p, "1.2\n")
     if ofed:  # MLNX_OFED/DOCA-OFED: its mlx_compat module, and version
         write(root, "sys/module/mlx_compat/version", ofed + "\n")
-    if gds:
-        write(root, "sys/module/nvidia_fs/version", "2.24.3\n")
+    if gds not in (None, False):  # True, or nvidia_fs's version ("": none in sysfs)
+        ver = "2.24.3" if gds is True else gds
+        if ver:
+            write(root, "sys/module/nvidia_fs/version", ver + "\n")
         write(root, "proc/driver/nvidia-fs/version", "2.24\n")
+        if gds_stats:
+            write(root, "proc/driver/nvidia-fs/stats", gds_stats)
     answers = {
         "format": "libgpudirect-snapshot", "version": 1,
         "kernel_release": kernel,
@@ -600,6 +604,39 @@ LAYOUTS += [
     ("max-mr-size-unknown",
      dict(gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW, max_mr=0)]),
      0, {("mlx5_0", "max_mr_size"): ("unknown", "unknown (ibv_query_device failed)")}),
+]
+
+# GPUDirect Storage: nvidia-fs 2.17.5 is the line (the GPU Operator's),
+# and from it the open kernel module is needed; the stats file gives the
+# version where sysfs does not, and whether PeerDirect was built in.
+NVFS_STATS = ("GDS Version: 1.13.1.3\nNVFS statistics(ver: 4.0)\n"
+              "NVFS Driver(version: %s)\nMellanox PeerDirect Supported: %s\n"
+              "IO stats: Disabled, peer IO stats: Disabled\n")
+LAYOUTS += [
+    ("gds-nvfs-2.17.4",
+     dict(gds="2.17.4", gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     0, {("node", "gpudirect_storage"): ("wrong", "nvidia_fs loaded 2.17.4, "
+                                         "/proc/driver/nvidia-fs present (older than 2.17.5)")}),
+    ("gds-nvfs-2.17.5",
+     dict(gds="2.17.5", gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     0, {("node", "gpudirect_storage"): ("ok", "nvidia_fs loaded 2.17.5, "
+                                         "/proc/driver/nvidia-fs present")}),
+    ("gds-nvfs-proprietary-module",
+     dict(gds="2.20.5", nv=NV_PROP, peermem=PEERMEM_ENTRY,
+          gpus=[dict(chain=GPU_SW, dmabuf=0)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     0, {("node", "gpudirect_storage"): ("wrong", "nvidia_fs loaded 2.20.5, "
+                                         "/proc/driver/nvidia-fs present (without the "
+                                         "open kernel module)")}),
+    ("gds-version-from-stats",
+     dict(gds="", gds_stats=NVFS_STATS % ("2.22.3", "True"),
+          gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     0, {("node", "gpudirect_storage"): ("ok", "nvidia_fs loaded 2.22.3, "
+                                         "/proc/driver/nvidia-fs present, PeerDirect supported")}),
+    ("gds-version-unknown",
+     dict(gds="", gds_stats="NVFS statistics(ver: 4.0)\n",
+          gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     0, {("node", "gpudirect_storage"): ("unknown", "nvidia_fs loaded, "
+                                         "/proc/driver/nvidia-fs present (version unknown)")}),
 ]
 
 # BAR1 is nearly used up from 90%. A 250 MiB window, where 90% is a whole

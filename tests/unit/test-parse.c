@@ -221,6 +221,35 @@ int main(void)
 		CHECK_STR(out, "");
 	}
 
+	check_scope = "nvfs_stats";
+	{
+		char ver[16];
+		int pd;
+
+		gdr_parse_nvfs_stats("GDS Version: 1.13.1.3\nNVFS statistics"
+				     "(ver: 4.0)\nNVFS Driver(version: "
+				     "2.22.3)\nMellanox PeerDirect Supported: "
+				     "False\n",
+				     ver, sizeof(ver), &pd);
+		CHECK_STR(ver, "2.22.3");
+		CHECK_INT(pd, 0);
+		gdr_parse_nvfs_stats("NVFS Driver(version: 2.7.49)\n"
+				     "Mellanox PeerDirect Supported: True\n",
+				     ver, sizeof(ver), &pd);
+		CHECK_STR(ver, "2.7.49");
+		CHECK_INT(pd, 1);
+		/* Unterminated, too long, or absent: no version. */
+		gdr_parse_nvfs_stats("NVFS Driver(version: 2.7.49", ver,
+				     sizeof(ver), &pd);
+		CHECK_STR(ver, "");
+		CHECK_INT(pd, -1);
+		gdr_parse_nvfs_stats("NVFS Driver(version: 1234567890123456)",
+				     ver, sizeof(ver), &pd);
+		CHECK_STR(ver, "");
+		gdr_parse_nvfs_stats(NULL, ver, sizeof(ver), &pd);
+		CHECK_STR(ver, "");
+	}
+
 	check_scope = "parse_long";
 	CHECK(gdr_parse_long("42\n", &l) == 0 && l == 42);
 	CHECK(gdr_parse_long("  7 ", &l) == 0 && l == 7);
