@@ -138,6 +138,21 @@ void gdr_parse_iommu_cmdline(const char *cmdline, char *out, size_t n);
 void gdr_parse_nvfs_stats(const char *text, char *ver, size_t n,
 			  int *peerdirect);
 
+/* What the doctor reads of GPUDirect Storage's cufile.json. */
+#define GDR_CUFILE_MAX_ADDRS 16
+struct gdr_cufile {
+	int allow_compat_mode; /* properties.allow_compat_mode: 1, 0, -1 */
+	int has_addr_list;     /* rdma_dev_addr_list is there */
+	unsigned int num_addrs;
+	char addrs[GDR_CUFILE_MAX_ADDRS][48];
+};
+/*
+ * Scan cufile.json text (JSON with // and block comments, as cuFile
+ * accepts it) for allow_compat_mode and rdma_dev_addr_list. 0, or EINVAL
+ * when a comment or string is unterminated or the list malformed.
+ */
+int gdr_parse_cufile(const char *text, struct gdr_cufile *c);
+
 #define GDR_BDF_LEN 16
 /* "0000:3B:00.0" or "00000000:3b:00.0" -> "0000:3b:00.0". 0 or EINVAL. */
 int gdr_bdf_normalize(const char *in, char *out, size_t n);

@@ -41,6 +41,19 @@ struct gdr_nic_view {
 };
 void gdr_nic_look(struct ibv_context *ctx, struct gdr_nic_view *v);
 
+/* GPUDirect Storage's cufile.json as the report reads it (facts.c):
+ * err ENOENT when there is none. Each address of its rdma_dev_addr_list
+ * with the RDMA device whose netdev has it ("" none). */
+struct gdr_cufile_view {
+	int err;
+	char path[160];
+	struct gdr_cufile c;
+	char owner[GDR_CUFILE_MAX_ADDRS][64];
+	bool addrs_known; /* some RDMA device's addresses were read */
+};
+void gdr_cufile_look(struct gdr_cufile_view *v,
+		     const struct gdr_nic_view *views, unsigned int num);
+
 /* The report's items, in order, per scope; NULL-terminated (facts.c). */
 extern const struct gdr_check *const gdr_node_checks[];
 extern const struct gdr_check *const gdr_gpu_checks[];
@@ -63,6 +76,7 @@ int gdr_model_gpu_c2c(const char *busid, bool *c2c, char *why, size_t n);
 int gdr_model_gpu_bar1(const char *busid, unsigned int flags,
 		       struct gdr_bar1 *b, char *why, size_t n);
 int gdr_model_limits(struct gdr_limits *l, char *why, size_t n);
+int gdr_model_if_addrs(const char *dev, char *out, size_t n);
 /* Make @m the model those tables answer from (it must outlive them). */
 void gdr_model_use(const struct gdr_model *m);
 

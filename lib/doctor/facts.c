@@ -6,6 +6,7 @@
  * remedy sentence is written here or in conditions.c, and nowhere else.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "doctor.h"
@@ -108,6 +109,153 @@ static const struct gdr_check check_rdma_devices = {
 	.remedy = "no RDMA device is visible: load the NIC's RDMA driver "
 		  "(e.g. mlx5_ib), check /sys/class/infiniband, and in a "
 		  "container expose /dev/infiniband",
+};
+
+/* --- GPUDirect Storage's cufile.json ----------------------------------- */
+
+/* cuFile reads $CUFILE_ENV_PATH_JSON, else /etc/cufile.json. */
+void gdr_cufile_look(struct gdr_cufile_view *v,
+		     const struct gdr_nic_view *views, unsigned int num)
+{
+	const struct gdr_seam *s = gdr_seam();
+	const char *env = gdr_env_cufile_json();
+	const size_t max = 256 * 1024;
+	char addrs[256], *text;
+	unsigned int i, k;
+	size_t got = 0;
+
+	memset(v, 0, sizeof(*v));
+	text = malloc(max + 1);
+	if (!text) {
+		v->err = ENOMEM;
+		return;
+	}
+	if (env) {
+		gdr_fmt(v->path, sizeof(v->path), "%s", env);
+		v->err = gdr_read_bin("", env, text, max, &got);
+	} else {
+		gdr_fmt(v->path, sizeof(v->path), "/etc/cufile.json");
+		v->err = gdr_read_bin(s->etc_root, "/cufile.json", text, max,
+				      &got);
+	}
+	text[got] = '\0';
+	if (!v->err)
+		v->err = gdr_parse_cufile(text, &v->c);
+	free(text);
+	if (v->err)
+		return;
+	for (i = 0; i < num; i++) {
+		char dev[64];
+
+		/* RoCE and rxe: port 1's netdev; InfiniBand has none. */
+		if (gdr_nic_netdev(views[i].name, dev, sizeof(dev)) ||
+		    !dev[0] || !s->if_addrs ||
+		    s->if_addrs(dev, addrs, sizeof(addrs)))
+			continue;
+		v->addrs_known = true;
+		for (k = 0; k < v->c.num_addrs; k++) {
+			char padded[sizeof(addrs) + 2], want[64];
+
+			/* Whole words of the space-separated list. */
+			gdr_fmt(padded, sizeof(padded), " %s ", addrs);
+			gdr_fmt(want, sizeof(want), " %s ", v->c.addrs[k]);
+			if (!v->owner[k][0] && strstr(padded, want))
+				gdr_fmt(v->owner[k], sizeof(v->owner[k]), "%s",
+					views[i].name);
+		}
+	}
+}
+
+static void eval_gds_compat(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	const struct gdr_cufile_view *v = s->cufile;
+
+	if (!v || v->err == ENOENT) {
+		e->skip = true; /* no cufile.json: no GPUDirect Storage here */
+		return;
+	}
+	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+	if (v->err) {
+		gdr_eval_value(e, "unknown (%s: %s)", v->path,
+			       v->err == EINVAL ? "not JSON with comments as "
+						  "cuFile reads it"
+						: gdr_errno_name(v->err));
+		e->verdict = GDR_VERDICT_UNKNOWN;
+		e->remedy = "";
+	} else if (v->c.allow_compat_mode == 1) {
+		gdr_eval_value(e,
+			       "true (%s): where GPUDirect Storage cannot "
+			       "be used, cuFile moves the data through a "
+			       "CPU bounce buffer without saying so",
+			       v->path);
+		e->remedy = "set \"allow_compat_mode\": false to have cuFile "
+			    "fail instead of falling back, or expect the "
+			    "bounce buffer's speed";
+	} else if (v->c.allow_compat_mode == 0) {
+		gdr_eval_value(e, "false (%s)", v->path);
+		e->verdict = GDR_VERDICT_OK;
+	} else {
+		gdr_eval_value(e, "not set (%s)", v->path);
+	}
+}
+
+static const struct gdr_check check_gds_compat = {
+	.key = "gds_compat_mode",
+	.scope = GDR_SCOPE_NODE,
+	.eval = eval_gds_compat,
+	.describe = gdr_describe_value,
+	.remedy = "",
+};
+
+static void eval_gds_addrs(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	const struct gdr_cufile_view *v = s->cufile;
+	unsigned int k, stale = 0;
+
+	if (!v || v->err) {
+		e->skip = true; /* said by gds_compat_mode */
+		return;
+	}
+	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+	if (!v->c.has_addr_list || !v->c.num_addrs) {
+		gdr_eval_value(e,
+			       "%s (%s): GPUDirect Storage uses no RDMA "
+			       "device",
+			       v->c.has_addr_list ? "empty" : "not set",
+			       v->path);
+		return;
+	}
+	e->value[0] = '\0';
+	for (k = 0; k < v->c.num_addrs; k++) {
+		gdr_append(e->value, sizeof(e->value), "%s%s (%s)",
+			   k ? ", " : "", v->c.addrs[k],
+			   v->owner[k][0]   ? v->owner[k]
+			   : v->addrs_known ? "on no RDMA device here"
+					    : "unknown");
+		stale += !v->owner[k][0];
+	}
+	if (!v->addrs_known) {
+		e->verdict = GDR_VERDICT_UNKNOWN;
+		e->remedy = "no RDMA device's addresses could be read (an "
+			    "InfiniBand port has no netdev of its own here)";
+	} else if (stale) {
+		e->verdict = GDR_VERDICT_WRONG;
+		e->remedy =
+			"cuFile's rdma_dev_addr_list names addresses that no "
+			"RDMA device on this node has: GDS then uses the "
+			"wrong NIC or none; list the addresses of the "
+			"RDMA devices' netdevs (ip -br addr)";
+	} else {
+		e->verdict = GDR_VERDICT_OK;
+	}
+}
+
+static const struct gdr_check check_gds_addrs = {
+	.key = "gds_rdma_addrs",
+	.scope = GDR_SCOPE_NODE,
+	.eval = eval_gds_addrs,
+	.describe = gdr_describe_value,
+	.remedy = "",
 };
 
 /* ibv_is_fork_initialized(): whether a child forked while memory is
@@ -730,6 +878,8 @@ const struct gdr_check *const gdr_node_checks[] = {
 	&gdr_check_mlx5dv,
 	&gdr_check_cuda_pcie,
 	&check_gds,
+	&check_gds_compat,
+	&check_gds_addrs,
 	&check_cuda_devices,
 	&check_rdma_devices,
 	&gdr_check_memlock,

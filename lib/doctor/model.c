@@ -408,6 +408,24 @@ static int m_fork_status(void)
 	return model->fork_status;
 }
 
+int gdr_model_if_addrs(const char *dev, char *out, size_t n)
+{
+	int i;
+
+	if (n)
+		out[0] = '\0';
+	for (i = 0; i < model->num_nics; i++) {
+		if (!model->nic[i].netdev[0] ||
+		    strcmp(model->nic[i].netdev, dev))
+			continue;
+		if (model->nic[i].addrs_errno)
+			return model->nic[i].addrs_errno;
+		gdr_fmt(out, n, "%s", model->nic[i].addrs);
+		return 0;
+	}
+	return ENODEV;
+}
+
 void gdr_model_verbs_ops(struct gdr_verbs_ops *ops)
 {
 	memset(ops, 0, sizeof(*ops));

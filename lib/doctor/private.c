@@ -106,6 +106,11 @@ GDR_EXPORT int gdr_private_model_read(struct gdr_model *m,
 			n->link_layer = v.port.link_layer;
 		}
 		n->max_mr_size = v.max_mr_size;
+		n->addrs_errno =
+			gdr_nic_netdev(n->name, n->netdev, sizeof(n->netdev));
+		if (!n->addrs_errno)
+			n->addrs_errno = gdr_seam()->if_addrs(
+				n->netdev, n->addrs, sizeof(n->addrs));
 	}
 	return 0;
 }
@@ -168,6 +173,7 @@ GDR_EXPORT int gdr_private_replay(const struct gdr_model *m,
 	gdr_seam_default(&s);
 	gdr_fmt(s.sysfs_root, sizeof(s.sysfs_root), "/sys");
 	gdr_fmt(s.procfs_root, sizeof(s.procfs_root), "/proc");
+	gdr_fmt(s.etc_root, sizeof(s.etc_root), "/etc");
 	gdr_fmt(s.kernel_release, sizeof(s.kernel_release), "%s",
 		m->kernel_release[0] ? m->kernel_release : "unknown");
 	s.cuda_load = gdr_model_cuda_load;
@@ -176,6 +182,7 @@ GDR_EXPORT int gdr_private_replay(const struct gdr_model *m,
 	s.gpu_c2c = gdr_model_gpu_c2c;
 	s.gpu_bar1 = gdr_model_gpu_bar1;
 	s.limits = gdr_model_limits;
+	s.if_addrs = gdr_model_if_addrs;
 	s.open_file = files->open_file;
 	s.read_link = files->read_link;
 	gdr_seam_install(&s);
@@ -229,6 +236,7 @@ GDR_EXPORT int gdr_private_host_root(const char *dir, char *why, size_t n)
 	gdr_seam_default(&s);
 	gdr_fmt(s.sysfs_root, sizeof(s.sysfs_root), "%s/sys", real);
 	gdr_fmt(s.procfs_root, sizeof(s.procfs_root), "%s/proc", real);
+	gdr_fmt(s.etc_root, sizeof(s.etc_root), "%s/etc", real);
 	gdr_seam_install(&s);
 	return 0;
 }

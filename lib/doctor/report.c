@@ -265,6 +265,7 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 	const struct gdr_cuda *cuda = gdr_cuda_get(true);
 	int ndev = cuda->state == GDR_CUDA_READY ? cuda->num_devices : 0;
 	struct gdr_limits_view limits;
+	struct gdr_cufile_view *cufile;
 	unsigned long long gpu_mem;
 	struct gdr_nic_view *views;
 	struct gdr_subject s;
@@ -304,6 +305,11 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 	s.num_nics = num_ctxs;
 	gdr_limits_read(&limits);
 	s.limits = &limits;
+	cufile = malloc(sizeof(*cufile));
+	if (cufile) {
+		gdr_cufile_look(cufile, views, num_ctxs);
+		s.cufile = cufile;
+	}
 	add_checks(r, "node", gdr_node_checks, &s, 0);
 	for (d = 0; d < ndev; d++)
 		gpu_items(r, nd, cuda, d, views, ctxs, num_ctxs);
@@ -316,6 +322,7 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 			pair_items(r, &views[i], &s, d);
 	}
 	free(views);
+	free(cufile);
 	return r->oom ? ENOMEM : 0;
 }
 

@@ -21,6 +21,14 @@ const char *const gdr_env_names[] = {
 	NULL,
 };
 
+const char *gdr_env_cufile_json(void)
+{
+	const struct gdr_seam *s = gdr_seam();
+	const char *v = s->getenv ? s->getenv("CUFILE_ENV_PATH_JSON") : NULL;
+
+	return v && v[0] == '/' ? v : NULL;
+}
+
 void gdr_env_probe(struct gdr_node *nd, const struct gdr_seam *s)
 {
 	const char *v = s->getenv ? s->getenv("GPUDIRECT_DEBUG") : NULL;

@@ -217,6 +217,9 @@ void gdr_env_probe(struct gdr_node *nd, const struct gdr_seam *s);
 /* A size setting (GPUDIRECT_CACHE_MAX_*): decimal digits only, into
  * *@out when set. 0, or EINVAL with the reason in @why. */
 int gdr_env_size(const char *name, size_t *out, char *why, size_t n);
+/* cuFile's own setting, which the report follows: the cufile.json it reads
+ * ($CUFILE_ENV_PATH_JSON, when an absolute path), or NULL. */
+const char *gdr_env_cufile_json(void);
 
 /* --- pointer classification (classify.c) -------------------------------- */
 /* Why a pointer was classified as host memory. */
@@ -277,6 +280,8 @@ enum gdr_pass {
 	GDR_UNDECIDED = 2, /* not known here: let a real registration decide */
 };
 
+struct gdr_cufile_view; /* the doctor's (doctor.h) */
+
 /* What a condition is evaluated against; NULL members are absent. */
 struct gdr_subject {
 	const struct gdr_node *node;
@@ -294,6 +299,8 @@ struct gdr_subject {
 	const struct gdr_bar1_view *bar1;
 	/* the process's limits as read for this evaluation; NULL: not read */
 	const struct gdr_limits_view *limits;
+	/* cufile.json as read for the report; NULL: not read */
+	const struct gdr_cufile_view *cufile;
 	/* the NIC's max_mr_size, and the largest GPU's memory (0 unknown) */
 	unsigned long long max_mr_size, largest_gpu;
 };

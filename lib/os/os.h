@@ -163,6 +163,11 @@ struct gdr_limits {
 /* The seam's limits: the calling process's. 0, or an errno and why. */
 int gdr_process_limits(struct gdr_limits *l, char *why, size_t n);
 
+/* --- network addresses (netdev.c) ---------------------------------------- */
+/* The IP addresses of network device @dev, space-separated into @out
+ * ("" when it has none): 0 or an errno. */
+int gdr_if_addrs(const char *dev, char *out, size_t n);
+
 /* The real libibverbs, with the newer entry points resolved at run time. */
 void gdr_verbs_real(struct gdr_verbs_ops *ops);
 
@@ -175,6 +180,7 @@ void gdr_verbs_real(struct gdr_verbs_ops *ops);
 struct gdr_seam {
 	char sysfs_root[PATH_MAX];  /* "/sys" */
 	char procfs_root[PATH_MAX]; /* "/proc" */
+	char etc_root[PATH_MAX];    /* "/etc" */
 	/* Kernel release; empty means ask uname(). */
 	char kernel_release[128];
 	long page_size; /* 0 means sysconf(_SC_PAGESIZE) */
@@ -200,6 +206,8 @@ struct gdr_seam {
 	/* The process's locked-memory and open-files limits
 	 * (gdr_process_limits' contract). */
 	int (*limits)(struct gdr_limits *l, char *why, size_t n);
+	/* A netdev's IP addresses (gdr_if_addrs' contract). */
+	int (*if_addrs)(const char *dev, char *out, size_t n);
 	/* Reads the environment; secure_getenv in production. */
 	char *(*getenv)(const char *name);
 	/* open(2) for reading, read(2) and readlink(2). */

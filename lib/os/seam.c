@@ -43,12 +43,14 @@ void gdr_seam_default(struct gdr_seam *s)
 	memset(s, 0, sizeof(*s));
 	strcpy(s->sysfs_root, "/sys");
 	strcpy(s->procfs_root, "/proc");
+	strcpy(s->etc_root, "/etc");
 	s->cuda_load = gdr_cuda_load;
 	gdr_verbs_real(&s->verbs);
 	s->mlx5_load = gdr_mlx5_load;
 	s->gpu_c2c = gdr_nvml_c2c;
 	s->gpu_bar1 = gdr_nvml_bar1;
 	s->limits = gdr_process_limits;
+	s->if_addrs = gdr_if_addrs;
 	/* Ignores the environment in setuid/setgid processes. */
 	s->getenv = secure_getenv;
 	s->open_file = open_ro;

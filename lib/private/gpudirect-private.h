@@ -51,6 +51,11 @@ struct gdr_model_nic {
 	char data_direct_path[128];
 	/* ibv_query_device's max_mr_size; 0: the query failed */
 	unsigned long long max_mr_size;
+	/* its netdev (port 1's) and that netdev's IP addresses, space-
+	 * separated, or the errno of finding them */
+	char netdev[64];
+	int addrs_errno;
+	char addrs[256];
 };
 
 /*

@@ -114,7 +114,7 @@ def pci(root, chain, numa=0, group=None, acs=None, ats=None, iommu_type=None):
 
 def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
          cuda_error="", gpus=(), nics=(), peermem=None, gds=False, acs=None, ofed=None,
-         cmdline=CMDLINE, limits=None, fork=2, gds_stats=None,
+         cmdline=CMDLINE, limits=None, fork=2, gds_stats=None, cufile=None,
          mlx5dv=1):
     """mlx5dv: 0 no libmlx5, 1 rdma-core before v54, 2 v54 or newer.
     A GPU's "c2c" (1, 0, -1) and "pcie" (the CUresult of a PCIe-mapped
@@ -128,6 +128,8 @@ def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
     os.makedirs(os.path.join(root, "proc"))
     if nv:
         write(root, "proc/driver/nvidia/version", nv)
+    if cufile is not None:
+        write(root, "etc/cufile.json", cufile)
     if cmdline is not None:
         write(root, "proc/cmdline", cmdline + "\n")
     if peermem:  # a path, or a list of them (a module and its entry)
@@ -189,7 +191,12 @@ def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
             "mlx5": int(n["name"].startswith("mlx5") and mlx5dv > 0),
             "data_direct_errno": 0 if n.get("dd") else ENODEV,
             "data_direct_path": n.get("dd", ""),
-            "max_mr_size": n.get("max_mr", -1)})
+            "max_mr_size": n.get("max_mr", -1),
+            "netdev": n.get("netdev", ""), "addrs_errno": 0 if n.get("netdev") else 2,
+            "addrs": " ".join(n.get("addrs", []))})
+        if n.get("netdev"):  # RoCE: port 1's netdev, as sysfs names it
+            write(root, "sys/class/infiniband/%s/ports/1/gid_attrs/ndevs/0" % n["name"],
+                  n["netdev"] + "\n")
     write(root, "answers.json", json.dumps(answers, indent=1))
     return root
 
@@ -637,6 +644,53 @@ LAYOUTS += [
           gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
      0, {("node", "gpudirect_storage"): ("unknown", "nvidia_fs loaded, "
                                          "/proc/driver/nvidia-fs present (version unknown)")}),
+]
+
+# cuFile's /etc/cufile.json (JSON with comments, as cuFile reads it):
+# allow_compat_mode, and rdma_dev_addr_list against the RDMA devices'
+# netdev addresses (RoCE: port 1's netdev).
+CUFILE = """{
+    // a comment, as NVIDIA's sample has them
+    "logging": { "dir": "/var/log", "level": "ERROR" },
+    /* a block comment with "quotes" */
+    "properties": {
+        "allow_compat_mode": %s,
+        "rdma_dev_addr_list": [ %s ]
+    }
+}
+"""
+def gds_node(compat, addrs, **more):
+    return dict(gds=True, gpus=[dict(chain=GPU_SW)],
+                nics=[dict(name="mlx5_0", chain=NIC_SW, ll=2, netdev="ens1f0",
+                           addrs=["10.1.0.7", "fe80::a"])],
+                cufile=CUFILE % (compat, ", ".join('"%s"' % a for a in addrs)), **more)
+
+
+LAYOUTS += [
+    ("gds-cufile-compat-true",
+     gds_node("true", ["10.1.0.7"]),
+     0, {("node", "gds_compat_mode"): ("info", "true (/etc/cufile.json): where GPUDirect "
+                                       "Storage cannot be used, cuFile moves the data "
+                                       "through a CPU bounce buffer without saying so"),
+         ("node", "gds_rdma_addrs"): ("ok", "10.1.0.7 (mlx5_0)")}),
+    ("gds-cufile-stale-address",
+     gds_node("false", ["10.1.0.7", "10.9.9.9"]),
+     0, {("node", "gds_compat_mode"): ("ok", "false (/etc/cufile.json)"),
+         ("node", "gds_rdma_addrs"): ("wrong", "10.1.0.7 (mlx5_0), 10.9.9.9 (on no RDMA "
+                                      "device here)")}),
+    ("gds-cufile-empty-list",
+     gds_node("false", []),
+     0, {("node", "gds_rdma_addrs"): ("info", "empty (/etc/cufile.json): GPUDirect "
+                                      "Storage uses no RDMA device")}),
+    ("gds-cufile-infiniband-unknown",
+     dict(gds=True, gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)],
+          cufile=CUFILE % ("false", '"10.1.0.7"')),
+     0, {("node", "gds_rdma_addrs"): ("unknown", "10.1.0.7 (unknown)")}),
+    ("gds-cufile-unterminated-comment",
+     dict(gds=True, gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)],
+          cufile='{ "properties": { /* never closed '),
+     0, {("node", "gds_compat_mode"): ("unknown", "unknown (/etc/cufile.json: not JSON "
+                                       "with comments as cuFile reads it)")}),
 ]
 
 # BAR1 is nearly used up from 90%. A 250 MiB window, where 90% is a whole

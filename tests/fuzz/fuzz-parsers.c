@@ -6,6 +6,7 @@
  *   nvidia   gdr_parse_nvidia_version (/proc/driver/nvidia/version)
  *   number   gdr_parse_long (sysfs numbers and version files)
  *   cmdline  gdr_parse_iommu_cmdline (/proc/cmdline)
+ *   cufile   gdr_parse_cufile (GPUDirect Storage's cufile.json)
  *   env      GPUDIRECT_PATH / _DEBUG / _RELAXED_ORDERING through the probe
  *   bdf      gdr_bdf_normalize (PCI addresses from CUDA and sysfs links)
  *   json     gdr-info's snapshot reader (answers.json of --from/--root)
@@ -152,6 +153,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		long v;
 
 		gdr_parse_long(s, &v);
+	}
+#elif defined(TARGET_CUFILE)
+	{
+		struct gdr_cufile c;
+		unsigned int i;
+
+		if (gdr_parse_cufile(s, &c) == 0) {
+			if (c.num_addrs > GDR_CUFILE_MAX_ADDRS)
+				abort();
+			for (i = 0; i < c.num_addrs; i++)
+				if (strlen(c.addrs[i]) >= sizeof(c.addrs[i]))
+					abort();
+		}
 	}
 #elif defined(TARGET_CMDLINE)
 	{

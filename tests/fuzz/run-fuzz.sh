@@ -16,13 +16,13 @@ if ! command -v clang > /dev/null; then
 fi
 pass=0
 fail=0
-for t in kernel nvidia number cmdline env bdf json tar; do
+for t in kernel nvidia number cmdline cufile env bdf json tar; do
 	T=$(echo "$t" | tr a-z A-Z)
 	# Each target builds what it fuzzes: the parsers link alone, the node
 	# probe with the layers under it, the doctor's readers without the
 	# library.
 	case $t in
-	kernel | nvidia | number | cmdline | bdf)
+	kernel | nvidia | number | cmdline | cufile | bdf)
 		src="$top/lib/base/parse.c $top/lib/base/error.c" ;;
 	env) src="$top/lib/base/*.c $top/lib/os/*.c $top/lib/node/*.c" ;;
 	json) src="$top/tools/gdr-info/json.c" ;;

@@ -1378,6 +1378,8 @@ static void model_reset(void)
 	nic->mlx5 = 1;
 	nic->data_direct_errno = ENODEV;
 	nic->max_mr_size = ~0ULL; /* as mlx5 answers */
+	snprintf(nic->netdev, sizeof(nic->netdev), "eth7");
+	snprintf(nic->addrs, sizeof(nic->addrs), "192.168.7.10 fe80::1");
 	snprintf(nic->data_direct_path, sizeof(nic->data_direct_path),
 		 "/sys/devices/pci0000:00/0000:00:03.0/0000:04:00.1");
 	default_nic = *nic;
@@ -1502,6 +1504,7 @@ void fakes_install_real_cuda(void)
 
 	model_install(NULL);
 	gdr_seam_default(&s);
+	snprintf(s.etc_root, sizeof(s.etc_root), "/nonexistent-etc");
 	fake_verbs_table(&s.verbs);
 	s.mlx5_load = fake_mlx5_load;
 	s.cuda_load = counting_cuda_load;
@@ -1517,6 +1520,8 @@ void fakes_install(const struct fixture *f, const char *kernel,
 	gdr_seam_default(&s);
 	snprintf(s.sysfs_root, sizeof(s.sysfs_root), "%s", f->sys);
 	snprintf(s.procfs_root, sizeof(s.procfs_root), "%s", f->proc);
+	/* Never the machine's own /etc (a GPU machine has a cufile.json). */
+	snprintf(s.etc_root, sizeof(s.etc_root), "%s/etc", f->root);
 	snprintf(s.kernel_release, sizeof(s.kernel_release), "%s",
 		 fake_model.kernel_release);
 	s.cuda_load = fake_cuda_load;
@@ -1527,6 +1532,7 @@ void fakes_install(const struct fixture *f, const char *kernel,
 	s.gpu_c2c = gdr_model_gpu_c2c;
 	s.gpu_bar1 = gdr_model_gpu_bar1;
 	s.limits = gdr_model_limits;
+	s.if_addrs = gdr_model_if_addrs;
 	env_path = path;
 	env_debug = debug;
 	s.getenv = fake_getenv;

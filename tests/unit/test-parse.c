@@ -250,6 +250,42 @@ int main(void)
 		CHECK_STR(ver, "");
 	}
 
+	check_scope = "cufile";
+	{
+		struct gdr_cufile c;
+
+		CHECK_INT(gdr_parse_cufile(
+				  "{ // \"allow_compat_mode\": false\n"
+				  "  \"properties\": { /* \"x\": 1 */\n"
+				  "    \"allow_compat_mode\" : true,\n"
+				  "    \"rdma_dev_addr_list\": [\"10.0.0.1\", "
+				  "\"fd00::2\" ] } }",
+				  &c),
+			  0);
+		CHECK_INT(c.allow_compat_mode, 1); /* the comment's is not it */
+		CHECK_INT(c.has_addr_list, 1);
+		CHECK_INT(c.num_addrs, 2);
+		CHECK_STR(c.addrs[0], "10.0.0.1");
+		CHECK_STR(c.addrs[1], "fd00::2");
+		/* "//" inside a string is not a comment. */
+		CHECK_INT(gdr_parse_cufile("{\"dir\": \"//x\", "
+					   "\"allow_compat_mode\": false}",
+					   &c),
+			  0);
+		CHECK_INT(c.allow_compat_mode, 0);
+		CHECK_INT(c.has_addr_list, 0);
+		CHECK_INT(gdr_parse_cufile("{}", &c), 0);
+		CHECK_INT(c.allow_compat_mode, -1);
+		CHECK_INT(gdr_parse_cufile("{ /* open", &c), EINVAL);
+		CHECK_INT(gdr_parse_cufile("{ \"a\": \"open", &c), EINVAL);
+		CHECK_INT(gdr_parse_cufile("{\"rdma_dev_addr_list\": 5}", &c),
+			  EINVAL);
+		CHECK_INT(gdr_parse_cufile("{\"rdma_dev_addr_list\": [\"a\"",
+					   &c),
+			  EINVAL);
+		CHECK_INT(gdr_parse_cufile(NULL, &c), EINVAL);
+	}
+
 	check_scope = "parse_long";
 	CHECK(gdr_parse_long("42\n", &l) == 0 && l == 42);
 	CHECK(gdr_parse_long("  7 ", &l) == 0 && l == 7);

@@ -114,8 +114,13 @@ static int answers(FILE *f, const struct gdr_model *m, const struct tree *t)
 			nic->dmabuf_probe_errno, nic->port_state,
 			nic->link_layer, nic->mlx5, nic->data_direct_errno);
 		json_write_str(f, nic->data_direct_path);
-		fprintf(f, ", \"max_mr_size\": %lld}",
+		fprintf(f, ", \"max_mr_size\": %lld, \"netdev\": ",
 			limit_out(nic->max_mr_size));
+		json_write_str(f, nic->netdev);
+		fprintf(f,
+			", \"addrs_errno\": %d, \"addrs\": ", nic->addrs_errno);
+		json_write_str(f, nic->addrs);
+		fprintf(f, "}");
 	}
 	fprintf(f, "\n  ],\n  \"links\": {");
 	for (i = 0; i < t->num; i++) {
@@ -481,6 +486,9 @@ int snapshot_replay(const char *source, int is_dir, struct ibv_context ***ctxs,
 		     "data_direct_path", "");
 		/* Added in 0.3; -1 is 2^64-1 (mlx5: no limit). */
 		nic->max_mr_size = limit_in(e, "max_mr_size");
+		text(nic->netdev, sizeof(nic->netdev), e, "netdev", "");
+		nic->addrs_errno = json_int(e, "addrs_errno", ENODATA);
+		text(nic->addrs, sizeof(nic->addrs), e, "addrs", "");
 	}
 	json_free(root);
 	rc = gdr_private_replay(&m, &snap_files, ctxs, num, err, n);

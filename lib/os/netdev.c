@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The IP addresses of a network device (an RDMA device's, for RoCE or
+ * rxe), for checking GPUDirect Storage's rdma_dev_addr_list against the
+ * node. sysfs does not hold IPv4 addresses: getifaddrs(3) does.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#include "os.h"
+
+int gdr_if_addrs(const char *dev, char *out, size_t n)
+{
+	struct ifaddrs *all, *a;
+	char ip[INET6_ADDRSTRLEN];
+	size_t used = 0;
+
+	if (n)
+		out[0] = '\0';
+	if (getifaddrs(&all))
+		return errno ? errno : EIO;
+	for (a = all; a; a = a->ifa_next) {
+		const void *where;
+
+		if (!a->ifa_addr || !a->ifa_name || strcmp(a->ifa_name, dev))
+			continue;
+		if (a->ifa_addr->sa_family == AF_INET)
+			where = &((struct sockaddr_in *)(void *)a->ifa_addr)
+					 ->sin_addr;
+		else if (a->ifa_addr->sa_family == AF_INET6)
+			where = &((struct sockaddr_in6 *)(void *)a->ifa_addr)
+					 ->sin6_addr;
+		else
+			continue;
+		if (!inet_ntop(a->ifa_addr->sa_family, where, ip, sizeof(ip)))
+			continue;
+		if (used + strlen(ip) + 2 > n)
+			break;
+		gdr_fmt(out + used, n - used, "%s%s", used ? " " : "", ip);
+		used = strlen(out);
+	}
+	freeifaddrs(all);
+	return 0;
+}
