@@ -602,13 +602,13 @@ static void eval_memlock(const struct gdr_subject *s, struct gdr_eval *e)
 	}
 	bytes_words(v->l.memlock_soft, soft, sizeof(soft));
 	bytes_words(v->l.memlock_hard, hard, sizeof(hard));
-	if (v->l.cap_ipc_lock == 1) {
+	if (v->l.memlock_soft == GDR_LIMIT_INFINITY) {
+		gdr_eval_value(e, "unlimited");
+	} else if (v->l.cap_ipc_lock == 1) {
 		gdr_eval_value(e,
 			       "%s (hard %s), not applied: the process has "
 			       "CAP_IPC_LOCK",
 			       soft, hard);
-	} else if (v->l.memlock_soft == GDR_LIMIT_INFINITY) {
-		gdr_eval_value(e, "unlimited");
 	} else {
 		gdr_eval_value(e, "%s (hard %s)", soft, hard);
 		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
