@@ -73,6 +73,22 @@ static int have_gpu(void)
 	return rc;
 }
 
+/* CUDA up with a context (@no_context 0) and the fakes over the real
+ * driver: 0, or 77/1 with the reason printed. */
+static int on_gpu(int no_context)
+{
+	char why[256];
+	int rc = cutest_init(no_context, why, sizeof(why));
+
+	if (rc) {
+		printf("%s: %s\n", rc == 77 ? "SKIP" : "FAIL", why);
+		return rc;
+	}
+	fakes_reset();
+	fakes_install_real_cuda();
+	return 0;
+}
+
 static int no_init(void)
 {
 	struct gdr_reg_info info;
@@ -146,16 +162,11 @@ static int child_registers(void)
 
 static int fork_child(void)
 {
-	char why[256];
 	struct ibv_mr *mr;
-	int rc = cutest_init(0, why, sizeof(why));
+	int rc = on_gpu(0);
 
-	if (rc) {
-		printf("%s: %s\n", rc == 77 ? "SKIP" : "FAIL", why);
+	if (rc)
 		return rc;
-	}
-	fakes_reset();
-	fakes_install_real_cuda();
 	CHECK_INT(ct.cuMemAlloc(&parent_dev, 2 * MiB), CUDA_SUCCESS);
 	check_scope = "parent: device memory";
 	mr = gdr_register(&fake_pd, (void *)parent_dev, 4096);
@@ -184,15 +195,10 @@ static int primary(void)
 	CUdevice dev;
 	CUdeviceptr va;
 	struct ibv_mr *mr;
-	char why[256];
-	int before, after, rc = cutest_init(1, why, sizeof(why));
+	int before, after, rc = on_gpu(1);
 
-	if (rc) {
-		printf("%s: %s\n", rc == 77 ? "SKIP" : "FAIL", why);
+	if (rc)
 		return rc;
-	}
-	fakes_reset();
-	fakes_install_real_cuda();
 	CHECK_INT(ct.cuDeviceGet(&dev, 0), CUDA_SUCCESS);
 	/* VMM memory, made with a context that is then given up. */
 	CHECK_INT(ct.cuDevicePrimaryCtxRetain(&ctx, dev), CUDA_SUCCESS);
@@ -289,16 +295,11 @@ static int bar1(void)
 	struct gdr_bar1_view v, again;
 	CUdeviceptr dev;
 	struct ibv_mr *mr;
-	char why[256];
 	long smi;
-	int rc = cutest_init(0, why, sizeof(why));
+	int rc = on_gpu(0);
 
-	if (rc) {
-		printf("%s: %s\n", rc == 77 ? "SKIP" : "FAIL", why);
+	if (rc)
 		return rc;
-	}
-	fakes_reset();
-	fakes_install_real_cuda();
 	CHECK_INT(ct.cuMemAlloc(&dev, 2 * MiB), CUDA_SUCCESS);
 
 	check_scope = "registrations leave NVML alone";
