@@ -26,51 +26,72 @@ EXPIRY = re.compile(r"^# \+expiry-time=(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)$")
 
 # The full label set of the layouts the issue names (version aside).
 WANT = {
+    "iommu-translated-strict-nic-only": {
+        "gpudirect-rdma.usable": "true", "gpudirect-dmabuf.ready": "true",
+        "gpudirect-data-direct.ready": "false", "gpudirect-peermem.ready": "false",
+        "gpudirect-gds.ready": "false", "gpudirect-gpu.count": "1",
+        "gpudirect-iommu.translated": "true",
+        "gpudirect-rdma.devices": "1", "gpudirect-host-only": "false",
+        "gpudirect-gpu0.mlx5_0.path": "dmabuf", "gpudirect-gpu0.mlx5_0.pcie": "PIX"},
+    "iommu-group-without-type": {
+        "gpudirect-rdma.usable": "true", "gpudirect-dmabuf.ready": "true",
+        "gpudirect-data-direct.ready": "false", "gpudirect-peermem.ready": "false",
+        "gpudirect-gds.ready": "false", "gpudirect-gpu.count": "1",
+        "gpudirect-rdma.devices": "1", "gpudirect-host-only": "false",
+        "gpudirect-gpu0.mlx5_0.path": "dmabuf", "gpudirect-gpu0.mlx5_0.pcie": "PIX"},
     "open-6x-no-peermem-phb": {
         "gpudirect-rdma.usable": "true", "gpudirect-dmabuf.ready": "true",
         "gpudirect-data-direct.ready": "false", "gpudirect-peermem.ready": "false",
         "gpudirect-gds.ready": "false", "gpudirect-gpu.count": "1",
+        "gpudirect-iommu.translated": "false",
         "gpudirect-rdma.devices": "1", "gpudirect-host-only": "false",
         "gpudirect-gpu0.mlx5_0.path": "dmabuf", "gpudirect-gpu0.mlx5_0.pcie": "PHB"},
     "proprietary-peermem-nv_mem": {
         "gpudirect-rdma.usable": "true", "gpudirect-dmabuf.ready": "false",
         "gpudirect-data-direct.ready": "false", "gpudirect-peermem.ready": "true",
         "gpudirect-gds.ready": "false", "gpudirect-gpu.count": "1",
+        "gpudirect-iommu.translated": "false",
         "gpudirect-rdma.devices": "1", "gpudirect-host-only": "false",
         "gpudirect-gpu0.mlx5_0.path": "peermem", "gpudirect-gpu0.mlx5_0.pcie": "PIX"},
     "open-kernel-5.4": {
         "gpudirect-rdma.usable": "false", "gpudirect-dmabuf.ready": "false",
         "gpudirect-data-direct.ready": "false", "gpudirect-peermem.ready": "false",
         "gpudirect-gds.ready": "false", "gpudirect-gpu.count": "1",
+        "gpudirect-iommu.translated": "false",
         "gpudirect-rdma.devices": "1", "gpudirect-host-only": "false",
         "gpudirect-gpu0.mlx5_0.path": "none", "gpudirect-gpu0.mlx5_0.pcie": "PIX"},
     "no-nvidia-driver": {
         "gpudirect-rdma.usable": "false", "gpudirect-dmabuf.ready": "false",
         "gpudirect-data-direct.ready": "false", "gpudirect-peermem.ready": "false",
         "gpudirect-gds.ready": "false", "gpudirect-gpu.count": "0",
+        "gpudirect-iommu.translated": "false",
         "gpudirect-rdma.devices": "1", "gpudirect-host-only": "true"},
     "gds-enabled": {
         "gpudirect-rdma.usable": "true", "gpudirect-dmabuf.ready": "true",
         "gpudirect-data-direct.ready": "false", "gpudirect-peermem.ready": "false",
         "gpudirect-gds.ready": "true", "gpudirect-gpu.count": "1",
+        "gpudirect-iommu.translated": "false",
         "gpudirect-rdma.devices": "1", "gpudirect-host-only": "false",
         "gpudirect-gpu0.mlx5_0.path": "dmabuf", "gpudirect-gpu0.mlx5_0.pcie": "PIX"},
     "one-switch-pix": {
         "gpudirect-rdma.usable": "true", "gpudirect-dmabuf.ready": "true",
         "gpudirect-data-direct.ready": "false", "gpudirect-peermem.ready": "false",
         "gpudirect-gds.ready": "false", "gpudirect-gpu.count": "1",
+        "gpudirect-iommu.translated": "false",
         "gpudirect-rdma.devices": "1", "gpudirect-host-only": "false",
         "gpudirect-gpu0.mlx5_0.path": "dmabuf", "gpudirect-gpu0.mlx5_0.pcie": "PIX"},
     "across-sockets-sys-acs": {
         "gpudirect-rdma.usable": "true", "gpudirect-dmabuf.ready": "true",
         "gpudirect-data-direct.ready": "false", "gpudirect-peermem.ready": "false",
         "gpudirect-gds.ready": "false", "gpudirect-gpu.count": "1",
+        "gpudirect-iommu.translated": "false",
         "gpudirect-rdma.devices": "1", "gpudirect-host-only": "false",
         "gpudirect-gpu0.mlx5_1.path": "dmabuf", "gpudirect-gpu0.mlx5_1.pcie": "SYS"},
     "data-direct-cx8": {
         "gpudirect-rdma.usable": "true", "gpudirect-dmabuf.ready": "true",
         "gpudirect-data-direct.ready": "true", "gpudirect-peermem.ready": "false",
         "gpudirect-gds.ready": "false", "gpudirect-gpu.count": "1",
+        "gpudirect-iommu.translated": "false",
         "gpudirect-rdma.devices": "1", "gpudirect-host-only": "false",
         "gpudirect-gpu0.mlx5_0.path": "data-direct", "gpudirect-gpu0.mlx5_0.pcie": "PIX"},
 }

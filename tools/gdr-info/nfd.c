@@ -206,6 +206,27 @@ static int labels(struct out *o, const struct gdr_report *r,
 	v = item(r, "node", "gpudirect_storage", &verdict);
 	err |= add(o, "gpudirect-gds.ready",
 		   yes(v && verdict == GDR_VERDICT_OK), false);
+	/* Translated DMA on any GPU or RDMA device (iommu_mode wrong); said
+	 * only where some device's mode is known. */
+	{
+		bool known = false, translated = false;
+		char sec[16];
+
+		for (g = 0; g < gpus + (int)n; g++) {
+			if (g < gpus)
+				snprintf(sec, sizeof(sec), "gpu%d", g);
+			v = item(r, g < gpus ? sec : names[g - gpus],
+				 "iommu_mode", &verdict);
+			if (!v || (verdict != GDR_VERDICT_OK &&
+				   verdict != GDR_VERDICT_WRONG))
+				continue;
+			known = true;
+			translated |= verdict == GDR_VERDICT_WRONG;
+		}
+		if (known)
+			err |= add(o, "gpudirect-iommu.translated",
+				   yes(translated), false);
+	}
 	snprintf(num, sizeof(num), "%d", gpus);
 	err |= add(o, "gpudirect-gpu.count", num, false);
 	snprintf(num, sizeof(num), "%u", n);
