@@ -77,6 +77,7 @@ int gdr_model_gpu_bar1(const char *busid, unsigned int flags,
 		       struct gdr_bar1 *b, char *why, size_t n);
 int gdr_model_limits(struct gdr_limits *l, char *why, size_t n);
 int gdr_model_if_addrs(const char *dev, char *out, size_t n);
+int gdr_model_verbs_files(char *ibv, size_t n1, char *mlx5, size_t n2);
 /* Make @m the model those tables answer from (it must outlive them). */
 void gdr_model_use(const struct gdr_model *m);
 

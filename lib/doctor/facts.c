@@ -258,6 +258,43 @@ static const struct gdr_check check_gds_addrs = {
 	.remedy = "",
 };
 
+/* rdma-core's level, from the loaded libraries' file names: the third
+ * number of libibverbs.so.1.14.44.0 is the rdma-core release (44). After
+ * mlx5dv_data_direct, which loads libmlx5 where it is installed. */
+static void eval_rdma_core(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	const struct gdr_seam *seam = gdr_seam();
+	char ibv[64] = "", mlx5[64] = "";
+	const char *rel = NULL;
+
+	(void)s;
+	if (seam->verbs_files)
+		seam->verbs_files(ibv, sizeof(ibv), mlx5, sizeof(mlx5));
+	if (!strncmp(ibv, "libibverbs.so.1.", 16)) {
+		rel = strchr(ibv + 16, '.');
+		rel = rel && rel[1] ? rel + 1 : NULL;
+	}
+	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+	if (!ibv[0]) {
+		gdr_eval_value(e, "unknown (the loaded libibverbs has no file "
+				  "name to read it from)");
+		e->verdict = GDR_VERDICT_UNKNOWN;
+		e->remedy = "";
+		return;
+	}
+	gdr_eval_value(e, "%s%s%s(%s; %s)", rel ? "rdma-core " : "",
+		       rel ? rel : "", rel ? " " : "", ibv,
+		       mlx5[0] ? mlx5 : "libmlx5 not loaded");
+}
+
+static const struct gdr_check check_rdma_core = {
+	.key = "rdma_core",
+	.scope = GDR_SCOPE_NODE,
+	.eval = eval_rdma_core,
+	.describe = gdr_describe_value,
+	.remedy = "",
+};
+
 /* ibv_is_fork_initialized(): whether a child forked while memory is
  * registered leaves the parent's MRs intact. enum ibv_fork_status. */
 static void eval_fork(const struct gdr_subject *s, struct gdr_eval *e)
@@ -869,23 +906,15 @@ static const struct gdr_check check_acs = {
 /* --- walking them ---------------------------------------------------------- */
 
 const struct gdr_check *const gdr_node_checks[] = {
-	&gdr_check_kernel,
-	&gdr_check_nvidia_driver,
-	&gdr_check_cuda_api,
-	&gdr_check_peermem,
-	&gdr_check_rdma_stack,
-	&gdr_check_verbs_dmabuf,
-	&gdr_check_mlx5dv,
-	&gdr_check_cuda_pcie,
-	&check_gds,
-	&check_gds_compat,
-	&check_gds_addrs,
-	&check_cuda_devices,
-	&check_rdma_devices,
-	&gdr_check_memlock,
-	&gdr_check_nofile,
-	&check_fork,
-	NULL,
+	&gdr_check_kernel,     &gdr_check_nvidia_driver,
+	&gdr_check_cuda_api,   &gdr_check_peermem,
+	&gdr_check_rdma_stack, &gdr_check_verbs_dmabuf,
+	&gdr_check_mlx5dv,     &check_rdma_core,
+	&gdr_check_cuda_pcie,  &check_gds,
+	&check_gds_compat,     &check_gds_addrs,
+	&check_cuda_devices,   &check_rdma_devices,
+	&gdr_check_memlock,    &gdr_check_nofile,
+	&check_fork,	       NULL,
 };
 
 const struct gdr_check *const gdr_gpu_checks[] = {

@@ -426,6 +426,13 @@ int gdr_model_if_addrs(const char *dev, char *out, size_t n)
 	return ENODEV;
 }
 
+int gdr_model_verbs_files(char *ibv, size_t n1, char *mlx5, size_t n2)
+{
+	gdr_fmt(ibv, n1, "%s", model->libibverbs_file);
+	gdr_fmt(mlx5, n2, "%s", model->libmlx5_file);
+	return ibv[0] ? 0 : ENOENT;
+}
+
 void gdr_model_verbs_ops(struct gdr_verbs_ops *ops)
 {
 	memset(ops, 0, sizeof(*ops));

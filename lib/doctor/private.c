@@ -81,6 +81,9 @@ GDR_EXPORT int gdr_private_model_read(struct gdr_model *m,
 	m->mlx5dv = gdr_mlx5_get()->present	       ? 2
 		    : gdr_mlx5_get()->ops.is_supported ? 1
 						       : 0;
+	/* After libmlx5 is loaded (as the report's mlx5dv item does). */
+	gdr_seam()->verbs_files(m->libibverbs_file, sizeof(m->libibverbs_file),
+				m->libmlx5_file, sizeof(m->libmlx5_file));
 	for (i = 0; i < num && i < GDR_MODEL_MAX_NICS; i++) {
 		struct gdr_model_nic *n = &m->nic[m->num_nics++];
 		struct gdr_nic_view v;
@@ -183,6 +186,7 @@ GDR_EXPORT int gdr_private_replay(const struct gdr_model *m,
 	s.gpu_bar1 = gdr_model_gpu_bar1;
 	s.limits = gdr_model_limits;
 	s.if_addrs = gdr_model_if_addrs;
+	s.verbs_files = gdr_model_verbs_files;
 	s.open_file = files->open_file;
 	s.read_link = files->read_link;
 	gdr_seam_install(&s);

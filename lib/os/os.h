@@ -168,6 +168,10 @@ int gdr_process_limits(struct gdr_limits *l, char *why, size_t n);
  * ("" when it has none): 0 or an errno. */
 int gdr_if_addrs(const char *dev, char *out, size_t n);
 
+/* The files of the loaded libibverbs and libmlx5 ("libibverbs.so.1.14.44.0":
+ * rdma-core 44), "" when unknown or not loaded; 0, or ENOENT. */
+int gdr_verbs_files(char *ibv, size_t n1, char *mlx5, size_t n2);
+
 /* The real libibverbs, with the newer entry points resolved at run time. */
 void gdr_verbs_real(struct gdr_verbs_ops *ops);
 
@@ -206,6 +210,8 @@ struct gdr_seam {
 	/* The process's locked-memory and open-files limits
 	 * (gdr_process_limits' contract). */
 	int (*limits)(struct gdr_limits *l, char *why, size_t n);
+	/* The rdma-core libraries' files (gdr_verbs_files' contract). */
+	int (*verbs_files)(char *ibv, size_t n1, char *mlx5, size_t n2);
 	/* A netdev's IP addresses (gdr_if_addrs' contract). */
 	int (*if_addrs)(const char *dev, char *out, size_t n);
 	/* Reads the environment; secure_getenv in production. */

@@ -9,6 +9,8 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "os.h"
@@ -81,4 +83,37 @@ int gdr_mlx5_load(struct gdr_mlx5_ops *ops, char *why, size_t n)
 	ops->data_direct_path = NULL;
 	ops->reg_dmabuf_mr = NULL;
 	return ENOSYS;
+}
+
+/* The file name behind the library holding @sym ("libibverbs.so.1.14.44.0"
+ * once the links are followed), or "". */
+static void file_of(void *sym, char *out, size_t n)
+{
+	char real[PATH_MAX];
+	const char *base;
+	Dl_info info;
+
+	if (n)
+		out[0] = '\0';
+	if (!sym || !dladdr(sym, &info) || !info.dli_fname ||
+	    !realpath(info.dli_fname, real))
+		return;
+	base = strrchr(real, '/');
+	gdr_fmt(out, n, "%s", base ? base + 1 : real);
+}
+
+int gdr_verbs_files(char *ibv, size_t n1, char *mlx5, size_t n2)
+{
+	void *lib;
+
+	file_of((void *)ibv_get_device_list, ibv, n1);
+	if (n2)
+		mlx5[0] = '\0';
+	/* Only a libmlx5 that is loaded already: an mlx5 device is open. */
+	lib = dlopen("libmlx5.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	if (lib) {
+		file_of(dlsym(lib, "mlx5dv_is_supported"), mlx5, n2);
+		dlclose(lib);
+	}
+	return ibv[0] ? 0 : ENOENT;
 }

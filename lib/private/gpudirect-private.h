@@ -82,6 +82,9 @@ struct gdr_model {
 	unsigned long long memlock_soft, memlock_hard;
 	unsigned long long nofile_soft, nofile_hard;
 	int cap_ipc_lock; /* 1, 0, -1 unknown */
+	/* the loaded rdma-core libraries' files, "" unknown / not loaded */
+	char libibverbs_file[64];
+	char libmlx5_file[64];
 	/* ibv_is_fork_initialized(): enum ibv_fork_status, -1 absent */
 	int fork_status;
 	/* the process has libnvidia-ml.so.1 loaded (what a registration's

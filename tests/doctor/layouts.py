@@ -150,7 +150,8 @@ def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
         "cuda": {"error": cuda_error, "driver_version": 0 if cuda_error else driver,
                  "devices": []},
         "libibverbs_dmabuf": True, "mlx5dv": mlx5dv, "rdma_devices": [],
-        "fork_status": fork}
+        "fork_status": fork, "libibverbs_file": "libibverbs.so.1.14.50.0",
+        "libmlx5_file": "libmlx5.so.1.24.50.0" if mlx5dv else ""}
     # the process's limits (-1: unlimited), or "absent" (before 0.3)
     if limits != "absent":
         answers["limits"] = dict(dict(errno=0, why="", memlock_soft=-1, memlock_hard=-1,

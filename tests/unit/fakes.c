@@ -1365,6 +1365,10 @@ static void model_reset(void)
 		g->bar1_used = 2ULL << 20;
 	}
 	fake_model.fork_status = 2; /* IBV_FORK_UNNEEDED: Linux 5.13+ */
+	snprintf(fake_model.libibverbs_file, sizeof(fake_model.libibverbs_file),
+		 "libibverbs.so.1.14.54.0");
+	snprintf(fake_model.libmlx5_file, sizeof(fake_model.libmlx5_file),
+		 "libmlx5.so.1.25.54.0");
 	/* a well-set-up host: unlimited locked memory, 1M files */
 	fake_model.memlock_soft = fake_model.memlock_hard = ~0ULL;
 	fake_model.nofile_soft = fake_model.nofile_hard = 1048576;
@@ -1533,6 +1537,7 @@ void fakes_install(const struct fixture *f, const char *kernel,
 	s.gpu_bar1 = gdr_model_gpu_bar1;
 	s.limits = gdr_model_limits;
 	s.if_addrs = gdr_model_if_addrs;
+	s.verbs_files = gdr_model_verbs_files;
 	env_path = path;
 	env_debug = debug;
 	s.getenv = fake_getenv;

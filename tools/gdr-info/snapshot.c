@@ -94,10 +94,15 @@ static int answers(FILE *f, const struct gdr_model *m, const struct tree *t)
 	fprintf(f,
 		", \"memlock_soft\": %lld, \"memlock_hard\": %lld, "
 		"\"nofile_soft\": %lld, \"nofile_hard\": %lld, "
-		"\"cap_ipc_lock\": %d},\n  \"fork_status\": %d,",
+		"\"cap_ipc_lock\": %d},\n  \"fork_status\": %d,\n"
+		"  \"libibverbs_file\": ",
 		limit_out(m->memlock_soft), limit_out(m->memlock_hard),
 		limit_out(m->nofile_soft), limit_out(m->nofile_hard),
 		m->cap_ipc_lock, m->fork_status);
+	json_write_str(f, m->libibverbs_file);
+	fprintf(f, ", \"libmlx5_file\": ");
+	json_write_str(f, m->libmlx5_file);
+	fprintf(f, ",");
 	fprintf(f,
 		"\n  \"libibverbs_dmabuf\": %s,\n  \"mlx5dv\": %d,\n"
 		"  \"rdma_devices\": [",
@@ -467,6 +472,9 @@ int snapshot_replay(const char *source, int is_dir, struct ibv_context ***ctxs,
 			 "not in this snapshot (captured before 0.3)");
 	}
 	m.fork_status = json_int(root, "fork_status", -1);
+	text(m.libibverbs_file, sizeof(m.libibverbs_file), root,
+	     "libibverbs_file", "");
+	text(m.libmlx5_file, sizeof(m.libmlx5_file), root, "libmlx5_file", "");
 	m.libibverbs_dmabuf = json_num(root, "libibverbs_dmabuf", 0) != 0;
 	m.mlx5dv = json_int(root, "mlx5dv", 0);
 	arr = json_get(root, "rdma_devices");
