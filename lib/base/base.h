@@ -145,6 +145,9 @@ struct gdr_cufile {
 	int has_addr_list;     /* rdma_dev_addr_list is there */
 	unsigned int num_addrs;
 	char addrs[GDR_CUFILE_MAX_ADDRS][48];
+	/* entries left out: empty, too long for an address, or past
+	 * GDR_CUFILE_MAX_ADDRS */
+	unsigned int dropped;
 };
 /*
  * Scan cufile.json text (JSON with // and block comments, as cuFile

@@ -297,11 +297,14 @@ int gdr_parse_cufile(const char *text, struct gdr_cufile *c)
 			if (!end)
 				goto bad;
 			if (c->num_addrs < GDR_CUFILE_MAX_ADDRS &&
+			    end > p + 1 &&
 			    (size_t)(end - p - 1) < sizeof(c->addrs[0])) {
 				memcpy(c->addrs[c->num_addrs], p + 1,
 				       (size_t)(end - p - 1));
 				c->addrs[c->num_addrs][end - p - 1] = '\0';
 				c->num_addrs++;
+			} else {
+				c->dropped++;
 			}
 			p = end + 1;
 		}

@@ -41,16 +41,7 @@ struct gdr_nic_view {
 };
 void gdr_nic_look(struct ibv_context *ctx, struct gdr_nic_view *v);
 
-/* GPUDirect Storage's cufile.json as the report reads it (facts.c):
- * err ENOENT when there is none. Each address of its rdma_dev_addr_list
- * with the RDMA device whose netdev has it ("" none). */
-struct gdr_cufile_view {
-	int err;
-	char path[160];
-	struct gdr_cufile c;
-	char owner[GDR_CUFILE_MAX_ADDRS][64];
-	bool addrs_known; /* some RDMA device's addresses were read */
-};
+/* Read cufile.json and match its addresses to @views' netdevs (facts.c). */
 void gdr_cufile_look(struct gdr_cufile_view *v,
 		     const struct gdr_nic_view *views, unsigned int num);
 

@@ -5,6 +5,7 @@
  * registrations (node/conditions.c), and the lists the report walks. Each
  * remedy sentence is written here or in conditions.c, and nowhere else.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,16 +51,25 @@ static void eval_gds(const struct gdr_subject *s, struct gdr_eval *e)
 		gdr_append(e->value, sizeof(e->value), " (older than %d.%d.%d)",
 			   GDS_NVFS_MAJOR, GDS_NVFS_MINOR, GDS_NVFS_PATCH);
 		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
-		e->remedy = "GPUDirect Storage as the GPU Operator runs it "
-			    "needs nvidia-fs 2.17.5 or newer: upgrade it (GPU "
-			    "Operator: gds.version)";
+		e->remedy =
+			"GPUDirect Storage as the GPU Operator runs it "
+			"needs nvidia-fs " GDS_NVFS_STR " or newer: upgrade "
+			"it (GPU Operator: gds.version)";
 		return;
 	}
-	if (nd->nv_flavour != GDR_NV_OPEN) {
+	if (nd->nv_flavour != GDR_NV_OPEN &&
+	    nd->nv_flavour != GDR_NV_PROPRIETARY) {
+		/* No NVIDIA version file to tell the module by. */
+		gdr_append(e->value, sizeof(e->value),
+			   " (the NVIDIA kernel module's flavour is unknown)");
+		gdr_eval_verdict(e, GDR_VERDICT_UNKNOWN, GDR_PASS);
+		e->remedy = "cat /proc/driver/nvidia/version";
+	} else if (nd->nv_flavour == GDR_NV_PROPRIETARY) {
 		gdr_append(e->value, sizeof(e->value),
 			   " (without the open kernel module)");
 		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
-		e->remedy = "nvidia-fs 2.17.5 and newer need the NVIDIA open "
+		e->remedy = "nvidia-fs " GDS_NVFS_STR " and newer need the "
+			    "NVIDIA open "
 			    "kernel module (GPU Operator: "
 			    "driver.kernelModuleType=open)";
 	}
@@ -113,12 +123,43 @@ static const struct gdr_check check_rdma_devices = {
 
 /* --- GPUDirect Storage's cufile.json ----------------------------------- */
 
-/* cuFile reads $CUFILE_ENV_PATH_JSON, else /etc/cufile.json. */
+/* An address as bytes (AF_INET or AF_INET6), for comparing "fe80::0001"
+ * with "fe80::1": its family, or 0 when it is not an address. */
+static int addr_bytes(const char *text, unsigned char *out)
+{
+	if (inet_pton(AF_INET, text, out) == 1)
+		return AF_INET;
+	if (inet_pton(AF_INET6, text, out) == 1)
+		return AF_INET6;
+	return 0;
+}
+
+/* Whether @want is one of the space-separated addresses of @list. */
+static bool same_addr_in(const char *want, const char *list)
+{
+	unsigned char a[16], b[16];
+	char word[64];
+	int fa = addr_bytes(want, a), len;
+
+	if (!fa)
+		return false;
+	while (sscanf(list, " %63s%n", word, &len) == 1) {
+		if (addr_bytes(word, b) == fa &&
+		    !memcmp(a, b, fa == AF_INET ? 4 : 16))
+			return true;
+		list += len;
+	}
+	return false;
+}
+
+/* cuFile reads $CUFILE_ENV_PATH_JSON, else /etc/cufile.json; a replay
+ * reads the path the capture read (the seam's cufile_path). */
 void gdr_cufile_look(struct gdr_cufile_view *v,
 		     const struct gdr_nic_view *views, unsigned int num)
 {
 	const struct gdr_seam *s = gdr_seam();
-	const char *env = gdr_env_cufile_json();
+	const char *env =
+		s->cufile_path[0] ? s->cufile_path : gdr_env_cufile_json();
 	const size_t max = 256 * 1024;
 	char addrs[256], *text;
 	unsigned int i, k;
@@ -139,6 +180,10 @@ void gdr_cufile_look(struct gdr_cufile_view *v,
 				      &got);
 	}
 	text[got] = '\0';
+	if (!v->err && got == max)
+		v->err = EFBIG; /* cuFile would read all of it: we cannot */
+	else if (!v->err && strlen(text) != got)
+		v->err = EINVAL; /* a NUL byte: not JSON */
 	if (!v->err)
 		v->err = gdr_parse_cufile(text, &v->c);
 	free(text);
@@ -153,16 +198,11 @@ void gdr_cufile_look(struct gdr_cufile_view *v,
 		    s->if_addrs(dev, addrs, sizeof(addrs)))
 			continue;
 		v->addrs_known = true;
-		for (k = 0; k < v->c.num_addrs; k++) {
-			char padded[sizeof(addrs) + 2], want[64];
-
-			/* Whole words of the space-separated list. */
-			gdr_fmt(padded, sizeof(padded), " %s ", addrs);
-			gdr_fmt(want, sizeof(want), " %s ", v->c.addrs[k]);
-			if (!v->owner[k][0] && strstr(padded, want))
+		for (k = 0; k < v->c.num_addrs; k++)
+			if (!v->owner[k][0] &&
+			    same_addr_in(v->c.addrs[k], addrs))
 				gdr_fmt(v->owner[k], sizeof(v->owner[k]), "%s",
 					views[i].name);
-		}
 	}
 }
 
@@ -177,9 +217,11 @@ static void eval_gds_compat(const struct gdr_subject *s, struct gdr_eval *e)
 	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
 	if (v->err) {
 		gdr_eval_value(e, "unknown (%s: %s)", v->path,
-			       v->err == EINVAL ? "not JSON with comments as "
-						  "cuFile reads it"
-						: gdr_errno_name(v->err));
+			       v->err == EINVAL	 ? "not JSON with comments as "
+						   "cuFile reads it"
+			       : v->err == EFBIG ? "larger than the 256 KiB "
+						   "the doctor reads"
+						 : gdr_errno_name(v->err));
 		e->verdict = GDR_VERDICT_UNKNOWN;
 		e->remedy = "";
 	} else if (v->c.allow_compat_mode == 1) {
@@ -217,7 +259,7 @@ static void eval_gds_addrs(const struct gdr_subject *s, struct gdr_eval *e)
 		return;
 	}
 	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
-	if (!v->c.has_addr_list || !v->c.num_addrs) {
+	if (!v->c.has_addr_list || (!v->c.num_addrs && !v->c.dropped)) {
 		gdr_eval_value(e,
 			       "%s (%s): GPUDirect Storage uses no RDMA "
 			       "device",
@@ -245,9 +287,18 @@ static void eval_gds_addrs(const struct gdr_subject *s, struct gdr_eval *e)
 			"RDMA device on this node has: GDS then uses the "
 			"wrong NIC or none; list the addresses of the "
 			"RDMA devices' netdevs (ip -br addr)";
+	} else if (v->c.dropped) {
+		/* What was judged is fine, but not all of it was. */
+		e->verdict = GDR_VERDICT_UNKNOWN;
+		e->remedy = "";
 	} else {
 		e->verdict = GDR_VERDICT_OK;
 	}
+	if (v->c.dropped)
+		gdr_append(e->value, sizeof(e->value),
+			   "; %u entries not judged (empty, not an address, or "
+			   "past the first %d)",
+			   v->c.dropped, GDR_CUFILE_MAX_ADDRS);
 }
 
 static const struct gdr_check check_gds_addrs = {
@@ -300,9 +351,9 @@ static const struct gdr_check check_rdma_core = {
 static void eval_fork(const struct gdr_subject *s, struct gdr_eval *e)
 {
 	const struct gdr_seam *seam = gdr_seam();
+	struct gdr_kver v;
 	int st;
 
-	(void)s;
 	if (!seam->verbs.is_fork_initialized) {
 		gdr_eval_value(e, "unknown (libibverbs older than rdma-core 35 "
 				  "has no ibv_is_fork_initialized)");
@@ -321,6 +372,15 @@ static void eval_fork(const struct gdr_subject *s, struct gdr_eval *e)
 				  "kernel does not copy pinned pages "
 				  "(IBV_FORK_DISABLED)");
 		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
+		if (!gdr_parse_kernel_release(s->node->kernel_release, &v) &&
+		    (v.major > 5 || (v.major == 5 && v.minor >= 13)))
+			/* 5.13+ copies, but the RDMA core did not say so. */
+			e->remedy =
+				"the kernel is new enough to copy pinned "
+				"pages, but its RDMA core did not say so (is "
+				"ib_uverbs loaded?): call ibv_fork_init() "
+				"before any registration (or "
+				"RDMAV_FORK_SAFE=1)";
 	} else {
 		gdr_eval_value(e,
 			       "unknown (ibv_is_fork_initialized answered "
@@ -347,7 +407,8 @@ static const char iommu_translated_remedy[] =
 	"translated DMA sends every NIC access to GPU memory through the "
 	"IOMMU (IOTLB misses cost bandwidth; large dma-buf registrations can "
 	"fail with ENOMEM): boot with iommu=pt (keeping intel_iommu=on or "
-	"amd_iommu=on where the IOMMU is wanted); the GPU and Network "
+	"amd_iommu=on where the IOMMU is wanted; iommu.passthrough=1 on "
+	"arm64, such as Grace); the GPU and Network "
 	"Operators do not set it: it is the host's kernel command line";
 
 static void iommu_mode(const struct gdr_node *nd, const char *bdf,

@@ -81,6 +81,8 @@ GDR_EXPORT int gdr_private_model_read(struct gdr_model *m,
 	m->mlx5dv = gdr_mlx5_get()->present	       ? 2
 		    : gdr_mlx5_get()->ops.is_supported ? 1
 						       : 0;
+	gdr_fmt(m->cufile_path, sizeof(m->cufile_path), "%s",
+		gdr_env_cufile_json() ? gdr_env_cufile_json() : "");
 	/* After libmlx5 is loaded (as the report's mlx5dv item does). */
 	gdr_seam()->verbs_files(m->libibverbs_file, sizeof(m->libibverbs_file),
 				m->libmlx5_file, sizeof(m->libmlx5_file));
@@ -187,6 +189,9 @@ GDR_EXPORT int gdr_private_replay(const struct gdr_model *m,
 	s.limits = gdr_model_limits;
 	s.if_addrs = gdr_model_if_addrs;
 	s.verbs_files = gdr_model_verbs_files;
+	/* The capture's cufile.json, whatever this process's environment. */
+	gdr_fmt(s.cufile_path, sizeof(s.cufile_path), "%s",
+		m->cufile_path[0] ? m->cufile_path : "/etc/cufile.json");
 	s.open_file = files->open_file;
 	s.read_link = files->read_link;
 	gdr_seam_install(&s);

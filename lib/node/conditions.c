@@ -546,7 +546,8 @@ void gdr_bar1_explain(const struct gdr_dev *d, int err, size_t len, char *msg,
 	if (!d || (err != ENOMEM && err != EFAULT && err != EINVAL))
 		return;
 	/* Only an NVML the process has loaded is asked: a failure path
-	 * starts nothing new in the caller's process. */
+	 * loads nothing new into the caller's process (its nvmlInit and
+	 * nvmlShutdown are counted by NVML). */
 	gdr_bar1_read(d, GDR_NVML_NOLOAD, &v);
 	sub.bar1 = &v;
 	gdr_check_eval(&gdr_check_gpu_bar1, &sub, &e, false);
@@ -626,6 +627,13 @@ const struct gdr_check gdr_check_memlock = {
 		  "Kubernetes the container runtime's limit, or CAP_IPC_LOCK)",
 };
 
+#define NOFILE_WHY                                                             \
+	"a transport that keeps a dma-buf fd per registration runs out of "    \
+	"descriptors: "
+static const char nofile_soft_remedy[] =
+	NOFILE_WHY "raise the soft limit (ulimit -n; a process may raise its "
+		   "own up to the hard limit with setrlimit)";
+
 static void eval_nofile(const struct gdr_subject *s, struct gdr_eval *e)
 {
 	const struct gdr_limits_view *v = s->limits;
@@ -645,14 +653,8 @@ static void eval_nofile(const struct gdr_subject *s, struct gdr_eval *e)
 			       v->l.nofile_hard);
 	if (v->l.nofile_soft < NOFILE_MIN) {
 		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
-		e->remedy =
-			v->l.nofile_hard >= NOFILE_MIN
-				? "a transport that keeps a dma-buf fd per "
-				  "registration runs out of descriptors: "
-				  "raise the soft limit (ulimit -n; a "
-				  "process may raise its own up to the hard "
-				  "limit with setrlimit)"
-				: NULL;
+		e->remedy = v->l.nofile_hard >= NOFILE_MIN ? nofile_soft_remedy
+							   : NULL;
 	}
 }
 
@@ -661,10 +663,9 @@ const struct gdr_check gdr_check_nofile = {
 	.scope = GDR_SCOPE_NODE,
 	.eval = eval_nofile,
 	.describe = gdr_describe_value,
-	.remedy = "a transport that keeps a dma-buf fd per registration runs "
-		  "out of descriptors: raise the hard and soft limits (systemd "
-		  "LimitNOFILE=; docker --ulimit nofile=1048576; in Kubernetes "
-		  "the container runtime's limit)",
+	.remedy = NOFILE_WHY "raise the hard and soft limits (systemd "
+			     "LimitNOFILE=; docker --ulimit nofile=1048576; in "
+			     "Kubernetes the container runtime's limit)",
 };
 
 void gdr_memlock_explain(char *msg, size_t n)

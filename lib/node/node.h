@@ -280,7 +280,16 @@ enum gdr_pass {
 	GDR_UNDECIDED = 2, /* not known here: let a real registration decide */
 };
 
-struct gdr_cufile_view; /* the doctor's (doctor.h) */
+/* GPUDirect Storage's cufile.json as the report reads it: err ENOENT when
+ * there is none. Each address of its rdma_dev_addr_list with the RDMA
+ * device whose netdev has it ("" none). */
+struct gdr_cufile_view {
+	int err;
+	char path[PATH_MAX];
+	struct gdr_cufile c;
+	char owner[GDR_CUFILE_MAX_ADDRS][64];
+	bool addrs_known; /* some RDMA device's addresses were read */
+};
 
 /* What a condition is evaluated against; NULL members are absent. */
 struct gdr_subject {

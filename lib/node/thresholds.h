@@ -23,6 +23,7 @@
 #define GDS_NVFS_MAJOR 2
 #define GDS_NVFS_MINOR 17
 #define GDS_NVFS_PATCH 5
+#define GDS_NVFS_STR "2.17.5" /* the same, in words */
 /* BAR1 counts as nearly used up from this share of it, in percent. */
 #define BAR1_NEARLY_FULL_PERCENT 90
 

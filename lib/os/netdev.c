@@ -17,6 +17,7 @@ int gdr_if_addrs(const char *dev, char *out, size_t n)
 	struct ifaddrs *all, *a;
 	char ip[INET6_ADDRSTRLEN];
 	size_t used = 0;
+	bool seen = false;
 
 	if (n)
 		out[0] = '\0';
@@ -25,7 +26,10 @@ int gdr_if_addrs(const char *dev, char *out, size_t n)
 	for (a = all; a; a = a->ifa_next) {
 		const void *where;
 
-		if (!a->ifa_addr || !a->ifa_name || strcmp(a->ifa_name, dev))
+		if (!a->ifa_name || strcmp(a->ifa_name, dev))
+			continue;
+		seen = true; /* the interface is in this network namespace */
+		if (!a->ifa_addr)
 			continue;
 		if (a->ifa_addr->sa_family == AF_INET)
 			where = &((struct sockaddr_in *)(void *)a->ifa_addr)
@@ -43,5 +47,6 @@ int gdr_if_addrs(const char *dev, char *out, size_t n)
 		used = strlen(out);
 	}
 	freeifaddrs(all);
-	return 0;
+	/* Not here: another network namespace (a container), or gone. */
+	return seen ? 0 : ENODEV;
 }

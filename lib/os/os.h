@@ -165,7 +165,8 @@ int gdr_process_limits(struct gdr_limits *l, char *why, size_t n);
 
 /* --- network addresses (netdev.c) ---------------------------------------- */
 /* The IP addresses of network device @dev, space-separated into @out
- * ("" when it has none): 0 or an errno. */
+ * ("" when it has none): 0, ENODEV when this network namespace has no such
+ * interface, or an errno. */
 int gdr_if_addrs(const char *dev, char *out, size_t n);
 
 /* The files of the loaded libibverbs and libmlx5 ("libibverbs.so.1.14.44.0":
@@ -185,6 +186,9 @@ struct gdr_seam {
 	char sysfs_root[PATH_MAX];  /* "/sys" */
 	char procfs_root[PATH_MAX]; /* "/proc" */
 	char etc_root[PATH_MAX];    /* "/etc" */
+	/* The cufile.json to read; "": $CUFILE_ENV_PATH_JSON, else
+	 * /etc/cufile.json (a replay names the capture's). */
+	char cufile_path[PATH_MAX];
 	/* Kernel release; empty means ask uname(). */
 	char kernel_release[128];
 	long page_size; /* 0 means sysconf(_SC_PAGESIZE) */

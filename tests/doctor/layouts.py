@@ -578,6 +578,11 @@ LAYOUTS += [
     ("limits-nofile-65536",
      limits(nofile_soft=65536, nofile_hard=-1),
      0, {("node", "nofile_limit"): ("ok", "65536 (hard unlimited)")}),
+    ("limits-crafted-numbers",
+     limits(nofile_soft=-7, memlock_soft=float("nan")),
+     0, {("node", "memlock_limit"): ("unknown", "unknown (the snapshot's limits are "
+                                     "not numbers)"),
+         ("node", "nofile_limit"): "unknown"}),
     ("limits-snapshot-before-0.3",
      dict(gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)], limits="absent"),
      0, {("node", "memlock_limit"): ("unknown", "unknown (not in this snapshot "
@@ -640,6 +645,12 @@ LAYOUTS += [
           gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
      0, {("node", "gpudirect_storage"): ("ok", "nvidia_fs loaded 2.22.3, "
                                          "/proc/driver/nvidia-fs present, PeerDirect supported")}),
+    ("gds-nvidia-driver-unknown",
+     dict(gds="2.20.5", nv=None, gpus=[dict(chain=GPU_SW)],
+          nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     0, {("node", "gpudirect_storage"): ("unknown", "nvidia_fs loaded 2.20.5, "
+                                         "/proc/driver/nvidia-fs present (the NVIDIA "
+                                         "kernel module's flavour is unknown)")}),
     ("gds-version-unknown",
      dict(gds="", gds_stats="NVFS statistics(ver: 4.0)\n",
           gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
@@ -687,6 +698,18 @@ LAYOUTS += [
      dict(gds=True, gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)],
           cufile=CUFILE % ("false", '"10.1.0.7"')),
      0, {("node", "gds_rdma_addrs"): ("unknown", "10.1.0.7 (unknown)")}),
+    # Addresses compare as addresses, not text; entries that cannot be
+    # judged (empty, too long, past the 16th) make the verdict unknown.
+    ("gds-cufile-ipv6-written-long",
+     gds_node("false", ["fe80::000a"]),
+     0, {("node", "gds_rdma_addrs"): ("ok", "fe80::000a (mlx5_0)")}),
+    ("gds-cufile-empty-entry",
+     gds_node("false", ["10.1.0.7", ""]),
+     0, {("node", "gds_rdma_addrs"): ("unknown", "10.1.0.7 (mlx5_0); 1 entries not judged "
+                                      "(empty, not an address, or past the first 16)")}),
+    ("gds-cufile-stale-past-16",
+     gds_node("false", ["10.1.0.7"] * 16 + ["10.9.9.9"]),
+     0, {("node", "gds_rdma_addrs"): "unknown"}),
     ("gds-cufile-unterminated-comment",
      dict(gds=True, gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)],
           cufile='{ "properties": { /* never closed '),

@@ -2,7 +2,8 @@
 /*
  * The process's limits as the real seam reads them (os/process.c): what
  * getrlimit(2) and the capability set say, after this test changes them,
- * and what the doctor's items and a failed host registration make of them.
+ * and what the doctor's items make of them; and a netdev's addresses as
+ * the process sees them (os/netdev.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -84,6 +85,18 @@ int main(void)
 			CHECK_INT(e.verdict, GDR_VERDICT_WRONG);
 			CHECK_HAS(e.value, "64 KiB (hard ");
 		}
+	}
+
+	check_scope = "netdev addresses (os/netdev.c)";
+	{
+		char addrs[256];
+
+		CHECK_INT(gdr_if_addrs("lo", addrs, sizeof(addrs)), 0);
+		CHECK_HAS(addrs, "127.0.0.1");
+		/* Not in this network namespace: not "no addresses". */
+		CHECK_INT(gdr_if_addrs("gdr-no-such0", addrs, sizeof(addrs)),
+			  ENODEV);
+		CHECK_STR(addrs, "");
 	}
 
 	check_scope = "restored";

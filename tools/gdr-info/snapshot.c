@@ -9,6 +9,7 @@
  * file.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -30,10 +31,17 @@ static long long limit_out(unsigned long long v)
 	return v > (unsigned long long)LLONG_MAX ? -1 : (long long)v;
 }
 
-static unsigned long long limit_in(const struct json *o, const char *key)
+/* @key's value (-1: all ones), or 0 with *@bad set when it is absent or
+ * not a whole number from -1 to 2^53. */
+static unsigned long long limit_in(const struct json *o, const char *key,
+				   bool *bad)
 {
 	if (json_int(o, key, 0) == -1)
 		return ~0ULL;
+	if (json_bytes(o, key, ~0ULL) == ~0ULL) {
+		*bad = true;
+		return 0;
+	}
 	return json_bytes(o, key, 0);
 }
 
@@ -102,6 +110,8 @@ static int answers(FILE *f, const struct gdr_model *m, const struct tree *t)
 	json_write_str(f, m->libibverbs_file);
 	fprintf(f, ", \"libmlx5_file\": ");
 	json_write_str(f, m->libmlx5_file);
+	fprintf(f, ",\n  \"cufile_path\": ");
+	json_write_str(f, m->cufile_path);
 	fprintf(f, ",");
 	fprintf(f,
 		"\n  \"libibverbs_dmabuf\": %s,\n  \"mlx5dv\": %d,\n"
@@ -460,11 +470,18 @@ int snapshot_replay(const char *source, int is_dir, struct ibv_context ***ctxs,
 	if (lim) {
 		m.limits_errno = json_int(lim, "errno", EINVAL);
 		text(m.limits_why, sizeof(m.limits_why), lim, "why", "");
-		m.memlock_soft = limit_in(lim, "memlock_soft");
-		m.memlock_hard = limit_in(lim, "memlock_hard");
-		m.nofile_soft = limit_in(lim, "nofile_soft");
-		m.nofile_hard = limit_in(lim, "nofile_hard");
+		bool bad = false;
+
+		m.memlock_soft = limit_in(lim, "memlock_soft", &bad);
+		m.memlock_hard = limit_in(lim, "memlock_hard", &bad);
+		m.nofile_soft = limit_in(lim, "nofile_soft", &bad);
+		m.nofile_hard = limit_in(lim, "nofile_hard", &bad);
 		m.cap_ipc_lock = json_int(lim, "cap_ipc_lock", -1);
+		if (bad && !m.limits_errno) {
+			m.limits_errno = EINVAL;
+			snprintf(m.limits_why, sizeof(m.limits_why),
+				 "the snapshot's limits are not numbers");
+		}
 	} else {
 		/* Added in 0.3. */
 		m.limits_errno = ENODATA;
@@ -475,6 +492,7 @@ int snapshot_replay(const char *source, int is_dir, struct ibv_context ***ctxs,
 	text(m.libibverbs_file, sizeof(m.libibverbs_file), root,
 	     "libibverbs_file", "");
 	text(m.libmlx5_file, sizeof(m.libmlx5_file), root, "libmlx5_file", "");
+	text(m.cufile_path, sizeof(m.cufile_path), root, "cufile_path", "");
 	m.libibverbs_dmabuf = json_num(root, "libibverbs_dmabuf", 0) != 0;
 	m.mlx5dv = json_int(root, "mlx5dv", 0);
 	arr = json_get(root, "rdma_devices");
@@ -493,7 +511,12 @@ int snapshot_replay(const char *source, int is_dir, struct ibv_context ***ctxs,
 		text(nic->data_direct_path, sizeof(nic->data_direct_path), e,
 		     "data_direct_path", "");
 		/* Added in 0.3; -1 is 2^64-1 (mlx5: no limit). */
-		nic->max_mr_size = limit_in(e, "max_mr_size");
+		{
+			bool bad = false;
+
+			/* 0 (unknown) for what no device answers */
+			nic->max_mr_size = limit_in(e, "max_mr_size", &bad);
+		}
 		text(nic->netdev, sizeof(nic->netdev), e, "netdev", "");
 		nic->addrs_errno = json_int(e, "addrs_errno", ENODATA);
 		text(nic->addrs, sizeof(nic->addrs), e, "addrs", "");
