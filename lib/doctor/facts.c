@@ -21,8 +21,10 @@ static const char gds_remedy[] = "only for GPUDirect Storage: modprobe "
 static void eval_gds(const struct gdr_subject *s, struct gdr_eval *e)
 {
 	const struct gdr_node *nd = s->node;
+	const struct gdr_host_facts *h = s->host;
 	const char *ver = nd->nvidia_fs_version[0] ? nd->nvidia_fs_version
-						   : nd->nvfs_stats_version;
+			  : h			   ? h->nvfs_stats_version
+						   : "";
 	struct gdr_kver v;
 
 	gdr_eval_value(
@@ -30,9 +32,9 @@ static void eval_gds(const struct gdr_subject *s, struct gdr_eval *e)
 		nd->nvidia_fs ? "nvidia_fs loaded" : "nvidia_fs not loaded",
 		ver[0] ? " " : "", ver,
 		nd->nvidia_fs_proc ? ", /proc/driver/nvidia-fs present" : "",
-		nd->nvfs_peerdirect == 1   ? ", PeerDirect supported"
-		: nd->nvfs_peerdirect == 0 ? ", PeerDirect not supported"
-					   : "");
+		h && h->nvfs_peerdirect == 1   ? ", PeerDirect supported"
+		: h && h->nvfs_peerdirect == 0 ? ", PeerDirect not supported"
+					       : "");
 	if (!nd->nvidia_fs) {
 		gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
 		e->remedy = gds_remedy;
@@ -373,7 +375,8 @@ static void eval_fork(const struct gdr_subject *s, struct gdr_eval *e)
 				  "(IBV_FORK_DISABLED)");
 		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
 		if (!gdr_parse_kernel_release(s->node->kernel_release, &v) &&
-		    (v.major > 5 || (v.major == 5 && v.minor >= 13)))
+		    gdr_kver_cmp(&v, KERNEL_FORK_COPY_MAJOR,
+				 KERNEL_FORK_COPY_MINOR) >= 0)
 			/* 5.13+ copies, but the RDMA core did not say so. */
 			e->remedy =
 				"the kernel is new enough to copy pinned "
@@ -411,20 +414,24 @@ static const char iommu_translated_remedy[] =
 	"arm64, such as Grace); the GPU and Network "
 	"Operators do not set it: it is the host's kernel command line";
 
-static void iommu_mode(const struct gdr_node *nd, const char *bdf,
+static void iommu_mode(const struct gdr_host_facts *h, const char *bdf,
 		       struct gdr_eval *e)
 {
 	char type[96], cmd[200];
 	bool no_group;
 	int err;
 
-	if (nd->cmdline_err)
+	if (!h) {
+		e->skip = true; /* read by the report only */
+		return;
+	}
+	if (h->cmdline_err)
 		gdr_fmt(cmd, sizeof(cmd), "/proc/cmdline unreadable: %s",
-			gdr_errno_name(nd->cmdline_err));
+			gdr_errno_name(h->cmdline_err));
 	else
 		gdr_fmt(cmd, sizeof(cmd), "kernel command line: %s",
-			nd->iommu_cmdline[0] ? nd->iommu_cmdline
-					     : "no IOMMU setting");
+			h->iommu_cmdline[0] ? h->iommu_cmdline
+					    : "no IOMMU setting");
 	err = gdr_pci_iommu_type(bdf, type, sizeof(type), &no_group);
 	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
 	if (no_group) {
@@ -571,7 +578,7 @@ static void eval_gpu_iommu_mode(const struct gdr_subject *s, struct gdr_eval *e)
 		e->skip = true;
 		return;
 	}
-	iommu_mode(s->node, bdf, e);
+	iommu_mode(s->host, bdf, e);
 }
 
 static const struct gdr_check check_gpu_iommu_mode = {
@@ -713,7 +720,7 @@ static void eval_nic_iommu_mode(const struct gdr_subject *s, struct gdr_eval *e)
 		e->skip = true;
 		return;
 	}
-	iommu_mode(s->node, s->nic_bdf, e);
+	iommu_mode(s->host, s->nic_bdf, e);
 }
 
 static const struct gdr_check check_nic_iommu_mode = {

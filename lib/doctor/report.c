@@ -121,11 +121,13 @@ static unsigned long long largest_gpu(const struct gdr_cuda *cuda)
 }
 
 static void subject_of(struct gdr_subject *s, const struct gdr_node *nd,
+		       const struct gdr_host_facts *host,
 		       const struct gdr_cuda *cuda,
 		       const struct gdr_nic_view *v)
 {
 	memset(s, 0, sizeof(*s));
 	s->node = nd;
+	s->host = host;
 	s->cuda = cuda;
 	if (v) {
 		s->nic = v->have_nic ? &v->nic : NULL;
@@ -237,6 +239,7 @@ static void nearest_item(struct gdr_report *r, const char *section,
 }
 
 static void gpu_items(struct gdr_report *r, const struct gdr_node *nd,
+		      const struct gdr_host_facts *host,
 		      const struct gdr_cuda *cuda, int ordinal,
 		      const struct gdr_nic_view *views,
 		      struct ibv_context *const *ctxs, unsigned int num_ctxs)
@@ -245,7 +248,7 @@ static void gpu_items(struct gdr_report *r, const struct gdr_node *nd,
 	struct gdr_subject s;
 	char section[16];
 
-	subject_of(&s, nd, cuda, NULL);
+	subject_of(&s, nd, host, cuda, NULL);
 	s.dev = gdr_dev_get(ordinal);
 	if (!s.dev)
 		return;
@@ -266,6 +269,7 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 	int ndev = cuda->state == GDR_CUDA_READY ? cuda->num_devices : 0;
 	struct gdr_limits_view limits;
 	struct gdr_cufile_view *cufile;
+	struct gdr_host_facts *host;
 	unsigned long long gpu_mem;
 	struct gdr_nic_view *views;
 	struct gdr_subject s;
@@ -274,8 +278,13 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 	int d;
 
 	views = num_ctxs ? calloc(num_ctxs, sizeof(*views)) : NULL;
-	if (num_ctxs && !views)
+	host = malloc(sizeof(*host));
+	if ((num_ctxs && !views) || !host) {
+		free(views);
+		free(host);
 		return ENOMEM;
+	}
+	gdr_host_facts_read(nd, host);
 	for (i = 0; i < num_ctxs; i++)
 		gdr_nic_look(ctxs[i], &views[i]);
 
@@ -290,7 +299,7 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 		char value[128], why[2 * GDR_WHY_LEN + 16];
 		const struct gdr_backend *b;
 
-		subject_of(&s, nd, cuda, &views[i]);
+		subject_of(&s, nd, host, cuda, &views[i]);
 		for (d = 0; d < ndev && all_dmabuf; d++) {
 			s.dev = gdr_dev_get(d);
 			b = pair_path(&s, value, sizeof(value), why,
@@ -300,7 +309,7 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 				all_dmabuf = false;
 		}
 	}
-	subject_of(&s, nd, cuda, NULL);
+	subject_of(&s, nd, host, cuda, NULL);
 	s.dmabuf_usable = all_dmabuf;
 	s.num_nics = num_ctxs;
 	gdr_limits_read(&limits);
@@ -312,10 +321,10 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 	}
 	add_checks(r, "node", gdr_node_checks, &s, 0);
 	for (d = 0; d < ndev; d++)
-		gpu_items(r, nd, cuda, d, views, ctxs, num_ctxs);
+		gpu_items(r, nd, host, cuda, d, views, ctxs, num_ctxs);
 	gpu_mem = largest_gpu(cuda);
 	for (i = 0; i < num_ctxs; i++) {
-		subject_of(&s, nd, cuda, &views[i]);
+		subject_of(&s, nd, host, cuda, &views[i]);
 		s.largest_gpu = gpu_mem;
 		add_checks(r, views[i].name, gdr_nic_checks, &s, 0);
 		for (d = 0; d < ndev; d++)
@@ -323,6 +332,7 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 	}
 	free(views);
 	free(cufile);
+	free(host);
 	return r->oom ? ENOMEM : 0;
 }
 

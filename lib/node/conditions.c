@@ -256,13 +256,18 @@ const struct gdr_check gdr_check_peermem = {
 static void eval_rdma_stack(const struct gdr_subject *s, struct gdr_eval *e)
 {
 	const struct gdr_node *nd = s->node;
+	const struct gdr_host_facts *h = s->host;
 	bool gpus = s->cuda && s->cuda->state == GDR_CUDA_READY &&
 		    s->cuda->num_devices > 0;
 
-	if (nd->ofed)
+	if (!h) {
+		e->skip = true; /* read by the report only */
+		return;
+	}
+	if (h->ofed)
 		gdr_eval_value(e, "MLNX_OFED/DOCA-OFED (mlx_compat %s)",
-			       nd->ofed_version[0] ? nd->ofed_version
-						   : "loaded, version unread");
+			       h->ofed_version[0] ? h->ofed_version
+						  : "loaded, version unread");
 	else if (nd->memory_peers)
 		gdr_eval_value(e,
 			       "an ib_core with peer memory (/sys%s), no "
@@ -273,8 +278,8 @@ static void eval_rdma_stack(const struct gdr_subject *s, struct gdr_eval *e)
 			       "inbox kernel drivers (no mlx_compat module)");
 	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
 	/* Only nvidia-peermem is left for some GPU, and it needs OFED. */
-	if (!nd->ofed && !nd->memory_peers && !s->dmabuf_usable &&
-	    s->num_nics && gpus) {
+	if (!h->ofed && !nd->memory_peers && !s->dmabuf_usable && s->num_nics &&
+	    gpus) {
 		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
 		e->remedy = peermem_needs_ofed;
 	}

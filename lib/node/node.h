@@ -44,22 +44,12 @@ struct gdr_node {
 	 * RDMA core's peer-memory API (MLNX_OFED/DOCA-OFED's ib_core) */
 	bool peermem_registered;
 	bool memory_peers; /* /sys/kernel/mm/memory_peers exists */
-	/* The network driver stack: MLNX_OFED/DOCA-OFED (its mlx_compat
-	 * module loaded), else the kernel's inbox drivers */
-	bool ofed;
-	char ofed_version[64];
-	/* The kernel command line's IOMMU words ("intel_iommu=on iommu=pt",
-	 * "" none); cmdline_err: the errno of reading /proc/cmdline */
-	char iommu_cmdline[160];
-	int cmdline_err;
+
 	/* GPUDirect Storage */
 	bool nvidia_fs;
 	bool nvidia_fs_proc; /* /proc/driver/nvidia-fs exists */
 	char nvidia_fs_version[64];
-	/* /proc/driver/nvidia-fs/stats: its driver version, PeerDirect
-	 * (1, 0, -1 not said) */
-	char nvfs_stats_version[64];
-	int nvfs_peerdirect;
+
 	/* verbs */
 	bool verbs_dmabuf; /* ibv_reg_dmabuf_mr present */
 	/* environment */
@@ -256,6 +246,28 @@ struct gdr_bar1_view {
 void gdr_bar1_read(const struct gdr_dev *d, unsigned int flags,
 		   struct gdr_bar1_view *v);
 
+/* --- what only the report reads of the host (probe.c) ------------------- */
+/*
+ * Facts of the node that decide no registration: read by the report, each
+ * time it runs, never by gdr_register (whose first call reads only what
+ * its paths need).
+ */
+struct gdr_host_facts {
+	/* The network driver stack: MLNX_OFED/DOCA-OFED (its mlx_compat
+	 * module loaded), else the kernel's inbox drivers */
+	bool ofed;
+	char ofed_version[64];
+	/* The kernel command line's IOMMU words ("intel_iommu=on iommu=pt",
+	 * "" none); cmdline_err: the errno of reading /proc/cmdline */
+	char iommu_cmdline[160];
+	int cmdline_err;
+	/* /proc/driver/nvidia-fs/stats: its driver version, PeerDirect
+	 * (1, 0, -1 not said) */
+	char nvfs_stats_version[64];
+	int nvfs_peerdirect;
+};
+void gdr_host_facts_read(const struct gdr_node *nd, struct gdr_host_facts *h);
+
 /* --- the process's limits (probe.c) -------------------------------------- */
 /* Its locked-memory and open-files limits as read at one moment. */
 struct gdr_limits_view {
@@ -306,6 +318,8 @@ struct gdr_subject {
 	bool dmabuf_usable;
 	/* the GPU's BAR1 as read for this evaluation; NULL: not read */
 	const struct gdr_bar1_view *bar1;
+	/* the report's host facts; NULL: not read (a registration) */
+	const struct gdr_host_facts *host;
 	/* the process's limits as read for this evaluation; NULL: not read */
 	const struct gdr_limits_view *limits;
 	/* cufile.json as read for the report; NULL: not read */

@@ -75,7 +75,7 @@ static void probe_kernel(struct gdr_node *nd, const struct gdr_seam *s)
 
 static void probe_files(struct gdr_node *nd, const struct gdr_seam *s)
 {
-	char text[1024], cmdline[4097];
+	char text[1024];
 	size_t i;
 	int err;
 
@@ -110,18 +110,7 @@ static void probe_files(struct gdr_node *nd, const struct gdr_seam *s)
 				 strlen(GDR_MEMORY_PEERS));
 		break;
 	}
-	/* COMMAND_LINE_SIZE is 2048 on x86, 4096 on arm64. */
-	nd->cmdline_err = gdr_read_file(s->procfs_root, "/cmdline", cmdline,
-					sizeof(cmdline));
-	if (!nd->cmdline_err)
-		gdr_parse_iommu_cmdline(cmdline, nd->iommu_cmdline,
-					sizeof(nd->iommu_cmdline));
 	nd->memory_peers = gdr_file_exists(s->sysfs_root, GDR_MEMORY_PEERS);
-	nd->ofed = gdr_file_exists(s->sysfs_root, "/module/mlx_compat");
-	if (nd->ofed &&
-	    gdr_read_file(s->sysfs_root, "/module/mlx_compat/version",
-			  nd->ofed_version, sizeof(nd->ofed_version)))
-		nd->ofed_version[0] = '\0';
 	nd->nvidia_fs_proc =
 		gdr_file_exists(s->procfs_root, "/driver/nvidia-fs");
 	if (gdr_read_file(s->sysfs_root, "/module/nvidia_fs/version",
@@ -129,13 +118,6 @@ static void probe_files(struct gdr_node *nd, const struct gdr_seam *s)
 			  sizeof(nd->nvidia_fs_version)) == 0 ||
 	    nd->nvidia_fs_proc)
 		nd->nvidia_fs = true;
-	nd->nvfs_peerdirect = -1;
-	if (nd->nvidia_fs_proc &&
-	    gdr_read_file(s->procfs_root, "/driver/nvidia-fs/stats", text,
-			  sizeof(text)) == 0)
-		gdr_parse_nvfs_stats(text, nd->nvfs_stats_version,
-				     sizeof(nd->nvfs_stats_version),
-				     &nd->nvfs_peerdirect);
 }
 
 static const char *flavour_str(enum gdr_nv_flavour f)
@@ -379,6 +361,31 @@ static bool fill_dev(const struct gdr_cuda *c, struct gdr_dev *d, int ordinal)
 	d->busid[sizeof(d->busid) - 1] = '\0';
 	probe_c2c(d, c);
 	return sure;
+}
+
+void gdr_host_facts_read(const struct gdr_node *nd, struct gdr_host_facts *h)
+{
+	const struct gdr_seam *s = gdr_seam();
+	char text[4097]; /* COMMAND_LINE_SIZE: 2048 on x86, 4096 on arm64 */
+
+	memset(h, 0, sizeof(*h));
+	h->cmdline_err =
+		gdr_read_file(s->procfs_root, "/cmdline", text, sizeof(text));
+	if (!h->cmdline_err)
+		gdr_parse_iommu_cmdline(text, h->iommu_cmdline,
+					sizeof(h->iommu_cmdline));
+	h->ofed = gdr_file_exists(s->sysfs_root, "/module/mlx_compat");
+	if (h->ofed &&
+	    gdr_read_file(s->sysfs_root, "/module/mlx_compat/version",
+			  h->ofed_version, sizeof(h->ofed_version)))
+		h->ofed_version[0] = '\0';
+	h->nvfs_peerdirect = -1;
+	if (nd->nvidia_fs_proc &&
+	    gdr_read_file(s->procfs_root, "/driver/nvidia-fs/stats", text,
+			  sizeof(text)) == 0)
+		gdr_parse_nvfs_stats(text, h->nvfs_stats_version,
+				     sizeof(h->nvfs_stats_version),
+				     &h->nvfs_peerdirect);
 }
 
 void gdr_limits_read(struct gdr_limits_view *v)

@@ -9,6 +9,9 @@
 
 #define KERNEL_DMABUF_MAJOR 5 /* Linux 5.12: dma-buf memory regions */
 #define KERNEL_DMABUF_MINOR 12
+/* Linux 5.13: fork copies pinned pages (IBV_FORK_UNNEEDED is possible) */
+#define KERNEL_FORK_COPY_MAJOR 5
+#define KERNEL_FORK_COPY_MINOR 13
 #define CUDA_DMABUF_API 11070 /* CUDA 11.7: cuMemGetHandleForAddressRange */
 #define CUDA_PCIE_MAPPING_API 12080 /* CUDA 12.8: the PCIe-mapped dma-buf */
 /*
