@@ -25,6 +25,8 @@ struct gdr_req {
 	bool nic_pci; /* the RDMA device has a PCI parent */
 	/* the call's dma-buf exports, shared by all its PDs (export.c) */
 	struct gdr_exports *xs;
+	/* the call's node and GPU verdicts (conditions.c) */
+	struct gdr_check_memo *memo;
 };
 
 struct gdr_backend {

@@ -76,10 +76,11 @@ static struct ibv_mr *dmabuf_reg(const struct gdr_req *req, char *why, size_t n)
 	const struct gdr_seam *s = gdr_seam();
 	struct gdr_dmabuf_range r;
 	struct ibv_mr *mr;
-	char note[GDR_WHY_LEN] = "";
+	char note[GDR_WHY_LEN];
 	CUresult res;
 	int fd, err, pcie;
 
+	note[0] = '\0';
 	pcie = want_pcie(req, note, sizeof(note), why, n);
 	if (pcie < 0) {
 		errno = EOPNOTSUPP;
@@ -111,7 +112,7 @@ static struct ibv_mr *dmabuf_reg(const struct gdr_req *req, char *why, size_t n)
 				    (uintptr_t)req->ptr, fd, req->access);
 	mr = gdr_dmabuf_finish(req, &r, mr, "ibv_reg_dmabuf_mr", "", why, n);
 	if (mr)
-		gdr_fmt(why, n, "%s", note); /* the policy, for the record */
+		gdr_copy(why, n, note); /* the policy, for the record */
 	return mr;
 }
 

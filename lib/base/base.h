@@ -73,6 +73,9 @@ void *gdr_fail(int err, const char *fmt, ...)
 void gdr_fmt(char *buf, size_t n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void gdr_vfmt(char *buf, size_t n, const char *fmt, va_list ap);
+/* @src into @buf of @n bytes, cut to fit and always terminated: the hot
+ * paths' copy of a word (gdr_fmt's "%s" without the formatter). */
+void gdr_copy(char *buf, size_t n, const char *src);
 /* Append to the string in @buf. */
 void gdr_append(char *buf, size_t n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -39,6 +39,17 @@ void gdr_fmt(char *buf, size_t n, const char *fmt, ...)
 	va_end(ap);
 }
 
+void gdr_copy(char *buf, size_t n, const char *src)
+{
+	size_t k;
+
+	if (!n)
+		return;
+	k = strnlen(src, n - 1);
+	memmove(buf, src, k);
+	buf[k] = '\0';
+}
+
 void gdr_append(char *buf, size_t n, const char *fmt, ...)
 {
 	size_t used = strnlen(buf, n);

@@ -483,6 +483,7 @@ static void describe_gpu_pcie(const struct gdr_subject *s,
 const struct gdr_check gdr_check_gpu_pcie = {
 	.key = "pcie_mapping",
 	.scope = GDR_SCOPE_GPU,
+	.changes = true, /* a refused PCIe export is remembered mid-call */
 	.eval = eval_gpu_pcie,
 	.describe = describe_gpu_pcie,
 	.remedy = "no Data Direct for this GPU; DMA-BUF registers its memory "
@@ -823,6 +824,29 @@ const char *gdr_check_remedy(const struct gdr_check *c,
 	return e->verdict == GDR_VERDICT_INFO ? "" : c->remedy;
 }
 
+/* The verdict of @c for @s: from the call's memo where it holds one for a
+ * node or GPU condition, else asked (and kept there). */
+static enum gdr_pass quiet_pass(const struct gdr_check *c,
+				const struct gdr_subject *s)
+{
+	struct gdr_check_memo *m = s->memo;
+	bool keep = m && !c->changes &&
+		    (c->scope == GDR_SCOPE_NODE || c->scope == GDR_SCOPE_GPU);
+	struct gdr_eval e;
+	unsigned int i;
+
+	if (keep)
+		for (i = 0; i < m->n; i++)
+			if (m->check[i] == c)
+				return m->pass[i];
+	gdr_check_eval(c, s, &e, true);
+	if (keep && m->n < GDR_CHECK_MEMO_MAX) {
+		m->check[m->n] = c;
+		m->pass[m->n++] = e.pass;
+	}
+	return e.pass;
+}
+
 int gdr_checks_first_failure(const struct gdr_check *const *needs,
 			     const struct gdr_subject *s, char *why, size_t n)
 {
@@ -831,8 +855,7 @@ int gdr_checks_first_failure(const struct gdr_check *const *needs,
 
 	for (; *needs; needs++) {
 		/* The steady state only asks for verdicts. */
-		gdr_check_eval(*needs, s, &e, true);
-		if (e.pass != GDR_FAIL)
+		if (quiet_pass(*needs, s) != GDR_FAIL)
 			continue;
 		if (!why)
 			return EOPNOTSUPP; /* the reason is not wanted */

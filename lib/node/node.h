@@ -304,6 +304,18 @@ struct gdr_cufile_view {
 };
 
 /* What a condition is evaluated against; NULL members are absent. */
+/*
+ * The verdicts of node and GPU conditions asked once per call: the PDs of
+ * a multi-PD registration share the node and the GPU, so only their NIC
+ * conditions are asked again (gdr_checks_first_failure).
+ */
+#define GDR_CHECK_MEMO_MAX 16
+struct gdr_check_memo {
+	const struct gdr_check *check[GDR_CHECK_MEMO_MAX];
+	enum gdr_pass pass[GDR_CHECK_MEMO_MAX];
+	unsigned int n;
+};
+
 struct gdr_subject {
 	const struct gdr_node *node;
 	const struct gdr_cuda *cuda;
@@ -318,6 +330,8 @@ struct gdr_subject {
 	bool dmabuf_usable;
 	/* the GPU's BAR1 as read for this evaluation; NULL: not read */
 	const struct gdr_bar1_view *bar1;
+	/* a registration call's verdicts so far; NULL: ask every time */
+	struct gdr_check_memo *memo;
 	/* the report's host facts; NULL: not read (a registration) */
 	const struct gdr_host_facts *host;
 	/* the process's limits as read for this evaluation; NULL: not read */
@@ -350,6 +364,9 @@ struct gdr_check {
 	void (*describe)(const struct gdr_subject *s, const struct gdr_eval *e,
 			 char *buf, size_t n);
 	const char *remedy;
+	/* The verdict can change within a call (an answer the call itself
+	 * learns): never taken from the memo. */
+	bool changes;
 };
 
 /* Every condition a backend lists. */

@@ -582,7 +582,7 @@ void gdr_nic_key(struct ibv_context *ctx, struct gdr_nic_key *key)
 	const struct gdr_seam *s = gdr_seam();
 	const char *name = gdr_dev_name(ctx);
 
-	gdr_fmt(key->name, sizeof(key->name), "%s", name ? name : "unknown");
+	gdr_copy(key->name, sizeof(key->name), name ? name : "unknown");
 	key->index = s->verbs.device_index && ctx->device
 			     ? s->verbs.device_index(ctx->device)
 			     : -1;

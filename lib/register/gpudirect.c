@@ -330,6 +330,7 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 	memset(full.later, 0, sizeof(full.later));
 	memset(&subj, 0, sizeof(subj));
 	subj.node = req->node;
+	subj.memo = req->memo;
 	if (device) {
 		subj.cuda = gdr_cuda_get(false);
 		subj.dev = gdr_dev_get(req->pi.device);
@@ -493,6 +494,7 @@ int gdr_reg_one(struct gdr_reg_call *call, struct ibv_pd *pd, void *ptr,
 	req.flags = attr && (attr->comp_mask & GDR_REG_ATTR_FLAGS) ? attr->flags
 								   : 0;
 	req.xs = &call->xs;
+	req.memo = &call->memo;
 	if (!call->classified) {
 		err = gdr_classify(ptr, len, &call->pi, why, n);
 		if (err) {

@@ -19,6 +19,8 @@ struct gdr_reg_call {
 	bool classified;
 	bool synced;
 	struct gdr_exports xs;
+	/* node and GPU verdicts, asked once for all the call's PDs */
+	struct gdr_check_memo memo;
 };
 void gdr_reg_call_init(struct gdr_reg_call *call);
 void gdr_reg_call_end(struct gdr_reg_call *call);

@@ -323,12 +323,50 @@ static void bad_arguments(void)
 	fixture_remove(&fx);
 }
 
+/*
+ * Two Data Direct rails on a GPU that refuses the PCIe mapping: the first
+ * PD learns it (one PCIe-mapped export, refused) and falls back to
+ * DMA-BUF; the second must not ask again. The node and GPU verdicts are
+ * asked once per call, but this one changes within the call: it is never
+ * taken from that memo. With and without the record (the quiet path).
+ */
+static void dd_rails_pcie_refused(void)
+{
+	static const enum nic_kind k[] = { NIC_DD, NIC_DD };
+	struct gdr_reg_info infos[2];
+	struct ibv_mr *mrs[2];
+	struct fixture fx;
+	int quiet, i;
+	void *p;
+
+	for (quiet = 0; quiet < 2; quiet++) {
+		check_scope = quiet ? "two DD rails, PCIe refused, no record"
+				    : "two DD rails, PCIe refused, record";
+		node(&fx, k, 2, 0);
+		fake_model.gpu[0].pcie_mapping = CUDA_ERROR_NOT_SUPPORTED;
+		p = fake_alloc_device(0, 2 << 20);
+		CHECK_INT(gdr_register_multi(pds, 2, p, 2 << 20, NULL, mrs,
+					     quiet ? NULL : infos,
+					     sizeof(infos[0])),
+			  0);
+		CHECK_INT(fake_cu.flagged_exports, 1);
+		CHECK_INT(fake_cu.exports, 2); /* the refused one, the plain */
+		CHECK_INT(fake_ibv.mlx5_reg_calls, 0);
+		CHECK_INT(fake_ibv.dmabuf_calls, 2);
+		for (i = 0; !quiet && i < 2; i++)
+			CHECK_INT(infos[i].path, GDR_PATH_DMABUF);
+		CHECK_INT(gdr_deregister_multi(mrs, 2), 0);
+		fixture_remove(&fx);
+	}
+}
+
 int main(void)
 {
 	int i;
 
 	healthy_rails();
 	mixed_rails();
+	dd_rails_pcie_refused();
 	for (i = 0; i < 4; i++)
 		fails_at(i);
 	host_and_flags();
