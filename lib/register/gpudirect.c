@@ -25,14 +25,19 @@ const struct gdr_backend *const gdr_backends[] = {
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                    \
 	 IBV_ACCESS_REMOTE_READ)
 
-/* Every path bit this library knows. */
+/* Every path bit this library knows: the backends' list is constant, so
+ * it is walked once (every registration asks). */
 static uint32_t paths_known(void)
 {
+	static uint32_t known;
 	const struct gdr_backend *const *b;
-	uint32_t mask = 0;
+	uint32_t mask = __atomic_load_n(&known, __ATOMIC_RELAXED);
 
+	if (mask)
+		return mask;
 	for (b = gdr_backends; *b; b++)
 		mask |= GDR_PATH_BIT((*b)->path);
+	__atomic_store_n(&known, mask, __ATOMIC_RELAXED);
 	return mask;
 }
 
