@@ -119,6 +119,7 @@ struct gdr_cache {
 	unsigned int front_bits; /* atomic: 0 until it is there */
 	uint32_t flags;
 	struct ibv_pd *pd;
+	uint64_t id; /* unique in the process: the put hint's key */
 	uint64_t bad_hits __attribute__((aligned(64))); /* atomic */
 
 	pthread_mutex_t lock __attribute__((aligned(64)));
@@ -203,6 +204,27 @@ static int unref(struct entry *e, bool *last)
 static struct ibv_mr *mr_of(const struct entry *e)
 {
 	return __atomic_load_n(&e->mr, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * The put hint: the entry this thread's last get gave out, so that the put
+ * that follows finds it without reading the MR (a cache line of the
+ * verbs' that a get never touches). Entries are never freed before their
+ * cache, and the hint is read only for the cache whose unique id it
+ * names, so it never points into freed memory; holds() decides.
+ */
+static __thread struct {
+	uint64_t cache;
+	struct entry *e;
+} last_got;
+
+static uint64_t cache_ids; /* atomic: the last id given */
+
+static struct ibv_mr *given(const struct gdr_cache *c, struct entry *e)
+{
+	last_got.cache = c->id;
+	last_got.e = e;
+	return mr_of(e);
 }
 
 static const struct map *maps_of(const struct entry *e)
@@ -775,6 +797,7 @@ GDR_EXPORT struct gdr_cache *gdr_cache_create(struct ibv_pd *pd,
 		return gdr_fail(ENOMEM, "out of memory for the cache");
 	memset(c, 0, sizeof(*c));
 	c->pd = pd;
+	c->id = __atomic_add_fetch(&cache_ids, 1, __ATOMIC_RELAXED);
 	c->max_entries = max_entries;
 	c->max_bytes = max_bytes;
 	c->max_reg_ratio = DEFAULT_MAX_REG_RATIO;
@@ -1215,7 +1238,7 @@ get_slow(struct gdr_cache *c, void *ptr, size_t len, struct entry *e,
 				get_info(info, info_size,
 					 GDR_CACHE_RESULT_UNCACHED,
 					 (unsigned int)p.num_maps, p.why);
-				return mr_of(e);
+				return given(c, e);
 			}
 			e = miss(c, &p, a, b, why, sizeof(why), &err, &again);
 			if (again)
@@ -1236,7 +1259,7 @@ get_slow(struct gdr_cache *c, void *ptr, size_t len, struct entry *e,
 			}
 		}
 		get_info(info, info_size, result, e->num_maps, "");
-		return mr_of(e);
+		return given(c, e);
 	}
 	get_info(info, info_size, 0, 0, "");
 	if (e)
@@ -1274,9 +1297,9 @@ GDR_EXPORT struct ibv_mr *gdr_cache_get(struct gdr_cache *c, void *ptr,
 	 * validated entry. */
 	e = lookup(c, (uintptr_t)ptr, (uintptr_t)ptr + len);
 	if (e && e->kind != K_VALIDATED)
-		return mr_of(e);
+		return given(c, e);
 	if (e && hit_valid(e, (uintptr_t)ptr, (uintptr_t)ptr + len))
-		return mr_of(e);
+		return given(c, e);
 	return get_slow(c, ptr, len, e, NULL, 0);
 }
 
@@ -1315,13 +1338,16 @@ static bool holds(const struct entry *e, const struct ibv_mr *mr)
 
 static struct entry *find_mr(struct gdr_cache *c, struct ibv_mr *mr)
 {
-	uintptr_t a = (uintptr_t)mr->addr;
 	struct entry **slot, *e;
 	void *cand[4];
 	unsigned int n, k;
+	uintptr_t a;
 	size_t i;
 	int t;
 
+	if (last_got.cache == c->id && holds(last_got.e, mr))
+		return last_got.e;
+	a = (uintptr_t)mr->addr;
 	e = front_get(c, a);
 	if (holds(e, mr))
 		return e;

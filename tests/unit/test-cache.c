@@ -866,11 +866,45 @@ static void faults(void)
 	CHECK(total >= 10);
 }
 
+/*
+ * A put finds its entry from the get just before it without reading the
+ * MR; that shortcut must stay within one cache: an MR from cache A put to
+ * cache B is refused even straight after A gave it out, and puts that
+ * follow gets of another cache still find their own entries.
+ */
+static void puts_find_their_cache(void)
+{
+	struct gdr_cache_attr attr = { 0 };
+	struct gdr_cache *a, *b;
+	struct ibv_mr *ma, *mb;
+	char *p;
+
+	check_scope = "puts go to the cache that gave the MR";
+	a = fresh(0, (size_t)-1, 0);
+	b = gdr_cache_create(&fake_pd, &attr);
+	CHECK(a && b);
+	p = fake_alloc_device(0, 2 * MiB);
+	ma = gdr_cache_get(a, p, 4096);
+	CHECK(ma != NULL);
+	CHECK_INT(gdr_cache_put(b, ma), EINVAL);
+	CHECK(strstr(gdr_last_error(), "not one the cache gave out") != NULL);
+	mb = gdr_cache_get(b, p, 4096);
+	CHECK(mb != NULL && mb != ma);
+	CHECK_INT(gdr_cache_put(a, ma), 0);
+	CHECK_INT(gdr_cache_put(a, ma), EINVAL); /* put back already */
+	CHECK_INT(gdr_cache_put(b, mb), 0);
+	CHECK_INT(stats(a).entries, 1);
+	CHECK_INT(stats(b).entries, 1);
+	CHECK_INT(gdr_cache_destroy(b), 0);
+	done(a);
+}
+
 int main(void)
 {
 	if (fixture_make(&fx))
 		return 1;
 	hits_and_misses();
+	puts_find_their_cache();
 	whole_allocation();
 	freed_and_reallocated();
 	vmm_chunks();
