@@ -545,6 +545,39 @@ uint32_t gdr_reg_paths(void)
 	return paths_known();
 }
 
+/*
+ * Host memory with nothing to decide: no attributes, no debug lines
+ * wanted. Only the host path can take it, so the
+ * walk over the device paths (and its record, which nobody reads here) is
+ * skipped. NULL when this does not apply or the registration failed: then
+ * the whole walk runs, asks again and words the reason as always.
+ */
+static struct ibv_mr *host_direct(struct ibv_pd *pd, void *ptr, size_t len,
+				  const struct gdr_reg_attr *attr,
+				  const struct gdr_ptr_info *pi)
+{
+	const struct gdr_node *node;
+	struct gdr_req req;
+	char why[GDR_WHY_LEN];
+
+	if (attr || !pi || is_device(pi) || !pd || !ptr || !len ||
+	    (uintptr_t)ptr > UINTPTR_MAX - len)
+		return NULL;
+	/* After the probe, which reads GPUDIRECT_DEBUG. GPUDIRECT_PATH
+	 * always leaves host memory its path (env.c). */
+	node = gdr_node_get();
+	if (node->env_error[0] || node->debug)
+		return NULL;
+	memset(&req, 0, sizeof(req));
+	req.pd = pd;
+	req.ptr = ptr;
+	req.len = len;
+	req.node = node;
+	req.pi = *pi;
+	req.access = DEFAULT_ACCESS;
+	return gdr_backend_host.reg(&req, why, sizeof(why));
+}
+
 int gdr_register_internal(struct ibv_pd *pd, void *ptr, size_t len,
 			  const struct gdr_reg_attr *attr,
 			  const struct gdr_ptr_info *pi, struct ibv_mr **mr,
@@ -554,6 +587,9 @@ int gdr_register_internal(struct ibv_pd *pd, void *ptr, size_t len,
 	struct gdr_reg_call call;
 	int err;
 
+	*mr = host_direct(pd, ptr, len, attr, pi);
+	if (*mr)
+		return 0;
 	gdr_reg_call_init(&call);
 	if (pi) {
 		call.pi = *pi;

@@ -13,6 +13,7 @@
 #include "check.h"
 #include "fakes.h"
 #include "errnos.h"
+#include <unistd.h>
 
 #define MiB (1024ull * 1024)
 
@@ -307,6 +308,9 @@ static void many_mappings(void)
 	CHECK_HAS(info.reason, "more than 64 mappings");
 	CHECK_STR(gdr_last_error(), "");
 	CHECK_INT(stats(c).uncached, 1);
+	/* Device memory: counted as uncached only, never as host
+	 * passthrough. */
+	CHECK_INT(stats(c).passthrough, 0);
 	CHECK_INT(stats(c).entries, 0);
 	CHECK_INT(fake_ibv.live_mrs, 1);
 	CHECK_INT(gdr_cache_put(c, mr), 0);
@@ -606,6 +610,30 @@ static void host_memory(void)
 	cycle(c, buf, 4096);
 	CHECK_INT(fake_ibv.reg_calls, 2);
 	done(c);
+
+	/* comp_mask names the fields that are set: flags without
+	 * GDR_CACHE_ATTR_FLAGS are not read, so host memory still passes
+	 * through. */
+	check_scope = "flags are ignored without GDR_CACHE_ATTR_FLAGS";
+	{
+		struct gdr_cache_attr attr = { 0 };
+
+		fakes_reset();
+		fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
+		fakes_install(&fx, NULL, NULL, NULL);
+		attr.comp_mask = GDR_CACHE_ATTR_MAX_ENTRIES;
+		attr.max_entries = 16;
+		attr.flags = GDR_CACHE_HOST;
+		c = gdr_cache_create(&fake_pd, &attr);
+		CHECK(c != NULL);
+		cycle(c, buf, 4096);
+		cycle(c, buf, 4096);
+		st = stats(c);
+		CHECK_INT(st.passthrough, 2);
+		CHECK_INT(st.entries, 0);
+		CHECK_INT(fake_ibv.reg_calls, 2);
+		done(c);
+	}
 }
 
 static void errors(void)
@@ -654,6 +682,24 @@ static void errors(void)
 		errno_seen("gdr_cache_get_ex", errno);
 		CHECK_INT(errno, EAGAIN);
 		fake_ibv.dmabuf_errno = 0;
+	}
+	{
+		/* Host memory CUDA does not know, refused by the kernel:
+		 * EFAULT naming the causes for a process with CUDA loaded
+		 * (not the texts of a process without CUDA or before
+		 * cuInit). */
+		static char host[4096];
+
+		fake_ibv.reg_errno = EFAULT;
+		errno = 0;
+		CHECK(gdr_cache_get(c, host, sizeof(host)) == NULL);
+		CHECK_INT(errno, EFAULT);
+		errno_seen("gdr_cache_get", errno);
+		log_message(gdr_last_error());
+		CHECK_HAS(gdr_last_error(),
+			  "the range is not mapped in this process (freed, "
+			  "never allocated, or a freed CUDA buffer)");
+		fake_ibv.reg_errno = 0;
 	}
 	CHECK_INT(gdr_cache_put(c, &other), EINVAL);
 	CHECK_HAS(gdr_last_error(), "not one the cache gave out");
@@ -899,12 +945,97 @@ static void puts_find_their_cache(void)
 	done(a);
 }
 
+/*
+ * Host memory a cache registers takes the host path straight away only
+ * when nothing else could matter: the cache's gdr_reg_attr and
+ * GPUDIRECT_DEBUG each send it through the whole decision, as
+ * gdr_register() does.
+ */
+static struct gdr_cache *host_cache(const char *env_path, const char *debug,
+				    const struct gdr_reg_attr *reg)
+{
+	struct gdr_cache_attr attr = { 0 };
+
+	fakes_reset();
+	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
+	fakes_install(&fx, NULL, env_path, debug);
+	attr.comp_mask = GDR_CACHE_ATTR_FLAGS;
+	attr.flags = GDR_CACHE_HOST;
+	if (reg) {
+		attr.comp_mask |= GDR_CACHE_ATTR_REG;
+		attr.reg = *reg;
+	}
+	return gdr_cache_create(&fake_pd, &attr);
+}
+
+static void host_walk_when_asked(void)
+{
+	static char buf[8192] __attribute__((aligned(4096)));
+	struct gdr_reg_attr reg = { 0 };
+	struct gdr_cache *c;
+	struct ibv_mr *mr;
+	char out[4096];
+	FILE *f;
+	int saved;
+	size_t got;
+
+	check_scope = "host memory, the cache's access flags";
+	reg.comp_mask = GDR_REG_ATTR_ACCESS;
+	reg.access = IBV_ACCESS_LOCAL_WRITE;
+	c = host_cache(NULL, NULL, &reg);
+	CHECK(c != NULL);
+	mr = gdr_cache_get(c, buf, 4096);
+	CHECK(mr != NULL);
+	CHECK_INT(fake_ibv.last_access, IBV_ACCESS_LOCAL_WRITE);
+	CHECK_INT(gdr_cache_put(c, mr), 0);
+	done(c);
+
+	/* GPUDIRECT_PATH chooses the path of device memory only: host
+	 * memory keeps the host path (README). */
+	check_scope = "host memory, GPUDIRECT_PATH=dmabuf";
+	c = host_cache("dmabuf", NULL, NULL);
+	CHECK(c != NULL);
+	mr = gdr_cache_get(c, buf, 4096);
+	CHECK(mr != NULL);
+	CHECK_INT(fake_ibv.reg_calls, 1);
+	if (mr)
+		CHECK_INT(gdr_cache_put(c, mr), 0);
+	done(c);
+
+	check_scope = "host memory, GPUDIRECT_DEBUG=1";
+	c = host_cache(NULL, "1", NULL);
+	CHECK(c != NULL);
+	f = tmpfile();
+	CHECK(f != NULL);
+	if (!c || !f)
+		return;
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fileno(f), 2);
+	mr = gdr_cache_get(c, buf + 4096, 4096);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	CHECK(mr != NULL);
+	rewind(f);
+	got = fread(out, 1, sizeof(out) - 1, f);
+	out[got] = '\0';
+	fclose(f);
+	/* the decision's lines: each path, the host one used */
+	CHECK_HAS(out, "dmabuf: skipped");
+	CHECK_HAS(out, "host: used");
+	if (mr)
+		CHECK_INT(gdr_cache_put(c, mr), 0);
+	done(c);
+}
+
 int main(void)
 {
 	if (fixture_make(&fx))
 		return 1;
 	hits_and_misses();
 	puts_find_their_cache();
+	host_walk_when_asked();
 	whole_allocation();
 	freed_and_reallocated();
 	vmm_chunks();
