@@ -172,10 +172,14 @@ static const struct gdr_backend *pair_path(const struct gdr_subject *s,
 	return NULL;
 }
 
+/* A pair's remedy: the reason of each device path (Data Direct, DMA-BUF,
+ * nvidia-peermem), joined. */
+#define PAIR_WHY_LEN (3 * GDR_WHY_LEN + 32)
+
 static void pair_items(struct gdr_report *r, const struct gdr_nic_view *v,
 		       struct gdr_subject *s, int ordinal)
 {
-	char key[32], value[128], why[2 * GDR_WHY_LEN + 16];
+	char key[32], value[128], why[PAIR_WHY_LEN];
 
 	s->dev = gdr_dev_get(ordinal);
 	add_checks(r, v->name, gdr_pair_checks, s, ordinal);
@@ -296,7 +300,7 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 	 * for the node's peermem item. */
 	all_dmabuf = ndev > 0 && num_ctxs > 0;
 	for (i = 0; i < num_ctxs && all_dmabuf; i++) {
-		char value[128], why[2 * GDR_WHY_LEN + 16];
+		char value[128], why[PAIR_WHY_LEN];
 		const struct gdr_backend *b;
 
 		subject_of(&s, nd, host, cuda, &views[i]);

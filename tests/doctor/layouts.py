@@ -164,7 +164,7 @@ def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
         if g.get("bar1_errno") or bar1 == "absent":
             bar1 = (0, 0)
         answers["cuda"]["devices"].append({
-            "name": "NVIDIA H100 80GB HBM3", "pci_bus_id": g["chain"][-1].upper(),
+            "name": g.get("name", "NVIDIA H100 80GB HBM3"), "pci_bus_id": g["chain"][-1].upper(),
             "dmabuf_supported": g.get("dmabuf", 1),
             "gpudirect_rdma_supported": g.get("rdma", 1),
             "gpudirect_rdma_with_vmm": g.get("vmm", 1), "c2c": g.get("c2c", 0 if driver >= 12080 else -1),
@@ -758,6 +758,27 @@ LAYOUTS += [
      dict(gpus=[dict(chain=GPU_SW, bar1="absent")],
           nics=[dict(name="mlx5_0", chain=NIC_SW)]),
      0, {("gpu0", "bar1"): ("unknown", "unknown (not in this snapshot (captured before 0.3))")}),
+]
+
+# No path for the pair: its remedy gives each device backend's reason in
+# full, even where long names (an 80-character GPU name, a 60-character
+# RDMA device name) make the three reasons over 1000 characters together.
+LONG_GPU = "NVIDIA H100 80GB HBM3 (a board name as long as a vendor may make it)" + "." * 12
+LONG_NIC = "mlx5_" + "n" * 55
+LAYOUTS += [
+    ("no-path-long-names",
+     dict(gpus=[dict(chain=GPU_SW, dmabuf=0, name=LONG_GPU)],
+          nics=[dict(name=LONG_NIC, chain=NIC_SW, probe=EOPNOTSUPP)],
+          peermem=PEERMEM_MODULE),
+     1, {(LONG_NIC, "path_gpu0"): ("missing", "none")}),
+    # The longest names a snapshot keeps (a 127-character GPU name, a
+    # 63-character device): the three reasons pass 1039 characters, where
+    # 0.3's first report cut the remedy mid-sentence.
+    ("no-path-longest-names",
+     dict(gpus=[dict(chain=GPU_SW, dmabuf=0, name="G" * 127)],
+          nics=[dict(name="mlx5_" + "n" * 58, chain=NIC_SW, probe=EOPNOTSUPP)],
+          peermem=PEERMEM_MODULE),
+     1, {("mlx5_" + "n" * 58, "path_gpu0"): ("missing", "none")}),
 ]
 
 

@@ -16,8 +16,10 @@ together with that change."""
 import difflib
 import json
 import os
+import re
 import subprocess
 import sys
+import tarfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import layouts  # noqa: E402
@@ -151,6 +153,83 @@ def main():
     usage = run(gdr_info, "-h")
     check(usage.returncode == 0 and "--json" in usage.stdout + usage.stderr,
           "-h: exit %d, %r" % (usage.returncode, usage.stderr[-200:]))
+    # -d DEV: the report covers that RDMA device only; one that is not
+    # there is said so, and the report then has no device.
+    one = run(gdr_info, "--root", root, "-d", "mlx5_0", "--json")
+    secs = {i["section"] for i in json.loads(one.stdout)["items"]} if one.stdout else set()
+    check("mlx5_0" in secs, "-d mlx5_0: no mlx5_0 items (%s)" % one.stderr.strip())
+    none = run(gdr_info, "--root", root, "-d", "mlx5_9", "--json")
+    secs = {i["section"] for i in json.loads(none.stdout)["items"]} if none.stdout else {"?"}
+    check("RDMA device mlx5_9 not found" in none.stderr and "mlx5_0" not in secs,
+          "-d mlx5_9: %r, sections %s" % (none.stderr.strip(), sorted(secs)))
+    # A capture that fails is an internal error (exit 2): no self-test is
+    # run after it.
+    st = run(gdr_info, "--host-root", root, "--self-test", "--capture",
+             os.path.join(out, "no-such-dir", "snap.tar"))
+    check(st.returncode == 2 and "self-test" not in st.stdout,
+          "--self-test after a failed capture: exit %d, %r" % (st.returncode, st.stdout[-200:]))
+    # CUFILE_ENV_PATH_JSON outside --host-root: the capture cannot keep
+    # that file and says so; it never keeps a host-root file of the same
+    # tail instead (here the two directories' names are equally long).
+    other = os.path.join(out, "c" * len(os.path.basename(root)))
+    os.makedirs(other, exist_ok=True)
+    for d in (other, root):
+        with open(os.path.join(d, "cufile.json"), "w") as f:
+            f.write('{"properties": {}}\n')
+    snap = os.path.join(out, "cufile-outside.tar")
+    cap = subprocess.run([gdr_info, "--host-root", root, "--capture", snap],
+                         capture_output=True, text=True, timeout=60,
+                         env=dict(os.environ, CUFILE_ENV_PATH_JSON=other + "/cufile.json"))
+    kept = tarfile.open(snap).getnames() if os.path.exists(snap) else []
+    check(cap.returncode in (0, 1) and not [n for n in kept if "cufile" in n] and
+          re.search(r"\(1 of \d+ paths could not be kept\)", cap.stderr),
+          "cufile.json outside the host root: exit %d, %r, kept %s" %
+          (cap.returncode, cap.stderr.strip(), [n for n in kept if "cufile" in n]))
+    # A live GPU (fake-libcuda.c: "Fake GPU" at the layout's GPU address)
+    # is captured with its answers, and replays as the live report.
+    fake = os.environ.get("GDR_FAKE_CUDA_DIR")
+    if fake and os.path.exists(os.path.join(fake, "libcuda.so.1")):
+        snap = os.path.join(out, "fake-gpu.tar")
+        env = dict(os.environ, LD_LIBRARY_PATH=fake, GDR_FAKE_GPU_BUSID="0000:03:00.0")
+        live = subprocess.run([gdr_info, "--host-root", root, "--capture", snap],
+                              capture_output=True, text=True, timeout=60, env=env)
+        back = run(gdr_info, "--from", snap)
+        check(live.returncode in (0, 1) and "Fake GPU" in live.stdout and
+              back.stdout == live.stdout and back.returncode == live.returncode,
+              "a live GPU: exit %d (%s), replayed exit %d" %
+              (live.returncode, live.stderr.strip(), back.returncode))
+        ans = json.load(tarfile.open(snap).extractfile("answers.json")) \
+            if os.path.exists(snap) else {}
+        dev = (ans.get("cuda", {}).get("devices") or [{}])[0]
+        check(dev.get("name") == "Fake GPU" and dev.get("c2c_why") ==
+              "not asked: it matters only with the PCIe mapping",
+              "answers.json of a live GPU: %s" % dev)
+    else:
+        print("SKIP a live GPU: no fake libcuda.so.1 (GDR_FAKE_CUDA_DIR)")
+    # Reading the snapshot: a read a signal interrupts is retried (the same
+    # report); one that fails says so, exit 2. GDR_IO_FAULTS (meson.build)
+    # preloads io-faults.c into gdr-info.
+    shim = os.environ.get("GDR_IO_FAULTS")
+    probe = subprocess.run([gdr_info, "-h"], capture_output=True, timeout=60,
+                           env=dict(os.environ, LD_PRELOAD=shim or ""))
+    if not shim or probe.returncode != 0:
+        print("SKIP interrupted and failing reads: no io-faults preload (%s)" % (shim or "unset"))
+    else:
+        tar = os.path.join(out, "read-faults.tar")
+        layouts.pack(root, tar)
+        plain = run(gdr_info, "--from", tar, "--json")
+        for var, rc, what in (("GDR_IO_READ_EINTR", plain.returncode, plain.stdout),
+                              ("GDR_IO_READ_EIO", 2, "")):
+            try:
+                got = subprocess.run([gdr_info, "--from", tar, "--json"],
+                                     capture_output=True, text=True, timeout=20,
+                                     env=dict(os.environ, LD_PRELOAD=shim, **{var: ".tar"}))
+            except subprocess.TimeoutExpired:
+                check(False, "%s: no answer within 20 s" % var)
+                continue
+            check(got.returncode == rc and got.stdout == what and
+                  (rc != 2 or got.stderr == "gdr-info: %s: reading failed\n" % tar),
+                  "%s: exit %d, %r" % (var, got.returncode, got.stderr[-300:]))
     if not update:
         stale = sorted({f.rsplit(".", 1)[0] for f in os.listdir(GOLDEN)} - seen)
         check(not stale, "golden files without a layout: %s" % ", ".join(stale))

@@ -83,6 +83,28 @@ static void round_trip(const char *s)
 	free(text);
 }
 
+/* What json_write_str writes for @s is exactly @want (json.h: only '"',
+ * '\\', control bytes and DEL are escaped; answers.json stays readable). */
+static void writes_as(const char *s, const char *want)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f) {
+		CHECK(0, "open_memstream failed");
+		return;
+	}
+	json_write_str(f, s);
+	if (fclose(f)) {
+		CHECK(0, "writing to memory failed");
+		free(text);
+		return;
+	}
+	CHECK(!strcmp(text, want), "%s is written as %s", want, text);
+	free(text);
+}
+
 /* "..." parsed as a string: NULL when refused. */
 static char *read_str(const char *json)
 {
@@ -161,6 +183,11 @@ int main(void)
 		one[0] = (char)i;
 		round_trip(one);
 	}
+
+	/* The writer's bytes: printable ASCII and UTF-8 as they are. */
+	writes_as("mlx5_0 ~ 6.8.0-test", "\"mlx5_0 ~ 6.8.0-test\"");
+	writes_as("caf\xc3\xa9", "\"caf\xc3\xa9\"");
+	writes_as("a\"b\\c\x01\x7f", "\"a\\\"b\\\\c\\u0001\\u007f\"");
 
 	/* The reader's escapes. */
 	reads_as("\"\\u0041\\u00e9\\u20ac\"", "A\xc3\xa9\xe2\x82\xac");

@@ -282,6 +282,34 @@ def main():
     check(res.returncode == 2 and "cannot create" in res.stderr,
           "--nfd into a file's path: exit %d, %r" % (res.returncode, res.stderr))
 
+    # Writes a file system cuts short (100 bytes a call) still give the
+    # whole file; a write that fails names the error (ENOSPC here), exit
+    # 2, nothing left. GDR_IO_FAULTS (meson.build) preloads io-faults.c.
+    shim = os.environ.get("GDR_IO_FAULTS")
+    probe = subprocess.run([gdr_info, "-h"], capture_output=True, timeout=60,
+                           env=dict(os.environ, LD_PRELOAD=shim or ""))
+    if not shim or probe.returncode != 0:
+        print("SKIP short and failing writes: no io-faults preload (%s)" % (shim or "unset"))
+    else:
+        path = os.path.join(labels_dir, "short-writes")
+        res = subprocess.run([gdr_info, "--root", roots["one-switch-pix"], "--nfd", path],
+                             capture_output=True, text=True, timeout=30,
+                             env=dict(os.environ, LD_PRELOAD=shim, GDR_IO_WRITE_MAX="100"))
+        want = re.sub(r"expiry-time=\S+", "", whole)
+        got = open(path).read() if os.path.exists(path) else ""
+        check(res.returncode == 0 and re.sub(r"expiry-time=\S+", "", got) == want,
+              "short writes: exit %d, %d bytes, want %d (%s)" %
+              (res.returncode, len(got), len(whole), res.stderr.strip()))
+        path = os.path.join(labels_dir, "enospc")
+        res = subprocess.run([gdr_info, "--root", roots["one-switch-pix"], "--nfd", path],
+                             capture_output=True, text=True, timeout=30,
+                             env=dict(os.environ, LD_PRELOAD=shim, GDR_IO_WRITE_ERRNO="28"))
+        check(res.returncode == 2 and "failed: No space left on device" in res.stderr
+              and not os.path.exists(path),
+              "a failing write: exit %d, %r" % (res.returncode, res.stderr))
+        check(not leftovers(labels_dir), "failed writes left %s" % leftovers(labels_dir))
+        print("ok   short writes give the whole file; a failing write says why")
+
     # --host-root over a fixture tree: the host's files, the host's paths.
     root = roots["gpu-with-nic-without-dmabuf-peermem"]
     res = run(gdr_info, "--host-root", root, "--json")

@@ -353,6 +353,70 @@ with Case("from: a member given twice: the later one wins") as c:
     check(b"580.159.04" in out and b"111.11.11" not in out,
           "the earlier member won: %r" % out[:400])
 
+def raw_header(name, size=0, type_=b"0", magic=b"ustar\x0000", tail=b""):
+    """A 512-byte tar header built by hand (what tarfile will not write):
+    @magic at 257, @tail at 345 (a ustar prefix, or junk), checksummed."""
+    h = bytearray(512)
+    h[0:len(name)] = name
+    h[100:108] = b"0000644\0"
+    h[108:116] = h[116:124] = b"0000000\0"
+    h[124:136] = b"%011o\0" % size
+    h[136:148] = b"00000000000\0"
+    h[156:157] = type_
+    h[257:257 + len(magic)] = magic
+    h[345:345 + len(tail)] = tail
+    h[148:156] = b" " * 8
+    h[148:156] = b"%06o\0 " % sum(h)
+    return bytes(h)
+
+
+def raw_member(name, data=b"", **kw):
+    pad = b"\0" * (-len(data) % 512)
+    return raw_header(name, len(data), **kw) + data + pad
+
+
+with Case("from: a member of a tar type no snapshot holds (a volume label)") as c:
+    snap = os.path.join(c.dir, "s.tar")
+    with tarfile.open(snap, "w", format=tarfile.GNU_FORMAT) as t:
+        member(t, "proc/driver/nvidia/version", NV.encode())
+        member(t, "label", type_=b"V")
+        member(t, "answers.json", answers())
+    rc, out, err = c.run(["--from", snap], 2)
+    check(b"of tar type 'V'" in err, "type V: %r" % err)
+
+with Case("from: a pre-POSIX header: bytes past its name are no prefix") as c:
+    # Without the ustar magic, byte 345 on is not a name prefix: the
+    # member is its 100-byte name only.
+    snap = os.path.join(c.dir, "s.tar")
+    with open(snap, "wb") as f:
+        f.write(raw_member(b"proc/driver/nvidia/version", NV.encode(), magic=b"",
+                           tail=b"junk"))
+        f.write(raw_member(b"answers.json", answers()))
+        f.write(b"\0" * 1024)
+    rc, out, err = c.run(["--from", snap], (0, 1))
+    check(b"580.159.04" in out, "v7 header: the version file was not read: %r %r"
+          % (out[-300:], err[-300:]))
+
+with Case("from: a pax path record too short to hold its value") as c:
+    # "7 path=" is 7 bytes: the record ends before its value begins.
+    snap = os.path.join(c.dir, "s.tar")
+    with open(snap, "wb") as f:
+        f.write(raw_member(b"././@PaxHeader", b"7 path=", type_=b"x"))
+        f.write(raw_member(b"proc/driver/nvidia/version", NV.encode()))
+        f.write(raw_member(b"answers.json", answers()))
+        f.write(b"\0" * 1024)
+    rc, out, err = c.run(["--from", snap], 2)
+    check(b"a pax header is malformed" in err, "short pax record: %r" % err)
+
+with Case("from: a link whose target and the rest are longer than a path") as c:
+    # /sys/module/nvidia_peermem -> 4090 bytes: with "/version" after it
+    # the name is past PATH_MAX, and the read fails with ENAMETOOLONG.
+    snap = os.path.join(c.dir, "s.tar")
+    snapshot(snap, [], answers(links={"sys/module/nvidia_peermem": "/" + "d" * 4089}))
+    rc, out, err = c.run(["--from", snap], (0, 1))
+    check(b"unreadable: ENAMETOOLONG (/sys/module/nvidia_peermem/version)" in out,
+          "a too long link: %r" % out[-400:])
+
 with Case("from: an empty archive") as c:
     snap = os.path.join(c.dir, "empty.tar")
     with tarfile.open(snap, "w", format=tarfile.GNU_FORMAT):
@@ -488,6 +552,36 @@ for how in ("absolute", "relative", "through a link"):
         check(b"580.159.04" in replay and b"1.2 (/sys/module/nvidia_peermem/version)" in replay,
               "%s: the snapshot lacks the host's files: %r" % (how, replay[-400:]))
         check(live == replay, "%s: replay differs from the live report" % how)
+
+with Case("capture: files whose real names are 100 bytes and longer") as c:
+    # The links lead to long directory names: the archive must keep each
+    # file under its whole name, whether the header splits it into prefix
+    # and name (the last 100 bytes do not fit a name field; what follows
+    # the prefix does) or takes a pax record, and replay as live.
+    real = os.path.join(c.dir, "host")
+    peer = "sys/" + "a" * 92 + "/version"  # 100 bytes after "sys/"
+    nv = "proc/" + "b" * 120 + "/version"  # a prefix, then "version"
+    pax = "sys/" + "p" * 200 + "/version"  # no split fits
+    for rel, data in ((peer, "1.2\n"), (nv, NV), (pax, "2.24.3\n")):
+        os.makedirs(os.path.dirname(os.path.join(real, rel)), exist_ok=True)
+        with open(os.path.join(real, rel), "w") as f:
+            f.write(data)
+    os.makedirs(os.path.join(real, "sys/module"))
+    os.makedirs(os.path.join(real, "proc/driver"))
+    os.symlink("../" + "a" * 92, os.path.join(real, "sys/module/nvidia_peermem"))
+    os.symlink("../" + "b" * 120, os.path.join(real, "proc/driver/nvidia"))
+    os.symlink("../" + "p" * 200, os.path.join(real, "sys/module/nvidia_fs"))
+    snap = os.path.join(c.dir, "snap.tar")
+    rc, live, err = c.run(["--host-root", real, "--capture", snap], (0, 1), may_change=[snap])
+    with tarfile.open(snap) as t:
+        names = set(t.getnames())
+    for rel in (peer, nv, pax):
+        check(rel in names, "the archive lacks %s (it has %s)" % (rel, sorted(
+            n for n in names if len(n) > 90)))
+    rc2, replay, err2 = c.run(["--from", snap], rc)
+    check(b"580.159.04" in replay and b"1.2 (/sys/module/nvidia_peermem/version)" in replay,
+          "the long-named files did not replay: %r" % replay[-400:])
+    check(live == replay, "replay differs from the live report")
 
 # --- --nfd: where it writes (these held before; they keep holding) ---------
 with Case("nfd: FILE is a link, a directory, in another user's sticky dir") as c:

@@ -123,6 +123,23 @@ int main(void)
 						   why, sizeof(why)),
 			  EOPNOTSUPP);
 		CHECK_HAS(why, gdr_check_nic_dmabuf.remedy);
+
+		/* GPUDIRECT_PCIE_MAPPING=off: the GPU's pcie_mapping row says
+		 * so, even on a driver that has the mapping. */
+		check_scope = "pcie_mapping with GPUDIRECT_PCIE_MAPPING=off";
+		{
+			struct gdr_eval e;
+
+			node.pcie_policy = GDR_PCIE_OFF;
+			gdr_check_eval(&gdr_check_gpu_pcie, &s, &e, false);
+			CHECK_STR(e.value, "off (GPUDIRECT_PCIE_MAPPING=off)");
+			CHECK_INT(e.verdict, GDR_VERDICT_INFO);
+			CHECK_INT(e.pass, GDR_FAIL);
+			node.pcie_policy = GDR_PCIE_AUTO;
+			gdr_check_eval(&gdr_check_gpu_pcie, &s, &e, false);
+			CHECK(strcmp(e.value,
+				     "off (GPUDIRECT_PCIE_MAPPING=off)") != 0);
+		}
 	}
 	return check_summary("checks");
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "fakes.h"
@@ -82,6 +83,7 @@ struct scenario {
 	/* what the calls answer */
 	int dmabuf_errno, reg_errno;
 	CUresult export_result, set_attr_result;
+	CUresult attrs_result; /* cuPointerGetAttributes answers this */
 	/* the request */
 	const char *env_path;
 	uint32_t mask; /* 0: none given */
@@ -788,6 +790,12 @@ static const struct scenario table[] = {
 	  .want_errno = EOPNOTSUPP,
 	  .want_msg = "GDR_REG_PCIE_MAPPING asks for the PCIe mapping",
 	  .want_flagged = 0 + 1 },
+	{ .name = "cuPointerGetAttributes fails: the remedy says what to check",
+	  .nv = NV_OPEN,
+	  .attrs_result = CUDA_ERROR_UNKNOWN,
+	  .want_errno = EIO,
+	  .want_msg = "the CUDA driver could not classify the buffer: check "
+		      "the driver (nvidia-smi) and that CUDA is usable here" },
 	{ .name = "GPUDIRECT_PCIE_MAPPING=maybe is refused",
 	  .nv = NV_OPEN,
 	  .env_pcie = "maybe",
@@ -986,6 +994,7 @@ static void run(const struct scenario *sc)
 	fake_cu.pop_fails = sc->pop_fails;
 	fake_cu.no_ctx_set_flags = sc->no_ctx_set_flags;
 	fake_cu.set_attr_result = sc->set_attr_result;
+	fake_cu.attrs_result = sc->attrs_result;
 	if (sc->driver)
 		fake_model.driver_version = sc->driver;
 	if (sc->two_gpus_attr1) {
@@ -1423,6 +1432,250 @@ static void pcie_other_failure_not_remembered(void)
 	fixture_remove(&fx);
 }
 
+/*
+ * The report's question to a GPU (gdr_pcie_map_probe): one PCIe-mapped
+ * export of a 2 MiB allocation of its own, in the primary context, freed
+ * and released after; the answer is remembered.
+ */
+static void pcie_probe(void)
+{
+	struct fixture fx;
+	int allocs, i, live = 0;
+
+	check_scope = "the report's PCIe mapping probe";
+	fakes_reset();
+	fixture_make(&fx);
+	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
+	fakes_install(&fx, NULL, NULL, NULL);
+	allocs = fake_cu.num_allocs;
+	gdr_pcie_map_probe(0);
+	CHECK_INT(gdr_pcie_map_get(0), GDR_PCIE_MAP_OK);
+	CHECK_INT(fake_cu.flagged_exports, 1);
+	CHECK_INT(fake_cu.last_export_size, 2u << 20);
+	CHECK(fake_cu.ctx_at_export == FAKE_PRIMARY(0));
+	CHECK_INT(fake_cu.num_allocs, allocs + 1);
+	CHECK_INT(fake_cu.allocs[allocs].size, 0); /* freed */
+	for (i = 0; i < FAKE_MAX_DEVS; i++)
+		live += fake_cu.primary_refs[i];
+	CHECK_INT(live, 0);
+	CHECK(fake_current == NULL);
+	fixture_remove(&fx);
+}
+
+/*
+ * GPUDIRECT_DEBUG: "1" prints the decisions to stderr (here the Data
+ * Direct probe's line: the function's path, or why it is unknown); "0"
+ * or unset prints nothing.
+ */
+static void debug_run(const char *debug, int dd_errno, char *out, size_t n)
+{
+	struct fixture fx;
+	struct ibv_mr *mr;
+	FILE *f = tmpfile();
+	int saved;
+	size_t got = 0;
+	void *p;
+
+	out[0] = '\0';
+	if (!f) {
+		CHECK_(0, "tmpfile: %s", strerror(errno));
+		return;
+	}
+	fakes_reset();
+	fixture_make(&fx);
+	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
+	fake_model.nic[0].data_direct_errno = dd_errno;
+	fakes_install(&fx, NULL, NULL, debug);
+	p = fake_alloc_device(0, 1 << 20);
+	fake_current = FAKE_PRIMARY(0);
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fileno(f), 2);
+	mr = gdr_register(&fake_pd, p, 4096);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	CHECK(mr != NULL);
+	if (mr)
+		CHECK_INT(gdr_deregister(mr), 0);
+	rewind(f);
+	got = fread(out, 1, n - 1, f);
+	out[got] = '\0';
+	fclose(f);
+	fake_current = NULL;
+	fixture_remove(&fx);
+}
+
+static void debug_output(void)
+{
+	static char out[16384];
+
+	check_scope = "GPUDIRECT_DEBUG=1, a Data Direct NIC";
+	debug_run("1", 0, out, sizeof(out));
+	CHECK_HAS(out, "gpudirect: fake_mlx5_0: Data Direct at /sys/devices/");
+
+	check_scope = "GPUDIRECT_DEBUG=1, Data Direct unknown";
+	debug_run("1", EIO, out, sizeof(out));
+	CHECK_HAS(out, "gpudirect: fake_mlx5_0: Data Direct unknown: EIO\n");
+
+	check_scope = "GPUDIRECT_DEBUG=0";
+	debug_run("0", 0, out, sizeof(out));
+	CHECK_STR(out, "");
+
+	check_scope = "GPUDIRECT_DEBUG unset";
+	debug_run(NULL, 0, out, sizeof(out));
+	CHECK_STR(out, "");
+}
+
+/*
+ * A verbs context without a device (nothing names it): messages call the
+ * RDMA device "unknown" rather than leaving a hole.
+ */
+static void nameless_device(void)
+{
+	struct fixture fx;
+	struct ibv_mr *mr;
+	void *p;
+
+	check_scope = "an RDMA device without a name";
+	fakes_reset();
+	fixture_make(&fx);
+	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
+	fakes_install(&fx, NULL, NULL, NULL);
+	fake_context.device = NULL;
+	p = fake_alloc_device(0, 1 << 20);
+	fake_current = FAKE_PRIMARY(0);
+	errno = 0;
+	mr = gdr_register(&fake_pd, p, 4096);
+	CHECK(mr == NULL);
+	CHECK_INT(errno, EOPNOTSUPP);
+	CHECK_HAS(gdr_last_error(), "RDMA device unknown does not support "
+				    "DMA-BUF memory regions");
+	if (mr)
+		gdr_deregister(mr);
+	fake_context.device = &fake_device;
+	fake_current = NULL;
+	fixture_remove(&fx);
+}
+
+/*
+ * Two devices probed at once, the second finishing first: the first one
+ * loses the cache slot it saw free, takes the next, and is not probed
+ * again. (The second is probed from inside the first's probe.)
+ */
+static struct fake_nic race_nic[2];
+static struct ibv_mr *(*race_next)(struct ibv_pd *, uint64_t, size_t, uint64_t,
+				   int, int);
+static int race_nested;
+
+static struct ibv_mr *race_probe(struct ibv_pd *pd, uint64_t offset, size_t len,
+				 uint64_t iova, int fd, int access)
+{
+	struct gdr_nic other;
+
+	if (pd == &race_nic[0].pd && !race_nested) {
+		race_nested = 1;
+		gdr_nic_get(&race_nic[1].pd, &other);
+	}
+	return race_next(pd, offset, len, iova, fd, access);
+}
+
+static void nic_cache_race(void)
+{
+	struct gdr_seam s;
+	struct gdr_nic a, b;
+	struct fixture fx;
+	int probes;
+
+	check_scope = "a device cache slot taken meanwhile";
+	fakes_reset();
+	fixture_make(&fx);
+	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
+	fake_add_nic(&race_nic[0], "fake_mlx5_a", 1);
+	fake_add_nic(&race_nic[1], "fake_mlx5_b", 1);
+	fakes_install(&fx, NULL, NULL, NULL);
+	s = *gdr_seam();
+	race_next = s.verbs.reg_dmabuf_mr;
+	s.verbs.reg_dmabuf_mr = race_probe;
+	race_nested = 0;
+	gdr_seam_install(&s);
+	gdr_nic_get(&race_nic[0].pd, &a);
+	CHECK_STR(a.key.name, "fake_mlx5_a");
+	CHECK_INT(fake_ibv.probes, 2);
+	probes = fake_ibv.probes;
+	gdr_nic_get(&race_nic[0].pd, &a);
+	gdr_nic_get(&race_nic[1].pd, &b);
+	CHECK_STR(b.key.name, "fake_mlx5_b");
+	/* Both were cached: neither is asked again. */
+	CHECK_INT(fake_ibv.probes, probes);
+	fixture_remove(&fx);
+}
+
+/*
+ * A driver that fills the whole bus-id buffer, with no room left for the
+ * terminator: the id is cut at the buffer (31 characters), never read on
+ * past it, when NVML is asked about the GPU.
+ */
+static int (*busid_load_next)(struct gdr_cuda_ops *, unsigned int, char *,
+			      size_t);
+static char busid_seen[64];
+
+static CUresult full_busid(char *id, int len, CUdevice d)
+{
+	(void)d;
+	memset(id, 'f', (size_t)len);
+	return CUDA_SUCCESS;
+}
+
+static int load_full_busid(struct gdr_cuda_ops *ops, unsigned int flags,
+			   char *why, size_t n)
+{
+	int err = busid_load_next(ops, flags, why, n);
+
+	if (!err)
+		ops->cuDeviceGetPCIBusId = full_busid;
+	return err;
+}
+
+static int c2c_asked(const char *busid, bool *c2c, char *why, size_t n)
+{
+	(void)why;
+	(void)n;
+	snprintf(busid_seen, sizeof(busid_seen), "%s", busid);
+	*c2c = false;
+	return 0;
+}
+
+static void busid_filled(void)
+{
+	struct gdr_seam s;
+	struct fixture fx;
+	struct ibv_mr *mr;
+	void *p;
+
+	check_scope = "a bus id that fills the driver's buffer";
+	fakes_reset();
+	fixture_make(&fx);
+	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
+	fake_model.gpu[0].c2c = 1; /* host atomics: NVML is asked */
+	fakes_install(&fx, NULL, NULL, NULL);
+	s = *gdr_seam();
+	busid_load_next = s.cuda_load;
+	s.cuda_load = load_full_busid;
+	s.gpu_c2c = c2c_asked;
+	gdr_seam_install(&s);
+	busid_seen[0] = '\0';
+	p = fake_alloc_device(0, 1 << 20);
+	fake_current = FAKE_PRIMARY(0);
+	mr = gdr_register(&fake_pd, p, 4096);
+	if (mr)
+		gdr_deregister(mr);
+	CHECK_INT(strlen(busid_seen), 31);
+	CHECK_INT(strspn(busid_seen, "f"), 31);
+	fake_current = NULL;
+	fixture_remove(&fx);
+}
+
 int main(void)
 {
 	size_t i;
@@ -1435,6 +1688,11 @@ int main(void)
 	stale_context();
 	pcie_remembered();
 	pcie_other_failure_not_remembered();
+	pcie_probe();
+	debug_output();
+	nameless_device();
+	nic_cache_race();
+	busid_filled();
 	gdr_seam_install(NULL);
 	return check_summary("decide");
 }

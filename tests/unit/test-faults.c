@@ -14,6 +14,7 @@
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "fakes.h"
@@ -288,6 +289,125 @@ static void sweep(enum op op, int alloc)
 	CHECK(total >= 3);
 }
 
+/*
+ * With GPUDIRECT_DEBUG set, a failed release of the primary context the
+ * export retained is not silent: its debug line names the call and the
+ * GPU (the registration itself still succeeds).
+ */
+static void release_failure_logged(void)
+{
+	char path[] = "/tmp/gdr-faults-stderr-XXXXXX";
+	char text[8192];
+	struct ibv_mr *mr;
+	int n, fd, saved, found = 0;
+	ssize_t got;
+
+	check_scope = "a failed cuDevicePrimaryCtxRelease is logged";
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	unlink(path);
+	for (n = 1; n < 1000 && !found; n++) {
+		fakes_reset();
+		fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
+		fakes_install(&fx, NULL, NULL, "1");
+		/* VMM memory has no context: exported in the retained
+		 * primary one. */
+		dev_ptr = (char *)fake_vmm(0, 2, 2 << 20, 0) + 4096;
+		fflush(stderr);
+		if (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET))
+			break;
+		saved = dup(2);
+		if (saved < 0 || dup2(fd, 2) < 0)
+			break;
+		fault_calls = 0;
+		fault_where = NULL;
+		fault_at = n;
+		mr = gdr_register(&fake_pd, dev_ptr, 4096);
+		fault_at = 0;
+		fflush(stderr);
+		dup2(saved, 2);
+		close(saved);
+		if (mr)
+			CHECK_INT(gdr_deregister(mr), 0);
+		if (!fault_where)
+			break; /* every call has failed once */
+		if (strcmp(fault_where, "cuDevicePrimaryCtxRelease"))
+			continue;
+		found = 1;
+		CHECK(mr != NULL);
+		got = pread(fd, text, sizeof(text) - 1, 0);
+		text[got > 0 ? got : 0] = '\0';
+		CHECK_HAS(text, "cuDevicePrimaryCtxRelease(GPU 0) failed with "
+				"CUDA_ERROR_UNKNOWN");
+	}
+	close(fd);
+	CHECK(found);
+}
+
+#ifdef HEAP_CHECKS
+/*
+ * When the cache's table of MRs given out but no longer cached (in use
+ * when invalidated) cannot grow for lack of memory, the MRs it had no room
+ * for are still put back, and afterwards a put of an MR the cache never
+ * gave out still answers EINVAL instead of hanging in a table left with
+ * no empty slot (the alarm fails the test if it hangs).
+ */
+static void cache_outside_table_full(void)
+{
+	struct gdr_cache_attr attr = { .comp_mask = GDR_CACHE_ATTR_FLAGS,
+				       .flags = GDR_CACHE_HOST };
+	static char buf[65 * 4096];
+	struct ibv_mr *mrs[64], other = { 0 };
+	struct gdr_cache *c;
+	int i, bad = 0, calloc_failed = 0;
+
+	check_scope = "cache: the outside table out of memory";
+	fakes_reset();
+	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
+	fakes_install(&fx, NULL, NULL, NULL);
+	c = gdr_cache_create(&fake_pd, &attr);
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	/* 32 MRs out and invalidated: the table holds them. */
+	for (i = 0; i < 32; i++)
+		bad += !(mrs[i] = gdr_cache_get(c, buf + i * 4096, 4096));
+	CHECK_INT(gdr_cache_invalidate(c, buf, 32 * 4096), 0);
+	/* 32 more, each invalidated while the table cannot grow. */
+	for (i = 32; i < 64; i++) {
+		bad += !(mrs[i] = gdr_cache_get(c, buf + i * 4096, 4096));
+		fault_calls = 0;
+		fault_where = NULL;
+		fault_alloc = 1;
+		fault_at = 1;
+		CHECK_INT(gdr_cache_invalidate(c, buf + i * 4096, 4096), 0);
+		fault_at = 0;
+		fault_alloc = 0;
+		calloc_failed += fault_where && !strcmp(fault_where, "calloc");
+	}
+	CHECK_INT(bad, 0);
+	CHECK_INT(calloc_failed, 32);
+	CHECK_INT(fake_ibv.live_mrs, 64);
+	/* The ones the table could not take first, then a stranger. */
+	alarm(20);
+	for (i = 63; i >= 32; i--)
+		bad += mrs[i] && gdr_cache_put(c, mrs[i]) != 0;
+	CHECK_INT(bad, 0);
+	other.addr = buf + 64 * 4096;
+	other.length = 4096;
+	CHECK_INT(gdr_cache_put(c, &other), EINVAL);
+	CHECK_HAS(gdr_last_error(), "not one the cache gave out");
+	for (i = 0; i < 32; i++)
+		bad += mrs[i] && gdr_cache_put(c, mrs[i]) != 0;
+	alarm(0);
+	CHECK_INT(bad, 0);
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	CHECK_INT(gdr_cache_destroy(c), 0);
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	int alloc = argc > 1 && !strcmp(argv[1], "alloc");
@@ -304,6 +424,10 @@ int main(int argc, char **argv)
 #endif
 	for (op = 0; op < OP_COUNT; op++)
 		sweep((enum op)op, alloc);
+	release_failure_logged();
+#ifdef HEAP_CHECKS
+	cache_outside_table_full();
+#endif
 	fixture_remove(&fx);
 	gdr_seam_install(NULL);
 	return check_summary(alloc ? "faults+alloc" : "faults");

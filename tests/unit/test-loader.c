@@ -3,8 +3,12 @@
  * Resolving the CUDA driver's entry points the way each driver generation
  * offers them, with the same binary: cuGetProcAddress_v2 (CUDA 12+), the
  * 4-argument cuGetProcAddress of 11.3-11.8, and plain ABI symbols before
- * that. Each fake driver is a symbol table.
+ * that. Each fake driver is a symbol table. Then NVML the same way: this
+ * program's dlopen/dlsym/dlclose hand libnvidia-ml.so.1 out as a fake
+ * symbol table (with or without the C2C query), so gdr_nvml_c2c() and
+ * gdr_nvml_bar1() run as they would over a real one.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
 
@@ -110,6 +114,163 @@ static int asked_for(const char *name)
 	return -1;
 }
 
+/* --- a fake libnvidia-ml.so.1 ---------------------------------------------- */
+
+static char nvml_handle; /* what dlopen("libnvidia-ml.so.1") hands out */
+static int nvml_present, nvml_no_c2c, nvml_c2c_on;
+static int nvml_inits, nvml_shutdowns, nvml_opens, nvml_closes;
+static char nvml_asked_busid[32];
+
+static int n_init(void)
+{
+	nvml_inits++;
+	return 0;
+}
+static int n_shutdown(void)
+{
+	nvml_shutdowns++;
+	return 0;
+}
+static int n_by_bus_id(const char *busid, void **dev)
+{
+	snprintf(nvml_asked_busid, sizeof(nvml_asked_busid), "%s", busid);
+	*dev = &nvml_handle;
+	return 0;
+}
+static int n_c2c(void *dev, unsigned int *is_c2c_enabled)
+{
+	(void)dev;
+	*is_c2c_enabled = (unsigned int)nvml_c2c_on;
+	return 0;
+}
+static int n_bar1(void *dev, unsigned long long *info)
+{
+	(void)dev;
+	info[0] = 64ull << 30; /* total, free, used */
+	info[1] = 60ull << 30;
+	info[2] = 4ull << 30;
+	return 0;
+}
+static const char *n_error_string(int r)
+{
+	(void)r;
+	return "fake NVML error";
+}
+
+static void *(*real_dlopen)(const char *, int);
+static void *(*real_dlsym)(void *, const char *);
+static int (*real_dlclose)(void *);
+
+/* dlsym itself is replaced, so the real one comes by version. */
+static void real_dl(void)
+{
+	static const char *const versions[] = { "GLIBC_2.34", "GLIBC_2.2.5",
+						"GLIBC_2.17", NULL };
+	int i;
+
+	for (i = 0; !real_dlsym && versions[i]; i++)
+		*(void **)&real_dlsym = dlvsym(RTLD_NEXT, "dlsym", versions[i]);
+	if (!real_dlopen)
+		*(void **)&real_dlopen = real_dlsym(RTLD_NEXT, "dlopen");
+	if (!real_dlclose)
+		*(void **)&real_dlclose = real_dlsym(RTLD_NEXT, "dlclose");
+}
+
+void *dlopen(const char *file, int mode)
+{
+	real_dl();
+	if (file && !strcmp(file, "libnvidia-ml.so.1")) {
+		if (!nvml_present)
+			return NULL;
+		nvml_opens++;
+		return &nvml_handle;
+	}
+	return real_dlopen(file, mode);
+}
+
+void *dlsym(void *lib, const char *name)
+{
+	real_dl();
+	if (lib != &nvml_handle)
+		return real_dlsym(lib, name);
+	if (!strcmp(name, "nvmlInit_v2"))
+		return (void *)n_init;
+	if (!strcmp(name, "nvmlShutdown"))
+		return (void *)n_shutdown;
+	if (!strcmp(name, "nvmlDeviceGetHandleByPciBusId_v2"))
+		return (void *)n_by_bus_id;
+	if (!strcmp(name, "nvmlDeviceGetC2cModeInfoV"))
+		return nvml_no_c2c ? NULL : (void *)n_c2c;
+	if (!strcmp(name, "nvmlDeviceGetBAR1MemoryInfo"))
+		return (void *)n_bar1;
+	if (!strcmp(name, "nvmlErrorString"))
+		return (void *)n_error_string;
+	return NULL;
+}
+
+int dlclose(void *lib)
+{
+	real_dl();
+	if (lib == &nvml_handle) {
+		nvml_closes++;
+		return 0;
+	}
+	return real_dlclose(lib);
+}
+
+/* C2C as NVML tells it, an NVML older than the C2C query, BAR1, and no
+ * NVML at all. */
+static void nvml(void)
+{
+	const char *gpu = "00000009:01:00.0";
+	struct gdr_bar1 b;
+	char why[256];
+	bool c2c;
+
+	check_scope = "NVML: a C2C-attached GPU";
+	nvml_present = 1;
+	nvml_c2c_on = 1;
+	c2c = false;
+	why[0] = '\0';
+	CHECK_INT(gdr_nvml_c2c(gpu, &c2c, why, sizeof(why)), 0);
+	CHECK(c2c);
+	CHECK_STR(nvml_asked_busid, gpu);
+	CHECK_INT(nvml_inits, 1);
+	CHECK_INT(nvml_shutdowns, 1);
+
+	check_scope = "NVML: a PCIe GPU";
+	nvml_c2c_on = 0;
+	c2c = true;
+	CHECK_INT(gdr_nvml_c2c(gpu, &c2c, why, sizeof(why)), 0);
+	CHECK(!c2c);
+
+	check_scope = "NVML older than the C2C query: not C2C";
+	nvml_no_c2c = 1;
+	nvml_c2c_on = 1;
+	c2c = true;
+	CHECK_INT(gdr_nvml_c2c(gpu, &c2c, why, sizeof(why)), 0);
+	CHECK(!c2c);
+	/* It is not even started, and its handle is given back. */
+	CHECK_INT(nvml_inits, 2);
+	CHECK_INT(nvml_closes, 1);
+	nvml_no_c2c = 0;
+
+	check_scope = "NVML: BAR1";
+	memset(&b, 0, sizeof(b));
+	CHECK_INT(gdr_nvml_bar1(gpu, 0, &b, why, sizeof(why)), 0);
+	CHECK_INT(b.total, 64ull << 30);
+	CHECK_INT(b.used, 4ull << 30);
+	CHECK_INT(nvml_inits, nvml_shutdowns);
+
+	check_scope = "no NVML";
+	nvml_present = 0;
+	CHECK_INT(gdr_nvml_c2c(gpu, &c2c, why, sizeof(why)), ENOENT);
+	CHECK_STR(why, "libnvidia-ml.so.1 could not be loaded");
+	CHECK_INT(gdr_nvml_bar1(gpu, GDR_NVML_NOLOAD, &b, why, sizeof(why)),
+		  ENOENT);
+	CHECK_STR(why, "NVML is not loaded in this process");
+}
+
 int main(void)
 {
 	struct gdr_cuda_ops ops;
@@ -156,5 +317,7 @@ int main(void)
 		       "API); upgrade the NVIDIA driver");
 	CHECK(ops.cuInit == NULL);
 	missing_symbol = NULL;
+
+	nvml();
 	return check_summary("loader");
 }

@@ -222,8 +222,23 @@ static void host_and_flags(void)
 		  0);
 	CHECK_INT(fake_cu.exports, 0);
 	for (i = 0; i < 3; i++) {
+		int k;
+
 		CHECK_INT(infos[i].path, GDR_PATH_HOST);
 		CHECK_INT(infos[i].export_index, -1);
+		/* Each record says why the device paths were skipped, and
+		 * the host path that took it has no reason to give. */
+		CHECK_INT(infos[i].num_attempts, 4);
+		for (k = 0; k < 3; k++) {
+			CHECK_INT(infos[i].attempts[k].result,
+				  GDR_ATTEMPT_SKIPPED);
+			CHECK_HAS(infos[i].attempts[k].reason,
+				  "this path registers device memory, the "
+				  "buffer is host memory");
+		}
+		CHECK_INT(infos[i].attempts[3].path, GDR_PATH_HOST);
+		CHECK_INT(infos[i].attempts[3].result, GDR_ATTEMPT_USED);
+		CHECK_STR(infos[i].attempts[3].reason, "");
 	}
 	CHECK_INT(gdr_deregister_multi(mrs, 3), 0);
 

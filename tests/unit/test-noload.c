@@ -87,7 +87,25 @@ int main(int argc, char **argv)
 	CHECK_INT(dlopens - before, 1);
 	printf("after loading a libcuda.so.1: %d dlopen, \"%s\"\n",
 	       dlopens - before, why);
+	/* Once found, it is found at every later call too: a library that
+	 * is loaded is never remembered as absent. */
+	before = dlopens;
+	why[0] = 0;
+	CHECK(gdr_cuda_load(&ops, GDR_CUDA_NOLOAD, why, sizeof(why)) != 0);
+	CHECK(!strstr(why, "not loaded"));
+	CHECK_INT(dlopens - before, 1);
 	dlclose(stub);
+
+	/* Without GDR_CUDA_NOLOAD and nowhere to load it from, the reason
+	 * says what to install (unless this machine has a driver). */
+	check_scope = "no libcuda.so.1 to load";
+	why[0] = 0;
+	if (gdr_cuda_load(&ops, 0, why, sizeof(why)) == ENOENT) {
+		CHECK_HAS(why, "libcuda.so.1 could not be loaded (");
+		CHECK_HAS(why, "install the NVIDIA driver, or in a container "
+			       "mount the driver libraries (NVIDIA Container "
+			       "Toolkit)");
+	}
 	gdr_seam_install(NULL);
 	return check_summary("noload");
 }

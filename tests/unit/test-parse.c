@@ -196,6 +196,22 @@ int main(void)
 	/* The number must be on the NVRM line, not the GCC one. */
 	nvidia("NVRM version: NVIDIA UNIX Kernel Module\nGCC version: 12.3.0\n",
 	       GDR_NV_UNPARSED, "");
+	/* A short buffer gets as much of the version as fits, terminated;
+	 * no buffer at all still tells the flavour. */
+	{
+		char small[5];
+
+		check_scope = "nvidia version, short buffer";
+		memset(small, 'x', sizeof(small));
+		CHECK_INT(gdr_parse_nvidia_version(NV_OPEN, small,
+						   sizeof(small)),
+			  GDR_NV_OPEN);
+		CHECK_STR(small, "580.");
+		CHECK_INT(gdr_parse_nvidia_version(NV_PROPRIETARY, NULL, 0),
+			  GDR_NV_PROPRIETARY);
+		CHECK_INT(gdr_parse_nvidia_version(NV_OPEN, NULL, 0),
+			  GDR_NV_OPEN);
+	}
 
 	check_scope = "iommu_cmdline";
 	iommu("BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro intel_iommu=on iommu=pt "

@@ -178,12 +178,49 @@ static void adversarial(void)
 	memset(items, 0, sizeof(items));
 }
 
+/*
+ * The reserved address space under the tables: a reservation of any size,
+ * committed in steps of any size (not only whole pages), is usable up to
+ * each step's end and reads back zeroed.
+ */
+static void vmem(void)
+{
+	static const size_t sizes[] = { 1, 4096, 5000, (size_t)2 << 20,
+					((size_t)2 << 20) + 1 };
+	size_t i, at, old, step;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t size = sizes[i];
+		unsigned char *p = gdr_vmem_reserve(size);
+		int bad = 0;
+
+		check_scope = "vmem reserve and commit";
+		CHECK_(p != NULL, "reserving %zu bytes failed", size);
+		if (!p)
+			continue;
+		/* Odd steps: each commit starts where the last one ended. */
+		step = size / 3 + 1;
+		for (old = 0; old < size; old += step) {
+			size_t end = old + step < size ? old + step : size;
+
+			CHECK_INT(gdr_vmem_commit(p, old, end), 0);
+			for (at = old; at < end; at++) {
+				bad += p[at] != 0;
+				p[at] = 0x5a;
+			}
+		}
+		CHECK_INT(bad, 0);
+		gdr_vmem_free(p, size, size);
+	}
+}
+
 int main(void)
 {
 	struct gdr_ranges x;
 	int i, step, live = 0, bad_cover = 0, bad_overlap = 0, bad = 0;
 	uintptr_t a;
 
+	vmem();
 	check_scope = "random ranges against a list";
 	memset(&x, 0, sizeof(x));
 	for (step = 0; step < 40000; step++) {

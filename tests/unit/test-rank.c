@@ -295,6 +295,97 @@ static void bad_arguments(void)
 	CHECK_STR(gdr_distance_str((enum gdr_distance)0), "invalid");
 }
 
+/* Extended capability headers: id, version 1, the next one's offset. */
+#define ECAP(id, next) ((id) | 1u << 16 | (unsigned)(next) << 20)
+#define BRIDGE_01 "pci0000:00/0000:00:01.0/0000:01:00.0"
+#define BRIDGE_02_00 BRIDGE_01 "/0000:02:00.0"
+#define BRIDGE_02_04 BRIDGE_01 "/0000:02:04.0"
+
+/* Write @size bytes of config space for the function at @chain: up to
+ * two extended capabilities, @cap_a at 0x100 and @cap_b at 0x140 (0:
+ * none), with ACS control @ctl in whichever is ACS. */
+static void write_config(const struct fixture *fx, const char *chain,
+			 size_t size, unsigned int cap_a, unsigned int cap_b,
+			 unsigned int ctl)
+{
+	unsigned char cfg[4096];
+	char path[512];
+	unsigned int caps[2] = { cap_a, cap_b }, at[2] = { 0x100, 0x140 };
+	FILE *f;
+	int i, k;
+
+	memset(cfg, 0, sizeof(cfg));
+	for (i = 0; i < 2; i++) {
+		for (k = 0; k < 4; k++)
+			cfg[at[i] + k] = (unsigned char)(caps[i] >> (8 * k));
+		if ((caps[i] & 0xffff) == 0x000d) {
+			cfg[at[i] + 6] = (unsigned char)ctl;
+			cfg[at[i] + 7] = (unsigned char)(ctl >> 8);
+		}
+	}
+	snprintf(path, sizeof(path), "%s/devices/%s/config", fx->sys, chain);
+	f = fopen(path, "wb");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	CHECK_INT(fwrite(cfg, 1, size, f), size);
+	fclose(f);
+}
+
+static int acs_of(unsigned int index)
+{
+	struct gdr_nic_rank out[NUM];
+	unsigned int num = NUM, i;
+
+	CHECK_INT(rank(GDR_RANK_ALL, 0, out, &num), 0);
+	for (i = 0; i < num; i++)
+		if (out[i].index == index)
+			return out[i].acs_redirect;
+	CHECK_(0, "device %u not ranked", index);
+	return -2;
+}
+
+/*
+ * ACS on the path from the GPU to mlx5_pix_a (bridges 01:00.0, 02:00.0
+ * and 02:04.0), from the bridges' extended config space: an ACS
+ * capability found behind another one, a short (unprivileged, 256-byte)
+ * config space as unknown, and a device not in sysfs as unknown.
+ */
+static void acs(void)
+{
+	struct fixture fx;
+	char out[256];
+
+	check_scope = "ACS from config space";
+	make_node(&fx);
+	fixture_pci(&fx, BRIDGE_01, 0);
+	fixture_pci(&fx, BRIDGE_02_00, 0);
+	fixture_pci(&fx, BRIDGE_02_04, 0);
+	/* AER first, then ACS with P2P request and completion redirect. */
+	write_config(&fx, BRIDGE_01, 4096, ECAP(0x0001, 0x140), ECAP(0x000d, 0),
+		     0x000c);
+	write_config(&fx, BRIDGE_02_00, 4096, ECAP(0x000d, 0), 0, 0);
+	write_config(&fx, BRIDGE_02_04, 4096, 0, 0, 0);
+	CHECK_INT(acs_of(1), 1);
+	CHECK_INT(gdr_pci_acs_redirects(GPU_BDF, "0000:04:00.0", out,
+					sizeof(out)),
+		  1);
+	CHECK_STR(out, "0000:01:00.0");
+	/* The other end is not in sysfs: unknown, whatever the bridges on
+	 * this side say. */
+	CHECK_INT(gdr_pci_acs_redirects(GPU_BDF, "0000:99:00.0", out,
+					sizeof(out)),
+		  -1);
+
+	check_scope = "ACS: a bridge's config space cut at 256 bytes";
+	write_config(&fx, BRIDGE_01, 4096, ECAP(0x000d, 0), 0, 0);
+	write_config(&fx, BRIDGE_02_04, 256, 0, 0, 0);
+	CHECK_INT(acs_of(1), -1);
+	write_config(&fx, BRIDGE_02_04, 4096, 0, 0, 0);
+	CHECK_INT(acs_of(1), 0);
+	fixture_remove(&fx);
+}
+
 int main(void)
 {
 	struct fixture fx;
@@ -305,6 +396,7 @@ int main(void)
 	bad_arguments();
 	fixture_remove(&fx);
 	no_cuda();
+	acs();
 	printf("rank: %d passed, %d failed\n", check_passed, check_failed);
 	return check_failed ? 1 : 0;
 }

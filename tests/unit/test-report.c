@@ -238,6 +238,33 @@ int main(void)
 	CHECK_STR(find(r, "gpu0", "iommu_group", &v),
 		  "none (no IOMMU group in sysfs)");
 
+	gdr_report_destroy(r);
+	fixture_remove(&fx);
+
+	/* Three-byte UTF-8 (lead bytes 0xe2 and 0xe4) from the node reaches
+	 * the text and the JSON as it is, not as U+FFFD; a GPU whose bus id
+	 * is no PCI address has no NUMA node to look up. */
+	check_scope = "UTF-8 in names, a bus id that is no PCI address";
+	fakes_reset();
+	snprintf(fake_model.gpu[0].pci_bus_id,
+		 sizeof(fake_model.gpu[0].pci_bus_id), "not-a-bdf");
+	start(&fx, NV_OPEN, "6.8.0-\xe2\x82\xac\xe4\xb8\xad");
+	r = gdr_report_create(NULL, 0, 0);
+	CHECK(r != NULL);
+	CHECK_STR(find(r, "gpu0", "numa_node", &v),
+		  "unknown (sysfs gives no NUMA node)");
+	text = print(r, GDR_REPORT_TEXT);
+	CHECK_HAS(text, "6.8.0-\xe2\x82\xac\xe4\xb8\xad");
+	free(text);
+	text = print(r, GDR_REPORT_JSON);
+	CHECK_HAS(text, "\"value\": \"6.8.0-\xe2\x82\xac\xe4\xb8\xad\"");
+	free(text);
+	gdr_report_destroy(r);
+	fixture_remove(&fx);
+
+	fakes_reset();
+	start(&fx, NV_OPEN, NULL);
+	r = gdr_report_create(NULL, 0, 0);
 	check_scope = "printing: errors are this call's";
 	{
 		FILE *full = fopen("/dev/full", "w");

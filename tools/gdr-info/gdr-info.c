@@ -198,7 +198,7 @@ int main(int argc, char **argv)
 	struct ibv_device **list = NULL;
 	struct gdr_report *report;
 	unsigned int nctx = 0, nall = 0, i;
-	char err[512];
+	char err[512] = "";
 	int n = 0, c, ret, selftest = 0, usable;
 
 	while ((c = getopt_long(argc, argv, "jd:h", opts, NULL)) != -1) {

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * LD_PRELOAD for gdr-info in the doctor tests: what a disk or a network
+ * file system may do to reads and writes of regular files, on request.
+ *
+ *   GDR_IO_WRITE_MAX=N      each write(2) to a regular file writes at most
+ *                           N bytes (short writes: the caller must go on;
+ *                           past 10000 calls, EFBIG)
+ *   GDR_IO_WRITE_ERRNO=E    each write(2) to a regular file fails with E
+ *                           (neither touches a memfd: a replay's own files)
+ *   GDR_IO_READ_EINTR=TAIL  the first read(2) of a regular file whose name
+ *                           ends in TAIL fails with EINTR (a signal)
+ *   GDR_IO_READ_EIO=TAIL    each read(2) of such a file fails with EIO
+ *
+ * Pipes, terminals and everything else pass through untouched.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int regular(int fd)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && S_ISREG(st.st_mode);
+}
+
+/* The name of the file open at @fd into @name ("" if none). */
+static void fd_name(int fd, char *name, size_t n)
+{
+	char link[64];
+	ssize_t r;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	r = readlink(link, name, n - 1);
+	name[r < 0 ? 0 : r] = '\0';
+}
+
+/* Does the file open at @fd have a name ending in @tail? */
+static int named(int fd, const char *tail)
+{
+	char name[4096];
+	size_t len, tl = strlen(tail);
+
+	fd_name(fd, name, sizeof(name));
+	len = strlen(name);
+	return len >= tl && !strcmp(name + len - tl, tail);
+}
+
+static int memfd(int fd)
+{
+	char name[4096];
+
+	fd_name(fd, name, sizeof(name));
+	return !strncmp(name, "/memfd:", 7);
+}
+
+ssize_t read(int fd, void *buf, size_t n)
+{
+	static ssize_t (*real)(int, void *, size_t);
+	static int interrupted;
+	const char *eintr = getenv("GDR_IO_READ_EINTR");
+	const char *eio = getenv("GDR_IO_READ_EIO");
+
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "read");
+	if (eio && regular(fd) && named(fd, eio)) {
+		errno = EIO;
+		return -1;
+	}
+	if (eintr && !interrupted && regular(fd) && named(fd, eintr)) {
+		interrupted = 1;
+		errno = EINTR;
+		return -1;
+	}
+	return real(fd, buf, n);
+}
+
+ssize_t write(int fd, const void *buf, size_t n)
+{
+	static ssize_t (*real)(int, const void *, size_t);
+	static long short_writes;
+	const char *max = getenv("GDR_IO_WRITE_MAX");
+	const char *err = getenv("GDR_IO_WRITE_ERRNO");
+
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "write");
+	if ((max || err) && regular(fd) && !memfd(fd)) {
+		if (err) {
+			errno = atoi(err);
+			return -1;
+		}
+		/* A caller that never gets done stops here, not the disk. */
+		if (++short_writes > 10000) {
+			errno = EFBIG;
+			return -1;
+		}
+		if (n > (size_t)atol(max))
+			n = (size_t)atol(max);
+	}
+	return real(fd, buf, n);
+}
