@@ -8,6 +8,7 @@ by test-doctor.py (verdicts, exit codes, goldens) and check-schema.py."""
 import json
 import os
 import shutil
+import subprocess
 
 NV_OPEN = ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.133.20"
            "  Release Build  (dvs-builder@U16-I3-C01-4-1)  Thu Mar 20 2025\n"
@@ -23,6 +24,17 @@ BAR1_H100 = (2 << 20, 128 << 30)  # (bytes used, total): an idle H100's BAR1
 
 # ACS control register bits (PCIe base spec 7.7.8.3)
 ACS_SV, ACS_TB, ACS_RR, ACS_CR, ACS_UF, ACS_DT = 0x01, 0x02, 0x04, 0x08, 0x10, 0x40
+
+
+def io_faults(gdr_info):
+    """The io-faults preload (GDR_IO_FAULTS, from meson.build) if gdr-info
+    runs with it here, else None (say SKIP: a sanitizer build, say)."""
+    shim = os.environ.get("GDR_IO_FAULTS")
+    if not shim:
+        return None
+    probe = subprocess.run([gdr_info, "-h"], capture_output=True, timeout=60,
+                           env=dict(os.environ, LD_PRELOAD=shim))
+    return shim if probe.returncode == 0 else None
 
 
 def write(root, rel, text, mode="w"):

@@ -209,11 +209,10 @@ def main():
     # Reading the snapshot: a read a signal interrupts is retried (the same
     # report); one that fails says so, exit 2. GDR_IO_FAULTS (meson.build)
     # preloads io-faults.c into gdr-info.
-    shim = os.environ.get("GDR_IO_FAULTS")
-    probe = subprocess.run([gdr_info, "-h"], capture_output=True, timeout=60,
-                           env=dict(os.environ, LD_PRELOAD=shim or ""))
-    if not shim or probe.returncode != 0:
-        print("SKIP interrupted and failing reads: no io-faults preload (%s)" % (shim or "unset"))
+    shim = layouts.io_faults(gdr_info)
+    if not shim:
+        print("SKIP interrupted and failing reads: no io-faults preload (GDR_IO_FAULTS=%s)" %
+              os.environ.get("GDR_IO_FAULTS", "unset"))
     else:
         tar = os.path.join(out, "read-faults.tar")
         layouts.pack(root, tar)

@@ -285,11 +285,10 @@ def main():
     # Writes a file system cuts short (100 bytes a call) still give the
     # whole file; a write that fails names the error (ENOSPC here), exit
     # 2, nothing left. GDR_IO_FAULTS (meson.build) preloads io-faults.c.
-    shim = os.environ.get("GDR_IO_FAULTS")
-    probe = subprocess.run([gdr_info, "-h"], capture_output=True, timeout=60,
-                           env=dict(os.environ, LD_PRELOAD=shim or ""))
-    if not shim or probe.returncode != 0:
-        print("SKIP short and failing writes: no io-faults preload (%s)" % (shim or "unset"))
+    shim = layouts.io_faults(gdr_info)
+    if not shim:
+        print("SKIP short and failing writes: no io-faults preload (GDR_IO_FAULTS=%s)" %
+              os.environ.get("GDR_IO_FAULTS", "unset"))
     else:
         path = os.path.join(labels_dir, "short-writes")
         res = subprocess.run([gdr_info, "--root", roots["one-switch-pix"], "--nfd", path],

@@ -19,14 +19,18 @@
 
 static struct fixture fx;
 
-static struct gdr_cache *fresh(uint32_t flags, size_t max_entries,
-			       size_t max_bytes)
+/* A cache over fresh fakes, with the environment's GPUDIRECT_PATH and
+ * GPUDIRECT_DEBUG (NULL: unset) and the cache's gdr_reg_attr (NULL: none). */
+static struct gdr_cache *fresh_with(uint32_t flags, size_t max_entries,
+				    size_t max_bytes, const char *env_path,
+				    const char *debug,
+				    const struct gdr_reg_attr *reg)
 {
 	struct gdr_cache_attr attr = { 0 };
 
 	fakes_reset();
 	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
-	fakes_install(&fx, NULL, NULL, NULL);
+	fakes_install(&fx, NULL, env_path, debug);
 	attr.comp_mask = GDR_CACHE_ATTR_FLAGS;
 	attr.flags = flags;
 	if (max_entries != (size_t)-1) {
@@ -37,7 +41,17 @@ static struct gdr_cache *fresh(uint32_t flags, size_t max_entries,
 		attr.comp_mask |= GDR_CACHE_ATTR_MAX_BYTES;
 		attr.max_bytes = max_bytes;
 	}
+	if (reg) {
+		attr.comp_mask |= GDR_CACHE_ATTR_REG;
+		attr.reg = *reg;
+	}
 	return gdr_cache_create(&fake_pd, &attr);
+}
+
+static struct gdr_cache *fresh(uint32_t flags, size_t max_entries,
+			       size_t max_bytes)
+{
+	return fresh_with(flags, max_entries, max_bytes, NULL, NULL, NULL);
 }
 
 static struct gdr_cache_stats stats(struct gdr_cache *c)
@@ -954,18 +968,7 @@ static void puts_find_their_cache(void)
 static struct gdr_cache *host_cache(const char *env_path, const char *debug,
 				    const struct gdr_reg_attr *reg)
 {
-	struct gdr_cache_attr attr = { 0 };
-
-	fakes_reset();
-	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
-	fakes_install(&fx, NULL, env_path, debug);
-	attr.comp_mask = GDR_CACHE_ATTR_FLAGS;
-	attr.flags = GDR_CACHE_HOST;
-	if (reg) {
-		attr.comp_mask |= GDR_CACHE_ATTR_REG;
-		attr.reg = *reg;
-	}
-	return gdr_cache_create(&fake_pd, &attr);
+	return fresh_with(GDR_CACHE_HOST, (size_t)-1, 0, env_path, debug, reg);
 }
 
 static void host_walk_when_asked(void)
