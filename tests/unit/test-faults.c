@@ -388,6 +388,17 @@ static void cache_outside_table_full(void)
 		calloc_failed += fault_where && !strcmp(fault_where, "calloc");
 	}
 	CHECK_INT(bad, 0);
+	if (calloc_failed == 0) {
+		/* The allocator is not ours to fail here (valgrind replaces
+		 * malloc and calloc in every object): nothing was tested. */
+		printf("SKIP: %s: no allocation fault took effect (valgrind?)\n",
+		       check_scope);
+		for (i = 0; i < 64; i++)
+			bad += mrs[i] && gdr_cache_put(c, mrs[i]) != 0;
+		CHECK_INT(bad, 0);
+		CHECK_INT(gdr_cache_destroy(c), 0);
+		return;
+	}
 	CHECK_INT(calloc_failed, 32);
 	CHECK_INT(fake_ibv.live_mrs, 64);
 	/* The ones the table could not take first, then a stranger. */
