@@ -80,6 +80,16 @@ ssize_t read(int fd, void *buf, size_t n)
 	return real(fd, buf, n);
 }
 
+/* With _FORTIFY_SOURCE (Ubuntu's compilers set it by default) a program's
+ * read() calls are __read_chk(): the same fault applies. */
+ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
+ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+	if (n > buflen)
+		abort();
+	return read(fd, buf, n);
+}
+
 ssize_t write(int fd, const void *buf, size_t n)
 {
 	static ssize_t (*real)(int, const void *, size_t);
