@@ -111,8 +111,10 @@ static struct ibv_mr *dmabuf_reg(const struct gdr_req *req, char *why, size_t n)
 	mr = s->verbs.reg_dmabuf_mr(req->pd, r.offset, req->len,
 				    (uintptr_t)req->ptr, fd, req->access);
 	mr = gdr_dmabuf_finish(req, &r, mr, "ibv_reg_dmabuf_mr", "", why, n);
-	if (mr)
+	if (mr && note[0])
 		gdr_copy(why, n, note); /* the policy, for the record */
+	else if (mr && n)
+		why[0] = '\0';
 	return mr;
 }
 

@@ -125,6 +125,7 @@ struct gdr_cache {
 	pthread_mutex_t lock __attribute__((aligned(64)));
 	pthread_cond_t cond; /* a registration in flight completed */
 	unsigned long completions;
+	unsigned int waiters; /* gets waiting for a completion */
 	size_t max_entries, max_bytes;
 	unsigned int max_reg_ratio;
 	struct gdr_reg_attr reg;
@@ -536,10 +537,13 @@ static void outside_remove(struct gdr_cache *c, struct entry *e)
  */
 static int release_all(struct gdr_cache *c, struct entry *list)
 {
-	const struct gdr_seam *s = gdr_seam();
+	const struct gdr_seam *s;
 	struct entry *e, *next, *done = NULL, *failed = NULL;
 	int err, first = 0;
 
+	if (!list && !__atomic_load_n(&c->zombies, __ATOMIC_ACQUIRE))
+		return 0; /* the common case of a miss: nothing to release */
+	s = gdr_seam();
 	if (__atomic_load_n(&c->zombies, __ATOMIC_ACQUIRE)) {
 		pthread_mutex_lock(&c->lock);
 		while ((e = c->zombies)) { /* the earlier failures first */
@@ -1104,8 +1108,10 @@ static struct entry *miss(struct gdr_cache *c, const struct plan *p,
 		if (!e || LD(e->state) != S_PENDING)
 			break;
 		seen = c->completions;
+		c->waiters++;
 		while (c->completions == seen)
 			pthread_cond_wait(&c->cond, &c->lock);
+		c->waiters--;
 	}
 	if (e) {
 		/* Registered meanwhile: taken here, under the lock, for the
@@ -1166,7 +1172,8 @@ static struct entry *miss(struct gdr_cache *c, const struct plan *p,
 		e = NULL;
 	}
 	c->completions++;
-	pthread_cond_broadcast(&c->cond);
+	if (c->waiters)
+		pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
 	release_all(c, release);
 	if (!e && *err == ENOMEM && mr)

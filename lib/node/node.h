@@ -175,6 +175,9 @@ const struct gdr_mlx5 *gdr_mlx5_get(void);
 /* The DMA-BUF answer of @pd's device, asked once per device identity (at
  * most GDR_NIC_CACHE_MAX cached). Copied to @out. */
 void gdr_nic_get(struct ibv_pd *pd, struct gdr_nic *out);
+/* The same answer without the copy: the cached entry (immutable until
+ * gdr_probe_reset), or @spare filled where it is not cached. */
+const struct gdr_nic *gdr_nic_find(struct ibv_pd *pd, struct gdr_nic *spare);
 /* The identity of @ctx's device. */
 void gdr_nic_key(struct ibv_context *ctx, struct gdr_nic_key *key);
 /* Forget every cached probe (gdr_seam_install). */

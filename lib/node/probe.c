@@ -593,6 +593,13 @@ static bool same(const struct gdr_nic_key *a, const struct gdr_nic_key *b)
 	return a->index == b->index && !strcmp(a->name, b->name);
 }
 
+/* @k is the key of a device with this @index and @name (compared as far
+ * as the key keeps it), without building a key. */
+static bool is_key_of(const struct gdr_nic_key *k, int index, const char *name)
+{
+	return k->index == index && !strncmp(k->name, name, sizeof(k->name) - 1);
+}
+
 /* Data Direct: the mlx5 direct verbs answer where the function is. */
 static void probe_data_direct(struct ibv_pd *pd, struct gdr_nic *nic)
 {
@@ -673,45 +680,59 @@ static void probe_nic(const struct gdr_seam *s, struct ibv_pd *pd,
 					  : "unknown");
 }
 
-void gdr_nic_get(struct ibv_pd *pd, struct gdr_nic *out)
+const struct gdr_nic *gdr_nic_find(struct ibv_pd *pd, struct gdr_nic *spare)
 {
 	const struct gdr_seam *s = gdr_seam();
+	struct ibv_context *ctx = pd->context;
+	const char *name = gdr_dev_name(ctx);
 	struct gdr_nic *nic, *mine;
-	struct gdr_nic_key key;
+	int index;
 	unsigned int i;
 
 	gdr_node_get();
-	gdr_nic_key(pd->context, &key);
-	/* Steady state: a walk over immutable, published entries. */
+	if (!name)
+		name = "unknown";
+	index = s->verbs.device_index && ctx->device
+			? s->verbs.device_index(ctx->device)
+			: -1;
+	/* Steady state: a walk over immutable, published entries, nothing
+	 * copied. */
 	for (i = 0; i < GDR_NIC_CACHE_MAX; i++) {
 		nic = load(&nics[i]);
 		if (!nic)
 			break;
-		if (same(&nic->key, &key)) {
-			*out = *nic;
-			return;
-		}
+		if (is_key_of(&nic->key, index, name))
+			return nic;
 	}
-	memset(out, 0, sizeof(*out));
-	out->key = key;
-	probe_nic(s, pd, out);
+	memset(spare, 0, sizeof(*spare));
+	gdr_nic_key(ctx, &spare->key);
+	probe_nic(s, pd, spare);
 	mine = malloc(sizeof(*mine));
 	if (!mine)
-		return; /* answered, just not cached */
-	*mine = *out;
+		return spare; /* answered, just not cached */
+	*mine = *spare;
 	for (; i < GDR_NIC_CACHE_MAX; i++) {
 		nic = publish(&nics[i], mine);
-		if (nic == mine || same(&nic->key, &key))
-			return; /* publish() freed ours if it lost */
+		if (nic == mine || same(&nic->key, &spare->key))
+			return spare; /* publish() freed ours if it lost */
 		mine = malloc(sizeof(*mine));
 		if (!mine)
-			return;
-		*mine = *out;
+			return spare;
+		*mine = *spare;
 	}
 	/* The cache is full: this device is probed on every call. */
 	free(mine);
 	gdr_debug("%s: %d RDMA devices cached already; not caching this one",
-		  key.name, GDR_NIC_CACHE_MAX);
+		  spare->key.name, GDR_NIC_CACHE_MAX);
+	return spare;
+}
+
+void gdr_nic_get(struct ibv_pd *pd, struct gdr_nic *out)
+{
+	const struct gdr_nic *nic = gdr_nic_find(pd, out);
+
+	if (nic != out)
+		*out = *nic;
 }
 
 void gdr_probe_reset(void)

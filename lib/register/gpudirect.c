@@ -89,6 +89,8 @@ enum later {
 struct reasons {
 	char text[GDR_REG_INFO_MAX_ATTEMPTS][GDR_WHY_LEN];
 	bool moot[GDR_REG_INFO_MAX_ATTEMPTS]; /* the path does not apply */
+	/* skipped for a condition: moot is asked only for a message */
+	bool cond[GDR_REG_INFO_MAX_ATTEMPTS];
 	/* skipped, reason not yet written (nobody asked): enum later */
 	unsigned char later[GDR_REG_INFO_MAX_ATTEMPTS];
 };
@@ -332,6 +334,7 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 	 * this runs on every registration. */
 	texts = texts || __atomic_load_n(&gdr_debug_on, __ATOMIC_RELAXED);
 	memset(full.moot, 0, sizeof(full.moot));
+	memset(full.cond, 0, sizeof(full.cond));
 	memset(full.later, 0, sizeof(full.later));
 	memset(&subj, 0, sizeof(subj));
 	subj.node = req->node;
@@ -339,9 +342,8 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 	if (device) {
 		subj.cuda = gdr_cuda_get(false);
 		subj.dev = gdr_dev_get(req->pi.device);
-		gdr_nic_get(req->pd, &nic);
-		subj.nic = &nic;
-		req->nic_pci = nic.pci;
+		subj.nic = gdr_nic_find(req->pd, &nic);
+		req->nic_pci = subj.nic->pci;
 	}
 	for (bp = gdr_backends; *bp; bp++) {
 		const struct gdr_backend *b = *bp;
@@ -369,7 +371,7 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 					     texts ? why : NULL, sizeof(why));
 		if (e) {
 			if (at < GDR_REG_INFO_MAX_ATTEMPTS)
-				full.moot[at] = !gdr_backend_applies(b, &subj);
+				full.cond[at] = true;
 			record(rec, &full, b, GDR_ATTEMPT_SKIPPED, e,
 			       texts ? LATER_NONE : LATER_CONDITION,
 			       texts ? why : NULL);
@@ -395,6 +397,10 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 	/* No path could take it (whichever "not supported" each said), or
 	 * one failed for real. */
 	*err_out = first_hard ? first_hard : EOPNOTSUPP;
+	for (i = 0; i < rec->num_attempts && gdr_backends[i]; i++)
+		if (full.cond[i])
+			full.moot[i] =
+				!gdr_backend_applies(gdr_backends[i], &subj);
 	for (i = 0; i < rec->num_attempts && gdr_backends[i]; i++)
 		write_later(req, &subj, mask_src, rec, &full, i, why,
 			    sizeof(why));

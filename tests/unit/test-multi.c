@@ -222,17 +222,17 @@ static void host_and_flags(void)
 		  0);
 	CHECK_INT(fake_cu.exports, 0);
 	for (i = 0; i < 3; i++) {
-		int k;
+		int a;
 
 		CHECK_INT(infos[i].path, GDR_PATH_HOST);
 		CHECK_INT(infos[i].export_index, -1);
 		/* Each record says why the device paths were skipped, and
 		 * the host path that took it has no reason to give. */
 		CHECK_INT(infos[i].num_attempts, 4);
-		for (k = 0; k < 3; k++) {
-			CHECK_INT(infos[i].attempts[k].result,
+		for (a = 0; a < 3; a++) {
+			CHECK_INT(infos[i].attempts[a].result,
 				  GDR_ATTEMPT_SKIPPED);
-			CHECK_HAS(infos[i].attempts[k].reason,
+			CHECK_HAS(infos[i].attempts[a].reason,
 				  "this path registers device memory, the "
 				  "buffer is host memory");
 		}
