@@ -597,7 +597,8 @@ static bool same(const struct gdr_nic_key *a, const struct gdr_nic_key *b)
  * as the key keeps it), without building a key. */
 static bool is_key_of(const struct gdr_nic_key *k, int index, const char *name)
 {
-	return k->index == index && !strncmp(k->name, name, sizeof(k->name) - 1);
+	return k->index == index &&
+	       !strncmp(k->name, name, sizeof(k->name) - 1);
 }
 
 /* Data Direct: the mlx5 direct verbs answer where the function is. */
