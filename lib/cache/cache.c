@@ -318,7 +318,7 @@ static void entry_open(struct entry *e, enum kind kind, enum state state,
 	__atomic_store_n(&e->mr, mr, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->state, (uint8_t)state, __ATOMIC_RELAXED);
 	/* Release: whoever takes a reference sees the fields. */
-	__atomic_store_n(&e->word, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&e->word, 1, __ATOMIC_RELEASE);
 }
 
 static void maps_free(struct entry *e)
@@ -328,14 +328,19 @@ static void maps_free(struct entry *e)
 	e->num_maps = 0;
 }
 
-/* Forget a dead entry's MR and hits (it is ours alone). */
+/*
+ * Forget a dead entry's MR and hits (it is ours alone). Nobody else writes
+ * a dead word (tryget, unref and claim_dead give up on it before their
+ * compare-and-swap), so a load and a store do; the push onto a free list
+ * that follows publishes them.
+ */
 static void entry_clear(struct gdr_cache *c, struct entry *e)
 {
-	__atomic_fetch_add(&c->retired_hits,
-			   __atomic_exchange_n(&e->word, (uint64_t)REFS_DEAD,
-					       __ATOMIC_SEQ_CST) >>
-				   HIT_SHIFT,
-			   __ATOMIC_RELAXED);
+	uint64_t hits = LD(e->word) >> HIT_SHIFT;
+
+	ST(e->word, (uint64_t)REFS_DEAD);
+	if (hits) /* a miss never hit leaves the shared counter alone */
+		__atomic_fetch_add(&c->retired_hits, hits, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->mr, NULL, __ATOMIC_RELAXED);
 	maps_free(e);
 	__atomic_store_n(&e->state, (uint8_t)S_FREE, __ATOMIC_RELAXED);
@@ -1151,7 +1156,7 @@ static struct entry *miss(struct gdr_cache *c, const struct plan *p,
 	} else if (LD(e->state) == S_PENDING) {
 		/* Live: readers see the MR once they see the state. */
 		__atomic_store_n(&e->mr, mr, __ATOMIC_RELEASE);
-		__atomic_store_n(&e->state, (uint8_t)S_LIVE, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&e->state, (uint8_t)S_LIVE, __ATOMIC_RELEASE);
 		c->entries++;
 		c->bytes += e->end - e->start;
 		c->misses++;
