@@ -6,6 +6,7 @@
 #ifndef GPUDIRECT_INTERNAL_H
 #define GPUDIRECT_INTERNAL_H
 
+#include "cache.h"
 #include "doctor.h"
 
 #endif /* GPUDIRECT_INTERNAL_H */

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache.h"
 #include "register.h"
 
 #define DEFAULT_MAX_ENTRIES 4096
@@ -1525,4 +1526,33 @@ GDR_EXPORT int gdr_cache_query_stats(struct gdr_cache *c,
 	pthread_mutex_unlock(&c->lock);
 	memcpy(stats, &st, stats_size < sizeof(st) ? stats_size : sizeof(st));
 	return 0;
+}
+
+/*
+ * For the tests, with no other call on @c in flight: every free entry is
+ * on the free list or the freed stack, once. A push onto the freed stack
+ * that lost a race would leave one on neither, never to be used again.
+ */
+int gdr_cache_audit(struct gdr_cache *c, char *why, size_t n)
+{
+	size_t i, free_state = 0, listed = 0;
+	struct entry *e;
+	int err = 0;
+
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i < c->num_slots; i++)
+		free_state += LD(slot_at(c, i)->state) == S_FREE;
+	for (e = c->free; e && listed <= c->num_slots; e = e->u.next)
+		listed++;
+	for (e = LD(c->freed); e && listed <= c->num_slots; e = e->u.next)
+		listed++;
+	if (listed != free_state) {
+		gdr_fmt(why, n,
+			"%zu of %zu entries are free, %zu are on the free "
+			"lists",
+			free_state, c->num_slots, listed);
+		err = EPROTO;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return err;
 }

@@ -21,7 +21,7 @@ fi
 echo "toolkit: $inc/cuda.h ($(grep -m1 '#define CUDA_VERSION' "$inc/cuda.h"))"
 here=$src/tests/cuda-abi
 flags="-std=gnu11 -D_GNU_SOURCE -I$src/include"
-for d in lib lib/base lib/os lib/node lib/backends lib/register lib/doctor; do
+for d in lib lib/base lib/os lib/node lib/backends lib/register lib/cache lib/doctor; do
 	flags="$flags -I$src/$d"
 done
 if ! $cc $flags -c "$here/ours.c" -o "$tmp/ours.o" ||

@@ -29,7 +29,7 @@ for t in kernel nvidia number cmdline cufile env bdf json tar; do
 	tar) src="$top/tools/gdr-info/tree.c $top/tools/gdr-info/replace.c" ;;
 	esac
 	inc=""
-	for d in lib lib/base lib/os lib/node lib/backends lib/register lib/doctor; do
+	for d in lib lib/base lib/os lib/node lib/backends lib/register lib/cache lib/doctor; do
 		inc="$inc -I$top/$d"
 	done
 	# shellcheck disable=SC2086

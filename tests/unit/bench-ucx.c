@@ -32,8 +32,6 @@
 #define ROUNDS 21
 #define BIG 100000
 
-static struct fixture fx;
-
 #ifndef HAVE_UCX
 int main(void)
 {
@@ -42,6 +40,8 @@ int main(void)
 	return 77;
 }
 #else
+
+static struct fixture fx;
 
 static double cpu_ns(void)
 {

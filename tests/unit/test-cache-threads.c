@@ -14,6 +14,10 @@
  *    was replaced before the get began, or whose registration began
  *    before an invalidation of its range that completed before the get
  *    began, is stale.
+ * 3. The freed stack: 8 threads each register 16 buffers of their own and
+ *    invalidate them, 400 times, so that the releases outside the lock
+ *    push onto the stack of freed entries at once. After every part, no
+ *    free entry is lost (gdr_cache_audit: on a free list, once).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -34,6 +38,15 @@ static struct gdr_cache *cache;
 static char *base[ALLOCS];
 static pthread_barrier_t start;
 static long bad, gets;
+
+/* Every free entry on a free list: after each part, nothing in flight. */
+static void audit(void)
+{
+	char why[256] = "";
+	int err = gdr_cache_audit(cache, why, sizeof(why));
+
+	CHECK_(err == 0, "gdr_cache_audit: %s", why);
+}
 
 static void *worker(void *arg)
 {
@@ -335,6 +348,64 @@ static void model(uint32_t flags)
 	       check_scope, m_checked, m_unknown, m_stale,
 	       (unsigned long long)st.invalidations,
 	       (unsigned long long)st.stale, m_again);
+	audit();
+	CHECK_INT(gdr_cache_destroy(cache), 0);
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	cache = NULL;
+}
+
+/* --- 3: the freed stack ----------------------------------------------- */
+
+#define F_BUFS 16
+#define F_ROUNDS 400
+#define F_SIZE (64 * 1024)
+
+static char *f_base[THREADS];
+static long f_bad;
+
+static void *f_worker(void *arg)
+{
+	char *p = f_base[(uintptr_t)arg];
+	struct ibv_mr *mr;
+	long b = 0;
+	int r, i;
+
+	pthread_barrier_wait(&start);
+	for (r = 0; r < F_ROUNDS; r++) {
+		for (i = 0; i < F_BUFS; i++) {
+			mr = gdr_cache_get(cache, p + (size_t)i * F_SIZE,
+					   F_SIZE);
+			if (!mr || gdr_cache_put(cache, mr))
+				b++;
+		}
+		/* Drops all 16; their releases run outside the lock. */
+		if (gdr_cache_invalidate(cache, p, F_BUFS * F_SIZE))
+			b++;
+	}
+	__atomic_add_fetch(&f_bad, b, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void freed_stack(void)
+{
+	struct gdr_cache_stats st;
+	pthread_t t[THREADS];
+	long i;
+
+	check_scope = "the freed stack";
+	for (i = 0; i < THREADS; i++)
+		f_base[i] = fake_alloc_device(0, F_BUFS * F_SIZE);
+	cache = gdr_cache_create(&fake_pd, NULL);
+	CHECK(cache != NULL);
+	for (i = 0; i < THREADS; i++)
+		pthread_create(&t[i], NULL, f_worker, (void *)i);
+	for (i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	CHECK_INT(f_bad, 0);
+	CHECK_INT(gdr_cache_query_stats(cache, &st, sizeof(st)), 0);
+	CHECK_INT(st.misses, THREADS * F_ROUNDS * F_BUFS);
+	CHECK_INT(st.entries, 0);
+	audit();
 	CHECK_INT(gdr_cache_destroy(cache), 0);
 	CHECK_INT(fake_ibv.live_mrs, 0);
 	cache = NULL;
@@ -370,6 +441,7 @@ int main(void)
 	CHECK_INT(st.in_use, 0);
 	CHECK_INT(st.hits + st.misses + st.passthrough + st.uncached, gets);
 	CHECK_INT(fake_ibv.live_mrs, st.entries);
+	audit();
 	printf("%d threads x %d: %ld gets, %llu hits, %llu misses, %llu "
 	       "evictions, %llu invalidated, %ld bad\n",
 	       THREADS, ITERS, gets, (unsigned long long)st.hits,
@@ -382,6 +454,7 @@ int main(void)
 		m_base[i] = fake_alloc_device(0, M_SIZE);
 	model(0);
 	model(GDR_CACHE_WHOLE_ALLOC);
+	freed_stack();
 	fixture_remove(&fx);
 	gdr_seam_install(NULL);
 	return check_summary("cache-threads");
