@@ -48,12 +48,17 @@
 
 /*
  * The entry's word: references in the low 24 bits (all ones: dead, no
- * reference can be taken), the clock bit, and the hits it served above.
+ * reference can be taken), the clock bit, the out bit, and the hits it
+ * served above. Out: the entry has left the index (or never was in it);
+ * no new reference is taken, and giving back the last one makes the word
+ * dead in the same compare-and-swap, so exactly one put releases it and
+ * no late claim can land on the entry's next life.
  */
 #define REFS_MASK ((1ull << 24) - 1)
 #define REFS_DEAD REFS_MASK
 #define USED (1ull << 24)
-#define HIT_SHIFT 25
+#define OUT (1ull << 25)
+#define HIT_SHIFT 26
 #define HIT_ONE (1ull << HIT_SHIFT)
 
 enum state {
@@ -154,13 +159,14 @@ static uint64_t refs_of(uint64_t w)
 	return w & REFS_MASK;
 }
 
-/* Take a reference unless the entry is dead; a hit counts. */
+/* Take a reference unless the entry is dead or out; a hit counts. */
 static bool tryget(struct entry *e)
 {
 	uint64_t w = LD(e->word);
 
 	do {
-		if (refs_of(w) == REFS_DEAD || refs_of(w) == REFS_MASK - 1)
+		if (refs_of(w) == REFS_DEAD || (w & OUT) ||
+		    refs_of(w) == REFS_MASK - 1)
 			return false;
 	} while (!__atomic_compare_exchange_n(
 		&e->word, &w, (w + 1 + HIT_ONE) | USED, true, __ATOMIC_SEQ_CST,
@@ -168,38 +174,38 @@ static bool tryget(struct entry *e)
 	return true;
 }
 
-/* Take the last reference away for good: true when the caller won it. */
-static bool claim_dead(struct entry *e)
+/*
+ * Under the lock, for an entry leaving the index: mark it out. True when
+ * it had no reference: it is dead now and the caller releases it; false:
+ * the put of its last reference will (unref).
+ */
+static bool take_out(struct entry *e)
 {
-	uint64_t w = LD(e->word);
+	uint64_t w = LD(e->word), v;
 
-	do {
-		if (refs_of(w) != 0)
-			return false;
-	} while (!__atomic_compare_exchange_n(&e->word, &w, w | REFS_DEAD,
-					      false, __ATOMIC_SEQ_CST,
-					      __ATOMIC_RELAXED));
-	return true;
+	do
+		v = refs_of(w) ? w | OUT : w | OUT | REFS_DEAD;
+	while (!__atomic_compare_exchange_n(
+		&e->word, &w, v, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+	return refs_of(w) == 0;
 }
 
 /*
  * Give a reference back: 0, or EINVAL when the entry had none to give.
- * *@last: it was the last one and the entry is dead (the caller releases
- * it if claim_dead() lets it).
+ * *@last: it was the last one of an out entry, which is dead now: the
+ * caller releases it.
  */
 static int unref(struct entry *e, bool *last)
 {
-	uint64_t w = LD(e->word);
+	uint64_t w = LD(e->word), v;
 
-	*last = false;
 	do {
 		if (refs_of(w) == 0 || refs_of(w) == REFS_DEAD)
 			return EINVAL;
-	} while (!__atomic_compare_exchange_n(&e->word, &w, w - 1, false,
-					      __ATOMIC_SEQ_CST,
-					      __ATOMIC_RELAXED));
-	*last = refs_of(w) == 1 &&
-		__atomic_load_n(&e->state, __ATOMIC_SEQ_CST) == S_DEAD;
+		v = (w & OUT) && refs_of(w) == 1 ? (w - 1) | REFS_DEAD : w - 1;
+	} while (!__atomic_compare_exchange_n(
+		&e->word, &w, v, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+	*last = refs_of(v) == REFS_DEAD;
 	return 0;
 }
 
@@ -318,8 +324,10 @@ static void entry_open(struct entry *e, enum kind kind, enum state state,
 	e->end = end;
 	__atomic_store_n(&e->mr, mr, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->state, (uint8_t)state, __ATOMIC_RELAXED);
-	/* Release: whoever takes a reference sees the fields. */
-	__atomic_store_n(&e->word, 1, __ATOMIC_RELEASE);
+	/* Release: whoever takes a reference sees the fields. One opened
+	 * out of the index is out from the start. */
+	__atomic_store_n(&e->word, state == S_DEAD ? 1 | OUT : 1,
+			 __ATOMIC_RELEASE);
 }
 
 static void maps_free(struct entry *e)
@@ -331,9 +339,10 @@ static void maps_free(struct entry *e)
 
 /*
  * Forget a dead entry's MR and hits (it is ours alone). Nobody else writes
- * a dead word (tryget, unref and claim_dead give up on it before their
- * compare-and-swap), so a load and a store do; the push onto a free list
- * that follows publishes them.
+ * a dead word (tryget and unref give up on it before their
+ * compare-and-swap; take_out runs only on entries in the index or just
+ * opened), so a load and a store do; the push onto a free list that
+ * follows publishes them.
  */
 static void entry_clear(struct gdr_cache *c, struct entry *e)
 {
@@ -449,7 +458,8 @@ static void abandon(struct gdr_cache *c, struct entry *e)
 	__atomic_store_n(&e->mr, NULL, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->state, (uint8_t)S_DEAD, __ATOMIC_SEQ_CST);
 	maps_free(e);
-	if (!unref(e, &last) && last && claim_dead(e))
+	take_out(e); /* false: the caller's reference is still there */
+	if (!unref(e, &last) && last)
 		entry_free(c, e);
 }
 
@@ -600,16 +610,18 @@ static int release_all(struct gdr_cache *c, struct entry *list)
 static void drop(struct gdr_cache *c, struct entry *e, struct entry **release)
 {
 	uint8_t st = LD(e->state);
+	bool dead;
 
 	if (st != S_PENDING && st != S_LIVE)
 		return;
 	gdr_ranges_remove(&c->index, e->start, e);
 	__atomic_store_n(&e->state, (uint8_t)S_DEAD, __ATOMIC_SEQ_CST);
+	dead = take_out(e);
 	if (st == S_PENDING)
-		return;
+		return; /* its owner's reference: the owner puts it */
 	c->entries--;
 	c->bytes -= e->end - e->start;
-	if (claim_dead(e)) {
+	if (dead) {
 		maps_free(e);
 		e->u.next = *release;
 		*release = e;
@@ -662,11 +674,9 @@ static void evict(struct gdr_cache *c, struct entry **release)
 	}
 }
 
-/* The last reference of a dead entry is gone: release it if ours. */
+/* The last reference of an out entry is gone: it is dead and ours. */
 static int release_last(struct gdr_cache *c, struct entry *e)
 {
-	if (!claim_dead(e))
-		return 0;
 	pthread_mutex_lock(&c->lock);
 	outside_remove(c, e);
 	pthread_mutex_unlock(&c->lock);
