@@ -178,6 +178,8 @@ void gdr_nic_get(struct ibv_pd *pd, struct gdr_nic *out);
 /* The same answer without the copy: the cached entry (immutable until
  * gdr_probe_reset), or @spare filled where it is not cached. */
 const struct gdr_nic *gdr_nic_find(struct ibv_pd *pd, struct gdr_nic *spare);
+/* @a and @b answered alike (every field but the device's identity). */
+bool gdr_nic_same_answers(const struct gdr_nic *a, const struct gdr_nic *b);
 /* The identity of @ctx's device. */
 void gdr_nic_key(struct ibv_context *ctx, struct gdr_nic_key *key);
 /* Forget every cached probe (gdr_seam_install). */

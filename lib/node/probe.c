@@ -601,6 +601,14 @@ static bool is_key_of(const struct gdr_nic_key *k, int index, const char *name)
 	       !strncmp(k->name, name, sizeof(k->name) - 1);
 }
 
+bool gdr_nic_same_answers(const struct gdr_nic *a, const struct gdr_nic *b)
+{
+	return a->dmabuf == b->dmabuf && a->err == b->err && a->mr == b->mr &&
+	       a->data_direct == b->data_direct && a->mlx5 == b->mlx5 &&
+	       a->pci == b->pci && a->dd_err == b->dd_err &&
+	       !strcmp(a->dd_path, b->dd_path);
+}
+
 /* Data Direct: the mlx5 direct verbs answer where the function is. */
 static void probe_data_direct(struct ibv_pd *pd, struct gdr_nic *nic)
 {

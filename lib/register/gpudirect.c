@@ -314,10 +314,103 @@ static void explain(const struct gdr_reg_info *rec, const struct reasons *full,
  * written only if the registration fails, so that the steady state formats
  * no sentence nobody reads.
  */
+/*
+ * Whether path @b is skipped for @req, recorded if so (with its reason
+ * when @texts): not in @mask, for the other kind of memory, or a condition
+ * it needs fails.
+ */
+static bool skip_path(const struct gdr_req *req, const struct gdr_subject *subj,
+		      const struct gdr_backend *b, uint32_t mask,
+		      const char *mask_src, bool device,
+		      struct gdr_reg_info *rec, struct reasons *full,
+		      bool texts, char *why, size_t n)
+{
+	unsigned int at = rec->num_attempts;
+	int e;
+
+	if (!(mask & GDR_PATH_BIT(b->path))) {
+		record(rec, full, b, GDR_ATTEMPT_SKIPPED, 0, LATER_MASK, NULL);
+		if (texts)
+			write_later(req, subj, mask_src, rec, full, at, why, n);
+		return true;
+	}
+	if (b->device_memory != device) {
+		record(rec, full, b, GDR_ATTEMPT_SKIPPED, EOPNOTSUPP,
+		       LATER_MEMORY, NULL);
+		if (texts)
+			write_later(req, subj, mask_src, rec, full, at, why, n);
+		return true;
+	}
+	e = gdr_checks_first_failure(b->needs, subj, texts ? why : NULL, n);
+	if (!e)
+		return false;
+	if (at < GDR_REG_INFO_MAX_ATTEMPTS)
+		full->cond[at] = true;
+	record(rec, full, b, GDR_ATTEMPT_SKIPPED, e,
+	       texts ? LATER_NONE : LATER_CONDITION, texts ? why : NULL);
+	return true;
+}
+
+/* Whether a condition of @b can change within a call (gdr_check.changes). */
+static bool needs_change(const struct gdr_backend *b)
+{
+	const struct gdr_check *const *c;
+
+	for (c = b->needs; *c; c++)
+		if ((*c)->changes)
+			return true;
+	return false;
+}
+
+/* Keep the decision that registered with backend @used for the call's
+ * next PD (struct gdr_reg_decided says when it holds). */
+static void remember(struct gdr_reg_decided *dec,
+		     const struct gdr_reg_info *rec, const struct reasons *full,
+		     const struct gdr_nic *nic, unsigned int used)
+{
+	unsigned int i;
+
+	dec->valid = false;
+	if (used >= GDR_REG_INFO_MAX_ATTEMPTS ||
+	    needs_change(gdr_backends[used]))
+		return;
+	for (i = 0; i < used; i++) {
+		if (rec->attempts[i].result != GDR_ATTEMPT_SKIPPED)
+			return;
+		dec->skipped[i].path = rec->attempts[i].path;
+		dec->skipped[i].result = rec->attempts[i].result;
+		dec->skipped[i].err = rec->attempts[i].err;
+		dec->skipped[i].later = full->later[i];
+		dec->skipped[i].cond = full->cond[i];
+	}
+	if (nic)
+		dec->nic = *nic;
+	dec->used = used;
+	dec->valid = true;
+}
+
+/* The skipped paths of @dec into the record, as if walked again. */
+static void recall(const struct gdr_reg_decided *dec, struct gdr_reg_info *rec,
+		   struct reasons *full)
+{
+	unsigned int i;
+
+	for (i = 0; i < dec->used; i++) {
+		rec->attempts[i].path = dec->skipped[i].path;
+		rec->attempts[i].result = dec->skipped[i].result;
+		rec->attempts[i].err = dec->skipped[i].err;
+		rec->attempts[i].reason[0] = '\0';
+		full->text[i][0] = '\0';
+		full->later[i] = dec->skipped[i].later;
+		full->cond[i] = dec->skipped[i].cond;
+	}
+	rec->num_attempts = dec->used;
+}
+
 static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 			     const char *mask_src, struct gdr_reg_info *rec,
-			     bool texts, char *msg, size_t msg_len,
-			     int *err_out)
+			     bool texts, struct gdr_reg_decided *dec, char *msg,
+			     size_t msg_len, int *err_out)
 {
 	const struct gdr_backend *const *bp;
 	bool device = is_device(&req->pi);
@@ -327,12 +420,14 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 	char why[GDR_WHY_LEN];
 	int first_hard = 0;
 	struct ibv_mr *mr;
-	unsigned int i;
+	unsigned int i, from = 0;
 
 	/* Words only for someone who reads them: the record, the debug
 	 * lines, or a failure (then written below). Not the 4 KiB of texts:
 	 * this runs on every registration. */
 	texts = texts || __atomic_load_n(&gdr_debug_on, __ATOMIC_RELAXED);
+	if (texts)
+		dec = NULL; /* a decision recalled has no words */
 	memset(full.moot, 0, sizeof(full.moot));
 	memset(full.cond, 0, sizeof(full.cond));
 	memset(full.later, 0, sizeof(full.later));
@@ -345,45 +440,33 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 		subj.nic = gdr_nic_find(req->pd, &nic);
 		req->nic_pci = subj.nic->pci;
 	}
-	for (bp = gdr_backends; *bp; bp++) {
+	/* An earlier PD of the call whose device answered alike: its
+	 * decision, from the path it registered with. */
+	if (dec && dec->valid &&
+	    (!device || gdr_nic_same_answers(subj.nic, &dec->nic))) {
+		recall(dec, rec, &full);
+		from = dec->used;
+	}
+	for (bp = gdr_backends + from; *bp; bp++) {
 		const struct gdr_backend *b = *bp;
-		unsigned int at = rec->num_attempts;
 		int e;
 
 		why[0] = '\0';
-		if (!(mask & GDR_PATH_BIT(b->path))) {
-			record(rec, &full, b, GDR_ATTEMPT_SKIPPED, 0,
-			       LATER_MASK, NULL);
-			if (texts)
-				write_later(req, &subj, mask_src, rec, &full,
-					    at, why, sizeof(why));
+		if ((!from || bp != gdr_backends + from) &&
+		    skip_path(req, &subj, b, mask, mask_src, device, rec, &full,
+			      texts, why, sizeof(why)))
 			continue;
-		}
-		if (b->device_memory != device) {
-			record(rec, &full, b, GDR_ATTEMPT_SKIPPED, EOPNOTSUPP,
-			       LATER_MEMORY, NULL);
-			if (texts)
-				write_later(req, &subj, mask_src, rec, &full,
-					    at, why, sizeof(why));
-			continue;
-		}
-		e = gdr_checks_first_failure(b->needs, &subj,
-					     texts ? why : NULL, sizeof(why));
-		if (e) {
-			if (at < GDR_REG_INFO_MAX_ATTEMPTS)
-				full.cond[at] = true;
-			record(rec, &full, b, GDR_ATTEMPT_SKIPPED, e,
-			       texts ? LATER_NONE : LATER_CONDITION,
-			       texts ? why : NULL);
-			continue;
-		}
 		mr = b->reg(req, why, sizeof(why));
 		if (mr) {
 			/* A backend may say how it registered (the PCIe
 			 * mapping's policy). */
+			i = rec->num_attempts;
 			record(rec, &full, b, GDR_ATTEMPT_USED, 0, LATER_NONE,
 			       why);
 			rec->path = b->path;
+			if (dec && !(from && bp == gdr_backends + from))
+				remember(dec, rec, &full,
+					 device ? subj.nic : NULL, i);
 			return mr;
 		}
 		e = errno ? errno : EIO;
@@ -540,7 +623,8 @@ int gdr_reg_one(struct gdr_reg_call *call, struct ibv_pd *pd, void *ptr,
 			return err;
 		call->synced = true;
 	}
-	*mr = decide(&req, mask, mask_src, rec, texts, why, n, &err);
+	*mr = decide(&req, mask, mask_src, rec, texts,
+		     call->reuse ? &call->decided : NULL, why, n, &err);
 	if (*mr)
 		rec->export_index = call->xs.last;
 	return *mr ? 0 : err;

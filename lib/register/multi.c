@@ -128,6 +128,7 @@ GDR_EXPORT int gdr_register_multi(struct ibv_pd *const *pds, unsigned int num,
 		return -1;
 	}
 	gdr_reg_call_init(&call);
+	call.reuse = true;
 	for (k = 0; k < num; k++) {
 		err = gdr_reg_one(&call, pds[k], ptr, len, attr,
 				  gdr_reg_paths(), &rec, infos != NULL, &mrs[k],

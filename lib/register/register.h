@@ -10,6 +10,30 @@
 
 /* --- one registration call (gpudirect.c) ------------------------------------ */
 /*
+ * The decision of a multi-PD call's last registered PD, made without
+ * texts: the paths skipped before the one that registered, and the
+ * answers of the PD's device. A later PD whose device answered alike
+ * takes the same decision without asking the conditions again: the node's
+ * and the GPU's verdicts are the call's (its memo), a device's follow from
+ * its answers, and the one verdict that can change within a call (the
+ * PCIe mapping, refused once tried) only ever changes to a refusal, which
+ * does not revive a path skipped already. Kept only when every path before
+ * the one used was skipped and the used one has no such condition.
+ */
+struct gdr_reg_decided {
+	bool valid;
+	unsigned int used;  /* the index of the backend that registered */
+	struct gdr_nic nic; /* its device's answers (device memory) */
+	struct {
+		enum gdr_path path;
+		enum gdr_attempt_result result;
+		int err;
+		unsigned char later;
+		bool cond;
+	} skipped[GDR_REG_INFO_MAX_ATTEMPTS];
+};
+
+/*
  * What the registrations of one call share: the buffer's classification,
  * made once, whether GDR_REG_SYNC_MEMOPS was applied, and the dma-buf
  * exports (closed by gdr_reg_call_end()).
@@ -21,6 +45,9 @@ struct gdr_reg_call {
 	struct gdr_exports xs;
 	/* node and GPU verdicts, asked once for all the call's PDs */
 	struct gdr_check_memo memo;
+	/* A multi-PD call: each decision is kept for the next PD. */
+	bool reuse;
+	struct gdr_reg_decided decided;
 };
 void gdr_reg_call_init(struct gdr_reg_call *call);
 void gdr_reg_call_end(struct gdr_reg_call *call);

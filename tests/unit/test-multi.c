@@ -15,7 +15,7 @@
 #include "fakes.h"
 
 #define PM_NV_MEM "kernel/mm/memory_peers/nv_mem/version"
-#define MAX_NICS 5
+#define MAX_NICS 8
 
 /* The NICs of the node. */
 static struct fake_nic nics[MAX_NICS];
@@ -116,7 +116,9 @@ static void healthy_rails(void)
 	fixture_remove(&fx);
 }
 
-static void mixed_rails(void)
+/* @quiet: no records, so that a PD whose device answered like the one
+ * before it takes that PD's decision (it must come out the same). */
+static void mixed_rails(int quiet)
 {
 	static const enum nic_kind k[] = { NIC_DMABUF, NIC_NO_DMABUF, NIC_DD,
 					   NIC_DD, NIC_DMABUF };
@@ -132,12 +134,13 @@ static void mixed_rails(void)
 	int i, fds;
 	void *p;
 
-	check_scope = "mixed rails: each PD its own path";
+	check_scope = quiet ? "mixed rails, no records: each PD its own path"
+			    : "mixed rails: each PD its own path";
 	node(&fx, k, 5, 1);
 	p = fake_alloc_device(0, 2 << 20);
 	fds = count_fds();
-	CHECK_INT(gdr_register_multi(pds, 5, p, 2 << 20, NULL, mrs, infos,
-				     sizeof(infos[0])),
+	CHECK_INT(gdr_register_multi(pds, 5, p, 2 << 20, NULL, mrs,
+				     quiet ? NULL : infos, sizeof(infos[0])),
 		  0);
 	CHECK_INT(fake_cu.exports, 2);
 	CHECK_INT(fake_cu.flagged_exports, 1);
@@ -148,8 +151,10 @@ static void mixed_rails(void)
 	CHECK_INT(count_fds(), fds + 4);
 	for (i = 0; i < 5; i++) {
 		check_scope = nics[i].dev.name;
-		CHECK_INT(infos[i].path, want[i]);
-		CHECK_INT(infos[i].export_index, want_export[i]);
+		if (!quiet) {
+			CHECK_INT(infos[i].path, want[i]);
+			CHECK_INT(infos[i].export_index, want_export[i]);
+		}
 		CHECK(mrs[i] && mrs[i]->addr == p);
 	}
 	CHECK_INT(gdr_deregister_multi(mrs, 5), 0);
@@ -345,6 +350,93 @@ static void bad_arguments(void)
  * asked once per call, but this one changes within the call: it is never
  * taken from that memo. With and without the record (the quiet path).
  */
+/*
+ * Rails that answer alike in runs, without records: each run's later PDs
+ * take the first one's decision, and a device that answers otherwise
+ * (refuses DMA-BUF; has a Data Direct function) gets its own; the counts
+ * of each kind of registration say which path every PD took. Then the same
+ * with records (every PD decided in full) must agree.
+ */
+static void alike_rails(void)
+{
+	static const enum nic_kind k[] = { NIC_DMABUF,	  NIC_DMABUF,
+					   NIC_NO_DMABUF, NIC_NO_DMABUF,
+					   NIC_DMABUF,	  NIC_DD,
+					   NIC_DD,	  NIC_DMABUF };
+	static const enum gdr_path want[] = {
+		GDR_PATH_DMABUF,      GDR_PATH_DMABUF, GDR_PATH_PEERMEM,
+		GDR_PATH_PEERMEM,     GDR_PATH_DMABUF, GDR_PATH_DATA_DIRECT,
+		GDR_PATH_DATA_DIRECT, GDR_PATH_DMABUF,
+	};
+	struct gdr_reg_info infos[8];
+	struct ibv_mr *mrs[8];
+	struct fixture fx;
+	int quiet, i;
+	void *p;
+
+	for (quiet = 1; quiet >= 0; quiet--) {
+		check_scope = quiet ? "rails alike in runs, no records"
+				    : "rails alike in runs, records";
+		node(&fx, k, 8, 1);
+		p = fake_alloc_device(0, 2 << 20);
+		CHECK_INT(gdr_register_multi(pds, 8, p, 2 << 20, NULL, mrs,
+					     quiet ? NULL : infos,
+					     sizeof(infos[0])),
+			  0);
+		CHECK_INT(fake_ibv.dmabuf_calls, 4);
+		CHECK_INT(fake_ibv.mlx5_reg_calls, 2);
+		CHECK_INT(fake_ibv.reg_calls, 2);
+		CHECK_INT(fake_cu.exports, 2);
+		for (i = 0; i < 8; i++) {
+			CHECK(mrs[i] && mrs[i]->pd == pds[i]);
+			if (!quiet) {
+				CHECK_INT(infos[i].path, want[i]);
+				CHECK_INT(infos[i].num_attempts,
+					  want[i] == GDR_PATH_DATA_DIRECT ? 1
+					  : want[i] == GDR_PATH_DMABUF	  ? 2
+									  : 3);
+			}
+		}
+		CHECK_INT(gdr_deregister_multi(mrs, 8), 0);
+		CHECK_INT(fake_ibv.live_mrs, 0);
+		fixture_remove(&fx);
+	}
+}
+
+/* The first registration of the call answers EOPNOTSUPP, the rest work. */
+static int hook_calls;
+static void first_refused(void)
+{
+	fake_ibv.dmabuf_errno = hook_calls++ ? 0 : EOPNOTSUPP;
+}
+
+/*
+ * A path that failed is not a decision to keep: the first rail's DMA-BUF
+ * registration answers EOPNOTSUPP (it falls back to nvidia-peermem), and
+ * the second, answering alike to the probe, tries DMA-BUF again and gets
+ * it (no records: the reuse applies).
+ */
+static void failed_path_tried_again(void)
+{
+	static const enum nic_kind k[] = { NIC_DMABUF, NIC_DMABUF };
+	struct ibv_mr *mrs[2];
+	struct fixture fx;
+
+	check_scope = "a path that failed on one rail is tried on the next";
+	node(&fx, k, 2, 1);
+	hook_calls = 0;
+	fake_ibv.reg_hook = first_refused;
+	CHECK_INT(gdr_register_multi(pds, 2, fake_alloc_device(0, 1 << 20),
+				     1 << 20, NULL, mrs, NULL, 0),
+		  0);
+	fake_ibv.reg_hook = NULL;
+	CHECK_INT(fake_ibv.dmabuf_calls, 2);
+	CHECK_INT(fake_ibv.reg_calls, 1);
+	CHECK_INT(gdr_deregister_multi(mrs, 2), 0);
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	fixture_remove(&fx);
+}
+
 static void dd_rails_pcie_refused(void)
 {
 	static const enum nic_kind k[] = { NIC_DD, NIC_DD };
@@ -380,7 +472,10 @@ int main(void)
 	int i;
 
 	healthy_rails();
-	mixed_rails();
+	mixed_rails(0);
+	mixed_rails(1);
+	alike_rails();
+	failed_path_tried_again();
 	dd_rails_pcie_refused();
 	for (i = 0; i < 4; i++)
 		fails_at(i);
