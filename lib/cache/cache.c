@@ -340,9 +340,9 @@ static void maps_free(struct entry *e)
 /*
  * Forget a dead entry's MR and hits (it is ours alone). Nobody else writes
  * a dead word (tryget and unref give up on it before their
- * compare-and-swap; take_out runs only on entries in the index or just
- * opened), so a load and a store do; the push onto a free list that
- * follows publishes them.
+ * compare-and-swap; take_out runs under the lock, on entries that still
+ * hold a reference or are not dead yet), so a load and a store do; the
+ * push onto a free list that follows publishes them.
  */
 static void entry_clear(struct gdr_cache *c, struct entry *e)
 {
