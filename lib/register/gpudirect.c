@@ -309,12 +309,6 @@ static void explain(const struct gdr_reg_info *rec, const struct reasons *full,
 }
 
 /*
- * Walk the backends. @texts: the caller wants every reason (it asked for
- * the record); otherwise the reasons of paths skipped for a condition are
- * written only if the registration fails, so that the steady state formats
- * no sentence nobody reads.
- */
-/*
  * Whether path @b is skipped for @req, recorded if so (with its reason
  * when @texts): not in @mask, for the other kind of memory, or a condition
  * it needs fails.
@@ -378,7 +372,6 @@ static void remember(struct gdr_reg_decided *dec,
 		if (rec->attempts[i].result != GDR_ATTEMPT_SKIPPED)
 			return;
 		dec->skipped[i].path = rec->attempts[i].path;
-		dec->skipped[i].result = rec->attempts[i].result;
 		dec->skipped[i].err = rec->attempts[i].err;
 		dec->skipped[i].later = full->later[i];
 		dec->skipped[i].cond = full->cond[i];
@@ -397,7 +390,7 @@ static void recall(const struct gdr_reg_decided *dec, struct gdr_reg_info *rec,
 
 	for (i = 0; i < dec->used; i++) {
 		rec->attempts[i].path = dec->skipped[i].path;
-		rec->attempts[i].result = dec->skipped[i].result;
+		rec->attempts[i].result = GDR_ATTEMPT_SKIPPED;
 		rec->attempts[i].err = dec->skipped[i].err;
 		rec->attempts[i].reason[0] = '\0';
 		full->text[i][0] = '\0';
@@ -407,6 +400,13 @@ static void recall(const struct gdr_reg_decided *dec, struct gdr_reg_info *rec,
 	rec->num_attempts = dec->used;
 }
 
+/*
+ * Walk the backends. @texts: the caller wants every reason (it asked for
+ * the record); otherwise the reasons of paths skipped for a condition are
+ * written only if the registration fails, so that the steady state formats
+ * no sentence nobody reads. @dec: a multi-PD call's last decision, or
+ * NULL.
+ */
 static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 			     const char *mask_src, struct gdr_reg_info *rec,
 			     bool texts, struct gdr_reg_decided *dec, char *msg,
@@ -449,10 +449,12 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 	}
 	for (bp = gdr_backends + from; *bp; bp++) {
 		const struct gdr_backend *b = *bp;
+		/* the path recalled: its conditions held for that PD */
+		bool recalled = from && bp == gdr_backends + from;
 		int e;
 
 		why[0] = '\0';
-		if ((!from || bp != gdr_backends + from) &&
+		if (!recalled &&
 		    skip_path(req, &subj, b, mask, mask_src, device, rec, &full,
 			      texts, why, sizeof(why)))
 			continue;
@@ -464,7 +466,7 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 			record(rec, &full, b, GDR_ATTEMPT_USED, 0, LATER_NONE,
 			       why);
 			rec->path = b->path;
-			if (dec && !(from && bp == gdr_backends + from))
+			if (dec && !recalled)
 				remember(dec, rec, &full,
 					 device ? subj.nic : NULL, i);
 			return mr;

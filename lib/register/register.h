@@ -24,9 +24,8 @@ struct gdr_reg_decided {
 	bool valid;
 	unsigned int used;  /* the index of the backend that registered */
 	struct gdr_nic nic; /* its device's answers (device memory) */
-	struct {
+	struct {	    /* each GDR_ATTEMPT_SKIPPED */
 		enum gdr_path path;
-		enum gdr_attempt_result result;
 		int err;
 		unsigned char later;
 		bool cond;
