@@ -26,12 +26,14 @@ static int want_pcie(const struct gdr_req *req, char *note, size_t nn,
 	const char *by = req->flags & GDR_REG_PCIE_MAPPING
 				 ? "GDR_REG_PCIE_MAPPING"
 				 : "GPUDIRECT_PCIE_MAPPING=on";
-	const struct gdr_dev *d = gdr_dev_get(req->pi.device);
-	const struct gdr_cuda *c = gdr_cuda_get(false);
+	const struct gdr_dev *d;
+	const struct gdr_cuda *c;
 
 	if (!forced) {
-		if (req->node->pcie_policy == GDR_PCIE_OFF || !d ||
-		    d->c2c != GDR_YES || !req->nic_pci)
+		if (req->node->pcie_policy == GDR_PCIE_OFF || !req->nic_pci)
+			return 0;
+		d = gdr_dev_get(req->pi.device);
+		if (!d || d->c2c != GDR_YES)
 			return 0;
 		if (gdr_pcie_map_get(req->pi.device) ==
 		    GDR_PCIE_MAP_UNSUPPORTED) {
@@ -48,6 +50,7 @@ static int want_pcie(const struct gdr_req *req, char *note, size_t nn,
 			req->pi.device, gdr_pd_name(req->pd));
 		return 1;
 	}
+	c = gdr_cuda_get(false);
 	if (!gdr_cuda_has_pcie_mapping(c)) {
 		struct gdr_subject subj = { .node = req->node, .cuda = c };
 		struct gdr_eval e;

@@ -238,10 +238,11 @@ struct ibv_mr *gdr_dmabuf_finish(const struct gdr_req *req,
 				 struct ibv_mr *mr, const char *call,
 				 const char *extra, char *why, size_t n)
 {
-	int err = errno ? errno : EIO;
 	char words[96];
+	int err;
 
 	if (!mr) {
+		err = errno ? errno : EIO;
 		/* An MR that failed used no export. */
 		req->xs->last = -1;
 		gdr_fmt(why, n,

@@ -353,7 +353,6 @@ static const struct gdr_check check_rdma_core = {
 static void eval_fork(const struct gdr_subject *s, struct gdr_eval *e)
 {
 	const struct gdr_seam *seam = gdr_seam();
-	struct gdr_kver v;
 	int st;
 
 	if (!seam->verbs.is_fork_initialized) {
@@ -374,8 +373,8 @@ static void eval_fork(const struct gdr_subject *s, struct gdr_eval *e)
 				  "kernel does not copy pinned pages "
 				  "(IBV_FORK_DISABLED)");
 		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
-		if (!gdr_parse_kernel_release(s->node->kernel_release, &v) &&
-		    gdr_kver_cmp(&v, KERNEL_FORK_COPY_MAJOR,
+		if (!s->node->kver_err &&
+		    gdr_kver_cmp(&s->node->kver, KERNEL_FORK_COPY_MAJOR,
 				 KERNEL_FORK_COPY_MINOR) >= 0)
 			/* 5.13+ copies, but the RDMA core did not say so. */
 			e->remedy =

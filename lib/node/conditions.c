@@ -42,14 +42,13 @@ void gdr_describe_value(const struct gdr_subject *s, const struct gdr_eval *e,
 
 static void eval_kernel(const struct gdr_subject *s, struct gdr_eval *e)
 {
-	struct gdr_kver v;
-
 	gdr_eval_value(e, "%s",
 		       s->node->kernel_release[0] ? s->node->kernel_release
 						  : "unknown");
-	if (gdr_parse_kernel_release(s->node->kernel_release, &v))
+	if (s->node->kver_err)
 		gdr_eval_verdict(e, GDR_VERDICT_UNKNOWN, GDR_UNDECIDED);
-	else if (gdr_kver_cmp(&v, KERNEL_DMABUF_MAJOR, KERNEL_DMABUF_MINOR) < 0)
+	else if (gdr_kver_cmp(&s->node->kver, KERNEL_DMABUF_MAJOR,
+			      KERNEL_DMABUF_MINOR) < 0)
 		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_FAIL);
 }
 

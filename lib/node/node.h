@@ -33,6 +33,9 @@ enum gdr_pcie_policy {
 
 struct gdr_node {
 	char kernel_release[128];
+	/* kernel_release parsed: 0 and kver, or an errno (not a release) */
+	int kver_err;
+	struct gdr_kver kver;
 	/* /proc/driver/nvidia/version */
 	enum gdr_nv_flavour nv_flavour;
 	char nv_version[64];

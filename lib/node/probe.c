@@ -71,6 +71,8 @@ static void probe_kernel(struct gdr_node *nd, const struct gdr_seam *s)
 	else if (uname(&u) == 0)
 		gdr_fmt(nd->kernel_release, sizeof(nd->kernel_release), "%s",
 			u.release);
+	/* once: the kernel condition is asked by every registration */
+	nd->kver_err = gdr_parse_kernel_release(nd->kernel_release, &nd->kver);
 }
 
 static void probe_files(struct gdr_node *nd, const struct gdr_seam *s)
@@ -139,6 +141,7 @@ const struct gdr_node *gdr_node_get(void)
 	static const struct gdr_node oom = {
 		.env_error = "out of memory while probing the node",
 		.oom = true,
+		.kver_err = EINVAL, /* no release read */
 		.page_size = 4096,
 	};
 
@@ -210,18 +213,18 @@ const struct gdr_cuda_lib *gdr_cuda_table(void)
 	return get_table(GDR_CUDA_NOLOAD, NULL, 0);
 }
 
-const struct gdr_cuda *gdr_cuda_get(bool init)
+/* The first look at CUDA (and every look while it fails): kept out of
+ * gdr_cuda_get(), which every registration of device memory calls. */
+static __attribute__((noinline)) const struct gdr_cuda *cuda_probe(bool init)
 {
 	static __thread struct gdr_cuda failed;
 	const struct gdr_cuda_lib *lib;
 	const struct gdr_cuda_ops *cu;
-	struct cuda_state *st = load(&cuda);
+	struct cuda_state *st;
 	char name[64];
 	CUresult r;
 	int count = 0, version;
 
-	if (st)
-		return &st->pub;
 	memset(&failed, 0, sizeof(failed));
 	lib = get_table(init ? 0 : GDR_CUDA_NOLOAD, failed.why,
 			sizeof(failed.why));
@@ -271,6 +274,13 @@ const struct gdr_cuda *gdr_cuda_get(bool init)
 	gdr_debug("cuda: driver API %d, %d device(s)%s", version, count,
 		  init ? "" : " (initialised by the application)");
 	return &st->pub;
+}
+
+const struct gdr_cuda *gdr_cuda_get(bool init)
+{
+	struct cuda_state *st = load(&cuda);
+
+	return st ? &st->pub : cuda_probe(init);
 }
 
 /* An attribute: its value, 0 where the driver does not know it (an older
@@ -423,7 +433,9 @@ void gdr_bar1_read(const struct gdr_dev *d, unsigned int flags,
 	}
 }
 
-const struct gdr_dev *gdr_dev_get(int ordinal)
+/* A GPU's first look (and every look while it fails): kept out of
+ * gdr_dev_get(), which every registration of device memory calls. */
+static __attribute__((noinline)) const struct gdr_dev *dev_probe(int ordinal)
 {
 	static __thread struct gdr_dev passing;
 	struct cuda_state *st = load(&cuda);
@@ -460,6 +472,19 @@ const struct gdr_dev *gdr_dev_get(int ordinal)
 				     : "unknown",
 		  d->why[0] ? " " : "", d->why);
 	return d;
+}
+
+const struct gdr_dev *gdr_dev_get(int ordinal)
+{
+	struct cuda_state *st = load(&cuda);
+	struct gdr_dev *d;
+
+	if (st && ordinal >= 0 && ordinal < st->pub.num_devices) {
+		d = load(&st->devs[ordinal]);
+		if (d)
+			return d;
+	}
+	return dev_probe(ordinal);
 }
 
 enum gdr_pcie_map gdr_pcie_map_get(int ordinal)
@@ -603,10 +628,12 @@ static bool is_key_of(const struct gdr_nic_key *k, int index, const char *name)
 
 bool gdr_nic_same_answers(const struct gdr_nic *a, const struct gdr_nic *b)
 {
+	/* dd_path is empty but for a Data Direct function's device */
 	return a->dmabuf == b->dmabuf && a->err == b->err && a->mr == b->mr &&
 	       a->data_direct == b->data_direct && a->mlx5 == b->mlx5 &&
 	       a->pci == b->pci && a->dd_err == b->dd_err &&
-	       !strcmp(a->dd_path, b->dd_path);
+	       ((!a->dd_path[0] && !b->dd_path[0]) ||
+		!strcmp(a->dd_path, b->dd_path));
 }
 
 /* Data Direct: the mlx5 direct verbs answer where the function is. */
@@ -693,26 +720,42 @@ const struct gdr_nic *gdr_nic_find(struct ibv_pd *pd, struct gdr_nic *spare)
 {
 	const struct gdr_seam *s = gdr_seam();
 	struct ibv_context *ctx = pd->context;
-	const char *name = gdr_dev_name(ctx);
+	const char *name = NULL;
 	struct gdr_nic *nic, *mine;
 	int index;
 	unsigned int i;
 
-	gdr_node_get();
-	if (!name)
-		name = "unknown";
 	index = s->verbs.device_index && ctx->device
 			? s->verbs.device_index(ctx->device)
 			: -1;
-	/* Steady state: a walk over immutable, published entries, nothing
-	 * copied. */
+	/* Steady state: immutable, published entries, nothing copied; the
+	 * name is asked only of an entry with the same index. Devices are
+	 * mostly met in index order, so the slot of that number first. */
+	if (index >= 0 && index < GDR_NIC_CACHE_MAX) {
+		nic = load(&nics[index]);
+		if (nic && nic->key.index == index) {
+			name = gdr_dev_name(ctx);
+			if (!name)
+				name = "unknown";
+			if (is_key_of(&nic->key, index, name))
+				return nic;
+		}
+	}
 	for (i = 0; i < GDR_NIC_CACHE_MAX; i++) {
 		nic = load(&nics[i]);
 		if (!nic)
 			break;
+		if (nic->key.index != index)
+			continue;
+		if (!name) {
+			name = gdr_dev_name(ctx);
+			if (!name)
+				name = "unknown";
+		}
 		if (is_key_of(&nic->key, index, name))
 			return nic;
 	}
+	gdr_node_get();
 	memset(spare, 0, sizeof(*spare));
 	gdr_nic_key(ctx, &spare->key);
 	probe_nic(s, pd, spare);

@@ -95,14 +95,17 @@ struct reasons {
 	unsigned char later[GDR_REG_INFO_MAX_ATTEMPTS];
 };
 
-/* Copy @why into the record's attempt @i and the full text. */
+/* Copy @why into the record's attempt @i and the full text (@full: NULL
+ * where nobody will read it). */
 static void set_reason(struct gdr_reg_info *rec, struct reasons *full,
 		       unsigned int i, const char *why)
 {
 	size_t n = strnlen(why, GDR_WHY_LEN - 1);
 
-	memcpy(full->text[i], why, n);
-	full->text[i][n] = '\0';
+	if (full) {
+		memcpy(full->text[i], why, n);
+		full->text[i][n] = '\0';
+	}
 	if (n > sizeof(rec->attempts[i].reason) - 1)
 		n = sizeof(rec->attempts[i].reason) - 1;
 	memcpy(rec->attempts[i].reason, why, n);
@@ -138,7 +141,8 @@ static void write_later(const struct gdr_req *req,
 
 /*
  * Record what became of path @b. @why is its reason, or NULL when it is
- * written later (@later says how).
+ * written later (@later says how). @full: NULL where only the record is
+ * kept (a decision recalled, which nobody reads in words).
  */
 static void record(struct gdr_reg_info *rec, struct reasons *full,
 		   const struct gdr_backend *b, enum gdr_attempt_result result,
@@ -153,11 +157,15 @@ static void record(struct gdr_reg_info *rec, struct reasons *full,
 	a->path = b->path;
 	a->result = result;
 	a->err = gdr_errno_public(err);
-	full->later[i] = (unsigned char)later;
-	if (why)
+	if (why && *why) {
 		set_reason(rec, full, i, why);
-	else
-		full->text[i][0] = a->reason[0] = '\0';
+	} else {
+		a->reason[0] = '\0';
+		if (full)
+			full->text[i][0] = '\0';
+	}
+	if (full)
+		full->later[i] = (unsigned char)later;
 	gdr_debug("%s: %s%s%s", gdr_path_name(b->path), result_str(result),
 		  why && *why ? ": " : "", why ? why : "");
 }
@@ -382,7 +390,8 @@ static void remember(struct gdr_reg_decided *dec,
 	dec->valid = true;
 }
 
-/* The skipped paths of @dec into the record, as if walked again. */
+/* The skipped paths of @dec into the record, as if walked again (@full:
+ * NULL where the reasons will not be written). */
 static void recall(const struct gdr_reg_decided *dec, struct gdr_reg_info *rec,
 		   struct reasons *full)
 {
@@ -393,6 +402,8 @@ static void recall(const struct gdr_reg_decided *dec, struct gdr_reg_info *rec,
 		rec->attempts[i].result = GDR_ATTEMPT_SKIPPED;
 		rec->attempts[i].err = dec->skipped[i].err;
 		rec->attempts[i].reason[0] = '\0';
+		if (!full)
+			continue;
 		full->text[i][0] = '\0';
 		full->later[i] = dec->skipped[i].later;
 		full->cond[i] = dec->skipped[i].cond;
@@ -400,62 +411,62 @@ static void recall(const struct gdr_reg_decided *dec, struct gdr_reg_info *rec,
 	rec->num_attempts = dec->used;
 }
 
+/* A recalled path that failed: its errno and reason. */
+struct recalled {
+	int err;
+	const char *why;
+};
+
 /*
  * Walk the backends. @texts: the caller wants every reason (it asked for
  * the record); otherwise the reasons of paths skipped for a condition are
  * written only if the registration fails, so that the steady state formats
  * no sentence nobody reads. @dec: a multi-PD call's last decision, or
- * NULL.
+ * NULL; @failed: that decision's path, tried first for this PD, failed
+ * (the walk goes on after it), or NULL. @found: the PD's device (device
+ * memory).
  */
-static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
-			     const char *mask_src, struct gdr_reg_info *rec,
-			     bool texts, struct gdr_reg_decided *dec, char *msg,
-			     size_t msg_len, int *err_out)
+static __attribute__((noinline)) struct ibv_mr *
+walk(struct gdr_req *req, uint32_t mask, const char *mask_src,
+     struct gdr_reg_info *rec, bool texts, struct gdr_reg_decided *dec,
+     const struct recalled *failed, const struct gdr_nic *found, char *msg,
+     size_t msg_len, int *err_out)
 {
 	const struct gdr_backend *const *bp;
 	bool device = is_device(&req->pi);
 	struct gdr_subject subj;
 	struct reasons full; /* texts written as recorded; flags below */
-	struct gdr_nic nic;
 	char why[GDR_WHY_LEN];
-	int first_hard = 0;
+	int first_hard = 0, e;
 	struct ibv_mr *mr;
 	unsigned int i, from = 0;
 
-	/* Words only for someone who reads them: the record, the debug
-	 * lines, or a failure (then written below). Not the 4 KiB of texts:
-	 * this runs on every registration. */
-	texts = texts || __atomic_load_n(&gdr_debug_on, __ATOMIC_RELAXED);
-	if (texts)
-		dec = NULL; /* a decision recalled has no words */
 	memset(full.moot, 0, sizeof(full.moot));
 	memset(full.cond, 0, sizeof(full.cond));
 	memset(full.later, 0, sizeof(full.later));
 	memset(&subj, 0, sizeof(subj));
 	subj.node = req->node;
 	subj.memo = req->memo;
+	subj.nic = found;
 	if (device) {
 		subj.cuda = gdr_cuda_get(false);
 		subj.dev = gdr_dev_get(req->pi.device);
-		subj.nic = gdr_nic_find(req->pd, &nic);
-		req->nic_pci = subj.nic->pci;
 	}
-	/* An earlier PD of the call whose device answered alike: its
-	 * decision, from the path it registered with. */
-	if (dec && dec->valid &&
-	    (!device || gdr_nic_same_answers(subj.nic, &dec->nic))) {
-		recall(dec, rec, &full);
+	if (failed) {
 		from = dec->used;
+		recall(dec, rec, &full);
+		record(rec, &full, gdr_backends[from], GDR_ATTEMPT_FAILED,
+		       failed->err, LATER_NONE, failed->why);
+		if (gdr_err_is_unsupported(failed->err))
+			from++;
+		else
+			first_hard = failed->err;
 	}
-	for (bp = gdr_backends + from; *bp; bp++) {
+	for (bp = gdr_backends + from; *bp && !first_hard; bp++) {
 		const struct gdr_backend *b = *bp;
-		/* the path recalled: its conditions held for that PD */
-		bool recalled = from && bp == gdr_backends + from;
-		int e;
 
 		why[0] = '\0';
-		if (!recalled &&
-		    skip_path(req, &subj, b, mask, mask_src, device, rec, &full,
+		if (skip_path(req, &subj, b, mask, mask_src, device, rec, &full,
 			      texts, why, sizeof(why)))
 			continue;
 		mr = b->reg(req, why, sizeof(why));
@@ -466,18 +477,15 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 			record(rec, &full, b, GDR_ATTEMPT_USED, 0, LATER_NONE,
 			       why);
 			rec->path = b->path;
-			if (dec && !recalled)
-				remember(dec, rec, &full,
-					 device ? subj.nic : NULL, i);
+			if (dec)
+				remember(dec, rec, &full, found, i);
 			return mr;
 		}
 		e = errno ? errno : EIO;
 		record(rec, &full, b, GDR_ATTEMPT_FAILED, e, LATER_NONE, why);
 		/* Only "not supported" moves on to the next path. */
-		if (!gdr_err_is_unsupported(e)) {
+		if (!gdr_err_is_unsupported(e))
 			first_hard = e;
-			break;
-		}
 	}
 	/* No path could take it (whichever "not supported" each said), or
 	 * one failed for real. */
@@ -496,6 +504,64 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 	gdr_append(msg, msg_len, ") with %s: ", gdr_pd_name(req->pd));
 	explain(rec, &full, device, mask, msg, msg_len);
 	return NULL;
+}
+
+/*
+ * Decide and register. @dec: a multi-PD call's last decision, or NULL. A
+ * PD whose device answered like that decision's tries its path first,
+ * with nothing else set up (the record of the paths before it copied from
+ * the decision); only if that fails, or there is no such decision, are
+ * the backends walked.
+ */
+static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
+			     const char *mask_src, struct gdr_reg_info *rec,
+			     bool texts, struct gdr_reg_decided *dec, char *msg,
+			     size_t msg_len, int *err_out)
+{
+	const struct gdr_nic *found = NULL;
+	const struct gdr_backend *b;
+	struct recalled failed;
+	char why[GDR_WHY_LEN];
+	struct gdr_nic nic;
+	struct ibv_mr *mr;
+
+	/* Words only for someone who reads them: the record, the debug
+	 * lines, or a failure (then written by the walk). Not the 4 KiB of
+	 * texts: this runs on every registration. */
+	texts = texts || __atomic_load_n(&gdr_debug_on, __ATOMIC_RELAXED);
+	if (texts)
+		dec = NULL; /* a decision recalled has no words */
+	if (is_device(&req->pi)) {
+		found = gdr_nic_find(req->pd, &nic);
+		req->nic_pci = found->pci;
+	}
+	if (!dec || !dec->valid ||
+	    (found && !gdr_nic_same_answers(found, &dec->nic)))
+		return walk(req, mask, mask_src, rec, texts, dec, NULL, found,
+			    msg, msg_len, err_out);
+	/* An earlier PD of the call whose device answered alike: its path,
+	 * whose conditions held for that PD. */
+	b = gdr_backends[dec->used];
+	why[0] = '\0';
+	mr = b->reg(req, why, sizeof(why));
+	if (!mr) {
+		failed.err = errno ? errno : EIO;
+		failed.why = why;
+		return walk(req, mask, mask_src, rec, texts, dec, &failed,
+			    found, msg, msg_len, err_out);
+	}
+	/* The record as the walk would leave it; nobody reads its words
+	 * (no texts), so none but a backend's note are written. */
+	recall(dec, rec, NULL);
+	rec->attempts[dec->used].path = b->path;
+	rec->attempts[dec->used].result = GDR_ATTEMPT_USED;
+	rec->attempts[dec->used].err = 0;
+	rec->attempts[dec->used].reason[0] = '\0';
+	if (why[0])
+		set_reason(rec, NULL, dec->used, why);
+	rec->num_attempts = dec->used + 1;
+	rec->path = b->path;
+	return mr;
 }
 
 /* The 0.1 struct gdr_reg_info had room for 4 attempts. */
@@ -534,7 +600,9 @@ void gdr_reg_give_info(const struct gdr_reg_info *rec,
 
 void gdr_reg_call_init(struct gdr_reg_call *call)
 {
-	memset(call, 0, sizeof(*call));
+	memset(call, 0, offsetof(struct gdr_reg_call, memo));
+	call->memo.n = 0;
+	call->decided.valid = false;
 	gdr_exports_init(&call->xs);
 }
 
@@ -543,26 +611,23 @@ void gdr_reg_call_end(struct gdr_reg_call *call)
 	gdr_exports_close(&call->xs);
 }
 
-int gdr_reg_one(struct gdr_reg_call *call, struct ibv_pd *pd, void *ptr,
-		size_t len, const struct gdr_reg_attr *attr, uint32_t known,
-		struct gdr_reg_info *rec, bool texts, struct ibv_mr **mr,
-		char *why, size_t n)
+/*
+ * What a registration settles before it decides: the arguments checked,
+ * the path mask, the buffer classified (once per call), the request. 0,
+ * or an errno with the reason in @why.
+ */
+static int settle(struct gdr_reg_call *call, struct ibv_pd *pd, void *ptr,
+		  size_t len, const struct gdr_reg_attr *attr, uint32_t known,
+		  struct gdr_reg_info *rec, struct gdr_req *req, char *why,
+		  size_t n)
 {
 	const struct gdr_node *node;
-	struct gdr_req req;
-	const char *mask_src = known == paths_known()
-				       ? "the default"
-				       : "the 0.1 ABI this program was built "
-					 "against";
-	uint32_t mask = known;
 	int err;
 
-	memset(rec, 0, GDR_REG_INFO_MIN_SIZE); /* attempts as recorded */
-	rec->device = -1;
-	rec->export_index = -1;
-	call->xs.last = -1;
-	*mr = NULL;
-	why[0] = '\0';
+	call->mask_src = known == paths_known()
+				 ? "the default"
+				 : "the 0.1 ABI this program was built against";
+	call->mask = known;
 	err = check_args(pd, ptr, len, attr, known, why, n);
 	if (err)
 		return err;
@@ -572,25 +637,27 @@ int gdr_reg_one(struct gdr_reg_call *call, struct ibv_pd *pd, void *ptr,
 		return node->oom ? ENOMEM : EINVAL;
 	}
 	if (attr && (attr->comp_mask & GDR_REG_ATTR_PATH_MASK)) {
-		mask = attr->path_mask;
-		mask_src = "gdr_reg_attr.path_mask";
+		call->mask = attr->path_mask;
+		call->mask_src = "gdr_reg_attr.path_mask";
 	} else if (node->env_mask) {
-		mask = node->env_mask & known;
-		mask_src = known == paths_known()
-				   ? "GPUDIRECT_PATH"
-				   : "GPUDIRECT_PATH and the 0.1 ABI this "
-				     "program was built against";
+		call->mask = node->env_mask & known;
+		call->mask_src =
+			known == paths_known()
+				? "GPUDIRECT_PATH"
+				: "GPUDIRECT_PATH and the 0.1 ABI this "
+				  "program was built against";
 	}
 
-	memset(&req, 0, sizeof(req));
-	req.pd = pd;
-	req.ptr = ptr;
-	req.len = len;
-	req.node = node;
-	req.flags = attr && (attr->comp_mask & GDR_REG_ATTR_FLAGS) ? attr->flags
-								   : 0;
-	req.xs = &call->xs;
-	req.memo = &call->memo;
+	memset(req, 0, sizeof(*req));
+	req->pd = pd;
+	req->ptr = ptr;
+	req->len = len;
+	req->node = node;
+	req->flags = attr && (attr->comp_mask & GDR_REG_ATTR_FLAGS)
+			     ? attr->flags
+			     : 0;
+	req->xs = &call->xs;
+	req->memo = &call->memo;
 	if (!call->classified) {
 		err = gdr_classify(ptr, len, &call->pi, why, n);
 		if (err) {
@@ -600,32 +667,66 @@ int gdr_reg_one(struct gdr_reg_call *call, struct ibv_pd *pd, void *ptr,
 		}
 		call->classified = true;
 	}
-	req.pi = call->pi;
-	rec->mem_type = req.pi.type;
-	rec->device = req.pi.device;
-	if (is_device(&req.pi))
-		req.cu = &gdr_cuda_table()->cu;
+	req->pi = call->pi;
+	rec->mem_type = req->pi.type;
+	rec->device = req->pi.device;
+	if (is_device(&req->pi))
+		req->cu = &gdr_cuda_table()->cu;
 	if (attr && (attr->comp_mask & GDR_REG_ATTR_ACCESS)) {
-		req.access = attr->access;
+		req->access = attr->access;
 	} else {
-		req.access = DEFAULT_ACCESS;
-		if (is_device(&req.pi) &&
-		    !(req.flags & GDR_REG_STRICT_ORDERING) &&
+		req->access = DEFAULT_ACCESS;
+		if (is_device(&req->pi) &&
+		    !(req->flags & GDR_REG_STRICT_ORDERING) &&
 		    !node->strict_ordering)
-			req.access |= IBV_ACCESS_RELAXED_ORDERING;
+			req->access |= IBV_ACCESS_RELAXED_ORDERING;
 	}
-	gdr_debug("register %p +%zu: %s%s%d, access 0x%x, paths 0x%x (%s)", ptr,
-		  len, gdr_mem_type_name(req.pi.type),
-		  req.pi.device >= 0 ? " on GPU " : " ", req.pi.device,
-		  req.access, mask, mask_src);
-	if ((req.flags & GDR_REG_SYNC_MEMOPS) && is_device(&req.pi) &&
+	if ((req->flags & GDR_REG_SYNC_MEMOPS) && is_device(&req->pi) &&
 	    !call->synced) {
-		err = sync_memops(&req, why, n);
+		err = sync_memops(req, why, n);
 		if (err)
 			return err;
 		call->synced = true;
 	}
-	*mr = decide(&req, mask, mask_src, rec, texts,
+	return 0;
+}
+
+int gdr_reg_one(struct gdr_reg_call *call, struct ibv_pd *pd, void *ptr,
+		size_t len, const struct gdr_reg_attr *attr, uint32_t known,
+		struct gdr_reg_info *rec, bool texts, struct ibv_mr **mr,
+		char *why, size_t n)
+{
+	struct gdr_req one, *req = &one;
+	int err;
+
+	memset(rec, 0, GDR_REG_INFO_MIN_SIZE); /* attempts as recorded */
+	rec->device = -1;
+	rec->export_index = -1;
+	call->xs.last = -1;
+	*mr = NULL;
+	why[0] = '\0';
+	/* A later PD of a multi-PD call: the same buffer, attributes and
+	 * mask, settled by the first PD; only the PD is new. */
+	if (call->settled && pd) {
+		req = &call->req;
+		req->pd = pd;
+		rec->mem_type = req->pi.type;
+		rec->device = req->pi.device;
+	} else {
+		err = settle(call, pd, ptr, len, attr, known, rec, req, why, n);
+		if (err)
+			return err;
+		if (call->reuse) {
+			call->req = one;
+			call->settled = true;
+			req = &call->req;
+		}
+	}
+	gdr_debug("register %p +%zu: %s%s%d, access 0x%x, paths 0x%x (%s)", ptr,
+		  len, gdr_mem_type_name(req->pi.type),
+		  req->pi.device >= 0 ? " on GPU " : " ", req->pi.device,
+		  req->access, call->mask, call->mask_src);
+	*mr = decide(req, call->mask, call->mask_src, rec, texts,
 		     call->reuse ? &call->decided : NULL, why, n, &err);
 	if (*mr)
 		rec->export_index = call->xs.last;

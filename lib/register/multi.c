@@ -114,7 +114,7 @@ GDR_EXPORT int gdr_register_multi(struct ibv_pd *const *pds, unsigned int num,
 	if (mrs && num <= GDR_REG_MULTI_MAX)
 		for (i = 0; i < num; i++)
 			mrs[i] = NULL;
-	memset(&rec, 0, sizeof(rec));
+	memset(&rec, 0, GDR_REG_INFO_MIN_SIZE); /* no attempts yet */
 	rec.device = -1;
 	rec.export_index = -1;
 	if (infos && info_size >= GDR_REG_INFO_MIN_SIZE &&

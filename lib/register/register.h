@@ -35,17 +35,25 @@ struct gdr_reg_decided {
 /*
  * What the registrations of one call share: the buffer's classification,
  * made once, whether GDR_REG_SYNC_MEMOPS was applied, and the dma-buf
- * exports (closed by gdr_reg_call_end()).
+ * exports (closed by gdr_reg_call_end()). gdr_reg_call_init() clears
+ * what comes before @memo; the rest is valid only as its flags say.
  */
 struct gdr_reg_call {
 	struct gdr_ptr_info pi;
 	bool classified;
 	bool synced;
+	/* A multi-PD call: what its first PD settled (the arguments, the
+	 * mask, the request) serves the later PDs, and each decision is kept
+	 * for the next PD. */
+	bool reuse;
+	bool settled; /* @req, @mask, @mask_src */
+	/* the path mask and where it came from */
+	uint32_t mask;
+	const char *mask_src;
 	struct gdr_exports xs;
 	/* node and GPU verdicts, asked once for all the call's PDs */
 	struct gdr_check_memo memo;
-	/* A multi-PD call: each decision is kept for the next PD. */
-	bool reuse;
+	struct gdr_req req;
 	struct gdr_reg_decided decided;
 };
 void gdr_reg_call_init(struct gdr_reg_call *call);

@@ -9,6 +9,15 @@
 #include "check.h"
 #include "fakes.h"
 
+/* A node's kernel release as the probe keeps it: the text and its parse. */
+static void set_release(struct gdr_node *node, const char *release)
+{
+	snprintf(node->kernel_release, sizeof(node->kernel_release), "%s",
+		 release);
+	node->kver_err =
+		gdr_parse_kernel_release(node->kernel_release, &node->kver);
+}
+
 static const struct gdr_check *const *const lists[] = {
 	gdr_node_checks,
 	gdr_gpu_checks,
@@ -77,7 +86,7 @@ int main(void)
 		char why[GDR_WHY_LEN];
 
 		memset(&node, 0, sizeof(node));
-		strcpy(node.kernel_release, "5.4.0");
+		set_release(&node, "5.4.0");
 		node.nv_flavour = GDR_NV_PROPRIETARY;
 		strcpy(node.nv_version, "535.104.05");
 		node.verbs_dmabuf = true;
@@ -101,7 +110,7 @@ int main(void)
 			  EOPNOTSUPP);
 		CHECK_HAS(why, "kernel 5.4.0 is older than 5.12; ");
 		CHECK_HAS(why, gdr_check_kernel.remedy);
-		strcpy(node.kernel_release, "6.8.0");
+		set_release(&node, "6.8.0");
 		CHECK_INT(gdr_checks_first_failure(gdr_backend_dmabuf.needs, &s,
 						   why, sizeof(why)),
 			  EOPNOTSUPP);
@@ -112,7 +121,7 @@ int main(void)
 			  0);
 		/* Undecided answers never refuse a path. */
 		nic.dmabuf = GDR_UNKNOWN;
-		strcpy(node.kernel_release, "garbage");
+		set_release(&node, "garbage");
 		node.nv_flavour = GDR_NV_UNPARSED;
 		CHECK_INT(gdr_checks_first_failure(gdr_backend_dmabuf.needs, &s,
 						   why, sizeof(why)),

@@ -437,6 +437,76 @@ static void failed_path_tried_again(void)
 	fixture_remove(&fx);
 }
 
+/* The DMA-BUF registration of the rail at hook_at answers hook_errno. */
+static int hook_at, hook_errno;
+static void dmabuf_fails_at(void)
+{
+	fake_ibv.dmabuf_errno =
+		fake_ibv.dmabuf_calls == hook_at + 1 ? hook_errno : 0;
+}
+
+/*
+ * A later rail, answering alike, tries the path the rail before it took,
+ * and that registration fails with @err: "not supported" moves on to the
+ * next path (nvidia-peermem where @peermem); any other errno ends the
+ * call with that errno, names the PD and releases the MRs made.
+ */
+static void recalled_fails(int err, int peermem)
+{
+	static const enum nic_kind k[] = { NIC_DMABUF, NIC_DMABUF, NIC_DMABUF,
+					   NIC_DMABUF };
+	struct ibv_mr *mrs[4];
+	struct fixture fx;
+	char scope[96], want[96];
+	int i, fds, rc;
+	void *p;
+
+	snprintf(scope, sizeof(scope),
+		 "the third rail's recalled DMA-BUF answers %s, peermem %s",
+		 gdr_errno_name(err), peermem ? "loaded" : "absent");
+	check_scope = scope;
+	node(&fx, k, 4, peermem);
+	p = fake_alloc_device(0, 1 << 20);
+	fds = count_fds();
+	hook_at = 2;
+	hook_errno = err;
+	fake_ibv.reg_hook = dmabuf_fails_at;
+	errno = 0;
+	rc = gdr_register_multi(pds, 4, p, 1 << 20, NULL, mrs, NULL, 0);
+	fake_ibv.reg_hook = NULL;
+	fake_ibv.dmabuf_errno = 0;
+	if (gdr_err_is_unsupported(err) && peermem) {
+		CHECK_INT(rc, 0);
+		/* the fourth rail goes back to DMA-BUF: a failure is not a
+		 * decision */
+		CHECK_INT(fake_ibv.dmabuf_calls, 4);
+		CHECK_INT(fake_ibv.reg_calls, 1);
+		for (i = 0; i < 4; i++)
+			CHECK(mrs[i] != NULL);
+		CHECK_INT(fake_ibv.live_mrs, 4);
+		CHECK_INT(gdr_deregister_multi(mrs, 4), 0);
+	} else {
+		CHECK_INT(rc, -1);
+		CHECK_INT(errno,
+			  gdr_err_is_unsupported(err) ? EOPNOTSUPP : err);
+		snprintf(want, sizeof(want),
+			 "pds[2] (%s) of 4: cannot register", nics[2].dev.name);
+		CHECK_HAS(gdr_last_error(), want);
+		CHECK_HAS(gdr_last_error(), "dmabuf failed: ibv_reg_dmabuf_mr");
+		CHECK_HAS(gdr_last_error(), gdr_errno_name(err));
+		CHECK_HAS(gdr_last_error(), "are released");
+		/* no other path hides a real error */
+		CHECK_INT(fake_ibv.reg_calls, 0);
+		CHECK_INT(fake_ibv.dmabuf_calls, 3);
+		for (i = 0; i < 4; i++)
+			CHECK(mrs[i] == NULL);
+	}
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	CHECK_INT(count_fds(), fds);
+	CHECK_INT(fake_cu.exports, 1);
+	fixture_remove(&fx);
+}
+
 static void dd_rails_pcie_refused(void)
 {
 	static const enum nic_kind k[] = { NIC_DD, NIC_DD };
@@ -476,6 +546,10 @@ int main(void)
 	mixed_rails(1);
 	alike_rails();
 	failed_path_tried_again();
+	recalled_fails(EOPNOTSUPP, 1);
+	recalled_fails(EOPNOTSUPP, 0);
+	recalled_fails(ENOMEM, 1);
+	recalled_fails(EFAULT, 0);
 	dd_rails_pcie_refused();
 	for (i = 0; i < 4; i++)
 		fails_at(i);
