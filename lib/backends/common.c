@@ -24,8 +24,9 @@ struct ibv_mr *gdr_reg_va(const struct gdr_req *req, const char *efault,
 			  char *why, size_t n)
 {
 	const struct gdr_seam *s = gdr_seam();
+	char words[96], clause[GDR_BAR1_CLAUSE_LEN];
+	enum gdr_bar1_says bar1;
 	struct ibv_mr *mr;
-	char words[96];
 	int err;
 
 	errno = 0;
@@ -34,18 +35,24 @@ struct ibv_mr *gdr_reg_va(const struct gdr_req *req, const char *efault,
 	if (mr)
 		return mr;
 	err = errno ? errno : EIO;
-	gdr_fmt(why, n, "ibv_reg_mr(%p, %zu) on %s failed with %s%s%s",
-		req->ptr, req->len, gdr_pd_name(req->pd),
+	/* device memory (peermem): the NIC maps it through BAR1 */
+	bar1 = req->cu ? gdr_bar1_cause(gdr_dev_get(req->pi.device), err,
+					req->len, clause, sizeof(clause))
+		       : GDR_BAR1_NOT_IT;
+	gdr_fmt(why, n, "ibv_reg_mr(%p, %zu) on %s failed with %s%s", req->ptr,
+		req->len, gdr_pd_name(req->pd),
 		gdr_errno_words(err, words, sizeof(words)),
-		err == EFAULT ? ": " : "",
-		err == EFAULT	? efault
-		: err == EINVAL ? "; check the access flags"
-				: "");
+		bar1 == GDR_BAR1_LIKELY ? clause : "");
+	if (err == EFAULT)
+		gdr_append(why, n, "%s%s",
+			   bar1 == GDR_BAR1_LIKELY ? "; if not that: " : ": ",
+			   efault);
+	else if (err == EINVAL)
+		gdr_append(why, n, "; check the access flags");
 	if (err == ENOMEM && !req->cu)
 		gdr_memlock_explain(why, n);
-	if (req->cu) /* device memory (peermem): the NIC maps it via BAR1 */
-		gdr_bar1_explain(gdr_dev_get(req->pi.device), err, req->len,
-				 why, n);
+	if (bar1 == GDR_BAR1_UNKNOWN)
+		gdr_append(why, n, "%s", clause);
 	errno = err;
 	return NULL;
 }

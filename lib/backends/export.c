@@ -238,20 +238,24 @@ struct ibv_mr *gdr_dmabuf_finish(const struct gdr_req *req,
 				 struct ibv_mr *mr, const char *call,
 				 const char *extra, char *why, size_t n)
 {
-	char words[96];
+	char words[96], clause[GDR_BAR1_CLAUSE_LEN];
+	enum gdr_bar1_says bar1;
 	int err;
 
 	if (!mr) {
 		err = errno ? errno : EIO;
 		/* An MR that failed used no export. */
 		req->xs->last = -1;
+		bar1 = gdr_bar1_cause(gdr_dev_get(req->pi.device), err,
+				      req->len, clause, sizeof(clause));
 		gdr_fmt(why, n,
-			"%s(offset %llu, %zu bytes%s) on %s failed with %s",
+			"%s(offset %llu, %zu bytes%s) on %s failed with %s%s%s%s",
 			call, (unsigned long long)r->offset, req->len, extra,
 			gdr_pd_name(req->pd),
-			gdr_errno_words(err, words, sizeof(words)));
-		gdr_bar1_explain(gdr_dev_get(req->pi.device), err, req->len,
-				 why, n);
+			gdr_errno_words(err, words, sizeof(words)),
+			bar1 == GDR_BAR1_LIKELY ? clause : "",
+			err == EINVAL ? "; check the access flags" : "",
+			bar1 == GDR_BAR1_UNKNOWN ? clause : "");
 		errno = err;
 		return NULL;
 	}

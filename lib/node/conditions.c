@@ -541,15 +541,17 @@ const struct gdr_check gdr_check_gpu_bar1 = {
 		  "limit (gdr_cache_attr.max_bytes, GPUDIRECT_CACHE_MAX_BYTES)",
 };
 
-void gdr_bar1_explain(const struct gdr_dev *d, int err, size_t len, char *msg,
-		      size_t n)
+enum gdr_bar1_says gdr_bar1_cause(const struct gdr_dev *d, int err, size_t len,
+				  char *clause, size_t n)
 {
 	struct gdr_subject sub = { .dev = d };
 	struct gdr_bar1_view v;
 	struct gdr_eval e;
 
+	if (n)
+		clause[0] = '\0';
 	if (!d || (err != ENOMEM && err != EFAULT && err != EINVAL))
-		return;
+		return GDR_BAR1_NOT_IT;
 	/* Only an NVML the process has loaded is asked: a failure path
 	 * loads nothing new into the caller's process (its nvmlInit and
 	 * nvmlShutdown are counted by NVML). */
@@ -557,25 +559,30 @@ void gdr_bar1_explain(const struct gdr_dev *d, int err, size_t len, char *msg,
 	sub.bar1 = &v;
 	gdr_check_eval(&gdr_check_gpu_bar1, &sub, &e, false);
 	if (v.err) {
-		gdr_append(msg, n,
-			   "; if BAR1 of GPU %d is nearly used up, that is the "
-			   "likely cause (not known here: %s; %s)",
-			   d->ordinal, v.why, bar1_unknown_remedy);
-		return;
+		/* EINVAL has other causes as likely (the access flags) */
+		gdr_fmt(clause, n,
+			"; if BAR1 of GPU %d is nearly used up, that %s "
+			"(not known here: %s; %s)",
+			d->ordinal,
+			err == EINVAL ? "may be the cause"
+				      : "is the likely cause",
+			v.why, bar1_unknown_remedy);
+		return GDR_BAR1_UNKNOWN;
 	}
 	if (e.verdict == GDR_VERDICT_WRONG) {
-		gdr_append(msg, n, "; likely cause: ");
-		describe_gpu_bar1(&sub, &e, msg + strlen(msg), n - strlen(msg));
+		gdr_fmt(clause, n, "; likely cause: ");
+		describe_gpu_bar1(&sub, &e, clause + strlen(clause),
+				  n - strlen(clause));
 	} else if (v.b.total - v.b.used < len) {
-		gdr_append(
-			msg, n,
+		gdr_fmt(clause, n,
 			"; likely cause: BAR1 of GPU %d has %llu bytes free, "
 			"fewer than the buffer's %zu (%s)",
 			d->ordinal, v.b.total - v.b.used, len, e.value);
 	} else {
-		return;
+		return GDR_BAR1_NOT_IT;
 	}
-	gdr_append(msg, n, "; %s", gdr_check_gpu_bar1.remedy);
+	gdr_append(clause, n, "; %s", gdr_check_gpu_bar1.remedy);
+	return GDR_BAR1_LIKELY;
 }
 
 /* --- the process's limits ------------------------------------------------ */

@@ -393,13 +393,22 @@ extern const struct gdr_check gdr_check_memlock, gdr_check_nofile;
 void gdr_memlock_explain(char *msg, size_t n);
 /*
  * After the NIC refused @len bytes of GPU @d's memory with @err (ENOMEM,
- * EFAULT or EINVAL; others add nothing): append to @msg that BAR1 is the
- * likely cause when it is nearly used up or too small for @len, with the
- * remedy, or that it may be when its use is not known. Asks NVML only if
- * the process has loaded it.
+ * EFAULT or EINVAL; others say nothing): the words on BAR1 in @clause
+ * ("; ..." to append). GDR_BAR1_LIKELY: BAR1 is nearly used up or too
+ * small for @len, with the remedy (the caller puts it right after the
+ * errno, before its path's own general words, so that no length limit cuts
+ * it); GDR_BAR1_UNKNOWN: that it may be the cause, its use not known here
+ * (for the end of the reason); GDR_BAR1_NOT_IT: "" (BAR1 has room, or the
+ * errno is another). Asks NVML only if the process has loaded it.
  */
-void gdr_bar1_explain(const struct gdr_dev *d, int err, size_t len, char *msg,
-		      size_t n);
+enum gdr_bar1_says {
+	GDR_BAR1_NOT_IT = 0,
+	GDR_BAR1_LIKELY,
+	GDR_BAR1_UNKNOWN,
+};
+#define GDR_BAR1_CLAUSE_LEN 384
+enum gdr_bar1_says gdr_bar1_cause(const struct gdr_dev *d, int err, size_t len,
+				  char *clause, size_t n);
 
 /* Evaluate @c for @s: verdict ok and pass unless the check says else;
  * @quiet skips writing the value. */

@@ -415,6 +415,35 @@ static const struct scenario table[] = {
 	  .want_errno = ENOMEM,
 	  .want_msg = "likely cause: BAR1 of GPU 0 is nearly used up (256 MiB "
 		      "of 256 MiB used (100%))" },
+	{ .name = "peermem EFAULT with BAR1 full: BAR1 named before the "
+		  "module's words, which a length limit may cut",
+	  .nv = NV_PROPRIETARY,
+	  .peermem = PM_NV_MEM,
+	  .nvml_loaded = 1,
+	  .bar1_used = 256 << 20,
+	  .bar1_total = 256 << 20,
+	  .reg_errno = EFAULT,
+	  .want_errno = EFAULT,
+	  .want_msg = "failed with EFAULT (Bad address); likely cause: BAR1 "
+		      "of GPU 0 is nearly used up (256 MiB of 256 MiB used "
+		      "(100%)); register less device memory at a time" },
+	{ .name = "peermem EFAULT, BAR1 with room: the module's words",
+	  .nv = NV_PROPRIETARY,
+	  .peermem = PM_NV_MEM,
+	  .nvml_loaded = 1,
+	  .reg_errno = EFAULT,
+	  .want_errno = EFAULT,
+	  .want_msg = "failed with EFAULT (Bad address): nvidia-peermem is "
+		      "loaded",
+	  .want_not_msg = "BAR1" },
+	{ .name = "dmabuf EINVAL, NVML not loaded: the access flags first, "
+		  "BAR1 only a possibility",
+	  .nv = NV_OPEN,
+	  .dmabuf_errno = EINVAL,
+	  .want_errno = EINVAL,
+	  .want_msg = "failed with EINVAL (Invalid argument); check the access "
+		      "flags; if BAR1 of GPU 0 is nearly used up, that may be "
+		      "the cause (not known here" },
 	{ .name = "dmabuf EPERM with BAR1 full: not a BAR1 error",
 	  .nv = NV_OPEN,
 	  .nvml_loaded = 1,
