@@ -42,6 +42,13 @@ struct remote {
 	uint64_t size;
 };
 
+/* -d auto: the names of the RDMA devices nearest the buffer's GPU. */
+#define NEAREST_MAX 16
+struct nearest {
+	unsigned int num;
+	char name[NEAREST_MAX][64];
+};
+
 struct conn {
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *listen, *id;
@@ -60,6 +67,7 @@ struct conn {
 	struct ibv_mr *ctl_mr;
 	struct remote peer;
 	size_t max;
+	struct nearest near; /* -d auto */
 };
 
 static void die(const char *what, const char *why)
@@ -148,17 +156,19 @@ static void src_put(struct conn *c, struct ibv_mr **held)
 }
 
 /*
- * -d auto: the RDMA device nearest the buffer's GPU, as gdr_rank_nics()
- * ranks every device of the node. rdma_cm still picks the device by
- * address: this says which one to give the address of.
+ * -d auto: every RDMA device at the best PCIe distance from the buffer's
+ * GPU, as gdr_rank_nics() ranks the node's devices (GDR_RANK_BEST: a
+ * dual-port NIC's two functions, or rails equally near, are all as good).
+ * Asked before any waiting; rdma_cm still picks the device by address:
+ * this says which ones to give the address of.
  */
-static void nearest(const struct conn *c, char *name, size_t n)
+static void nearest(const struct conn *c, struct nearest *near)
 {
-	struct gdr_rank_attr attr = { .policy = GDR_RANK_CLOSEST };
+	struct gdr_rank_attr attr = { .policy = GDR_RANK_BEST };
+	struct gdr_nic_rank r[NEAREST_MAX];
 	struct ibv_context **ctxs;
 	struct ibv_device **list;
-	struct gdr_nic_rank r;
-	unsigned int one = 1;
+	unsigned int k, got = NEAREST_MAX;
 	int num = 0, opened = 0, i, err;
 
 	if (!c->buf.cuda)
@@ -176,16 +186,23 @@ static void nearest(const struct conn *c, char *name, size_t n)
 			opened++;
 	}
 	attr.cuda_device = c->buf.device;
-	err = opened ? gdr_rank_nics(&attr, ctxs, (unsigned)opened, &r, &one,
-				     sizeof(r))
+	err = opened ? gdr_rank_nics(&attr, ctxs, (unsigned)opened, r, &got,
+				     sizeof(r[0]))
 		     : -1;
-	if (!err)
-		snprintf(name, n, "%s",
-			 ibv_get_device_name(ctxs[r.index]->device));
-	if (!err)
-		printf(" Nearest device  : %s (%s%s) to GPU %d\n", name,
-		       gdr_distance_str(r.distance),
-		       r.data_direct ? ", Data Direct" : "", c->buf.device);
+	near->num = 0;
+	if (!err) {
+		near->num = got < NEAREST_MAX ? got : NEAREST_MAX;
+		printf(" Nearest device%s : ", near->num > 1 ? "s" : " ");
+		for (k = 0; k < near->num; k++) {
+			snprintf(near->name[k], sizeof(near->name[k]), "%s",
+				 ibv_get_device_name(ctxs[r[k].index]->device));
+			printf("%s%s%s", k ? ", " : "", near->name[k],
+			       r[k].data_direct ? " (Data Direct)" : "");
+		}
+		printf(" (%s) to GPU %d\n",
+		       near->num ? gdr_distance_str(r[0].distance) : "none",
+		       c->buf.device);
+	}
 	for (i = 0; i < opened; i++)
 		ibv_close_device(ctxs[i]);
 	free(ctxs);
@@ -195,6 +212,16 @@ static void nearest(const struct conn *c, char *name, size_t n)
 				      : "no RDMA device could be opened");
 }
 
+static int is_nearest(const struct nearest *near, const char *name)
+{
+	unsigned int k;
+
+	for (k = 0; k < near->num; k++)
+		if (!strcmp(near->name[k], name))
+			return 1;
+	return 0;
+}
+
 /* PD, buffer, registration through libgpudirect, CQ and QP on @id. */
 static void setup(struct conn *c, const struct opts *o, struct rdma_cm_id *id)
 {
@@ -202,16 +229,18 @@ static void setup(struct conn *c, const struct opts *o, struct rdma_cm_id *id)
 	struct gdr_reg_info info = { 0 };
 	struct ibv_qp_init_attr qa;
 	const char *name = ibv_get_device_name(id->verbs->device);
-	char best[64];
 	unsigned int i;
 
 	if (o->dev && !strcmp(o->dev, "auto")) {
-		nearest(c, best, sizeof(best));
-		if (strcmp(best, name))
+		if (!is_nearest(&c->near, name))
 			fprintf(stderr,
 				"gdr-write-bw: warning: rdma_cm chose %s, but "
-				"%s is nearer GPU %d: give an address of %s\n",
-				name, best, c->buf.device, best);
+				"%s %s nearer GPU %d: give an address of %s%s\n",
+				name, c->near.name[0],
+				c->near.num > 1 ? "and others are" : "is",
+				c->buf.device, c->near.name[0],
+				c->near.num > 1 ? " or of another nearest one"
+						: "");
 	} else if (o->dev && strcmp(o->dev, name))
 		fprintf(stderr,
 			"gdr-write-bw: warning: rdma_cm chose %s, not %s "
@@ -725,6 +754,8 @@ int main(int argc, char **argv)
 	/* The buffer first: a missing GPU is reported before any waiting. */
 	if (devmem_alloc(o.mem, c.max, &c.buf, err, sizeof(err)))
 		die("buffer", err);
+	if (o.dev && !strcmp(o.dev, "auto"))
+		nearest(&c, &c.near);
 	c.ch = rdma_create_event_channel();
 	if (!c.ch)
 		die("rdma_create_event_channel",

@@ -23,6 +23,12 @@ struct gdr_report {
 	bool oom;
 };
 
+/* gdr_report_create() of @ctxs, with each GPU's nearest RDMA devices
+ * ranked among @ranked (gdr_report_create: @ctxs themselves). */
+struct gdr_report *gdr_report_ranked(struct ibv_context *const *ctxs,
+				     unsigned int num_ctxs,
+				     struct ibv_context *const *ranked,
+				     unsigned int num_ranked, uint32_t flags);
 void gdr_report_print_text(const struct gdr_report *r, FILE *out);
 void gdr_report_print_json(const struct gdr_report *r, FILE *out);
 const char *gdr_verdict_str(enum gdr_verdict v);

@@ -319,3 +319,12 @@ GDR_EXPORT unsigned int gdr_private_recorded(const char *const **paths)
 	*paths = (const char *const *)rec_paths;
 	return n;
 }
+
+GDR_EXPORT struct gdr_report *
+gdr_private_report_create(struct ibv_context *const *ctxs,
+			  unsigned int num_ctxs, struct ibv_context *const *all,
+			  unsigned int num_all)
+{
+	gdr_clear_error();
+	return gdr_report_ranked(ctxs, num_ctxs, all, num_all, 0);
+}

@@ -264,8 +264,13 @@ static void gpu_items(struct gdr_report *r, const struct gdr_node *nd,
 	nearest_item(r, section, s.dev, views, ctxs, num_ctxs);
 }
 
+/*
+ * The report of @ctxs; each GPU's nearest RDMA devices are ranked among
+ * @ranked (every device of the node where the report shows fewer).
+ */
 static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
-		   unsigned int num_ctxs)
+		   unsigned int num_ctxs, struct ibv_context *const *ranked,
+		   unsigned int num_ranked)
 {
 	const struct gdr_node *nd = gdr_node_get();
 	/* The caller asked for a report: this is where CUDA is started. */
@@ -275,15 +280,20 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 	struct gdr_cufile_view *cufile;
 	struct gdr_host_facts *host;
 	unsigned long long gpu_mem;
-	struct gdr_nic_view *views;
+	struct gdr_nic_view *views, *rviews;
 	struct gdr_subject s;
 	bool all_dmabuf;
 	unsigned int i;
 	int d;
 
 	views = num_ctxs ? calloc(num_ctxs, sizeof(*views)) : NULL;
+	rviews = ranked != ctxs && num_ranked
+			 ? calloc(num_ranked, sizeof(*rviews))
+			 : views;
 	host = malloc(sizeof(*host));
-	if ((num_ctxs && !views) || !host) {
+	if ((num_ctxs && !views) || (num_ranked && !rviews) || !host) {
+		if (rviews != views)
+			free(rviews);
 		free(views);
 		free(host);
 		return ENOMEM;
@@ -291,6 +301,8 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 	gdr_host_facts_read(nd, host);
 	for (i = 0; i < num_ctxs; i++)
 		gdr_nic_look(ctxs[i], &views[i]);
+	for (i = 0; rviews != views && i < num_ranked; i++)
+		gdr_nic_look(ranked[i], &rviews[i]);
 
 	/* Each GPU's answer to the PCIe mapping first: the paths below
 	 * depend on it, the node's items as much as the pairs'. */
@@ -325,7 +337,7 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 	}
 	add_checks(r, "node", gdr_node_checks, &s, 0);
 	for (d = 0; d < ndev; d++)
-		gpu_items(r, nd, host, cuda, d, views, ctxs, num_ctxs);
+		gpu_items(r, nd, host, cuda, d, rviews, ranked, num_ranked);
 	gpu_mem = largest_gpu(cuda);
 	for (i = 0; i < num_ctxs; i++) {
 		subject_of(&s, nd, host, cuda, &views[i]);
@@ -334,21 +346,23 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 		for (d = 0; d < ndev; d++)
 			pair_items(r, &views[i], &s, d);
 	}
+	if (rviews != views)
+		free(rviews);
 	free(views);
 	free(cufile);
 	free(host);
 	return r->oom ? ENOMEM : 0;
 }
 
-GDR_EXPORT struct gdr_report *gdr_report_create(struct ibv_context *const *ctxs,
-						unsigned int num_ctxs,
-						uint32_t flags)
+struct gdr_report *gdr_report_ranked(struct ibv_context *const *ctxs,
+				     unsigned int num_ctxs,
+				     struct ibv_context *const *ranked,
+				     unsigned int num_ranked, uint32_t flags)
 {
 	struct gdr_report *r;
 	unsigned int i;
 
-	gdr_clear_error();
-	if (flags || (num_ctxs && !ctxs))
+	if (flags || (num_ctxs && !ctxs) || (num_ranked && !ranked))
 		return gdr_fail(EINVAL, "gdr_report_create: flags must be 0 "
 					"and ctxs must hold num_ctxs contexts");
 	for (i = 0; i < num_ctxs; i++)
@@ -356,14 +370,28 @@ GDR_EXPORT struct gdr_report *gdr_report_create(struct ibv_context *const *ctxs,
 			return gdr_fail(EINVAL,
 					"gdr_report_create: ctxs[%u] is NULL",
 					i);
+	for (i = 0; i < num_ranked; i++)
+		if (!ranked[i])
+			return gdr_fail(EINVAL,
+					"gdr_report_create: the devices to "
+					"rank hold a NULL context at %u",
+					i);
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return gdr_fail(ENOMEM, "out of memory for the report");
-	if (collect(r, ctxs, num_ctxs)) {
+	if (collect(r, ctxs, num_ctxs, ranked, num_ranked)) {
 		gdr_report_destroy(r);
 		return gdr_fail(ENOMEM, "out of memory for the report");
 	}
 	return r;
+}
+
+GDR_EXPORT struct gdr_report *gdr_report_create(struct ibv_context *const *ctxs,
+						unsigned int num_ctxs,
+						uint32_t flags)
+{
+	gdr_clear_error();
+	return gdr_report_ranked(ctxs, num_ctxs, ctxs, num_ctxs, flags);
 }
 
 GDR_EXPORT void gdr_report_destroy(struct gdr_report *r)

@@ -145,6 +145,16 @@ int gdr_private_host_root(const char *dir, char *why, size_t n);
 int gdr_private_record(void);
 unsigned int gdr_private_recorded(const char *const **paths);
 
+/*
+ * gdr_report_create() of @ctxs, with each GPU's nearest_rdma ranked among
+ * @all (gdr-info -d: the report shows one device, the nearest are the
+ * node's).
+ */
+struct gdr_report *gdr_private_report_create(struct ibv_context *const *ctxs,
+					     unsigned int num_ctxs,
+					     struct ibv_context *const *all,
+					     unsigned int num_all);
+
 #ifdef __cplusplus
 }
 #endif

@@ -162,6 +162,20 @@ def main():
     secs = {i["section"] for i in json.loads(none.stdout)["items"]} if none.stdout else {"?"}
     check("RDMA device mlx5_9 not found" in none.stderr and "mlx5_0" not in secs,
           "-d mlx5_9: %r, sections %s" % (none.stderr.strip(), sorted(secs)))
+    # -d DEV on a node of several rails: the report shows DEV, and the
+    # GPU's nearest devices are still ranked among all of them.
+    spec = dict(next(l for l in layouts.LAYOUTS
+                     if l[0] == "rails-four-distances-data-direct")[1])
+    rails = layouts.node(out, "rails-minus-d", **spec)
+    far = run(gdr_info, "--root", rails, "-d", "mlx5_3", "--json")
+    items = {(i["section"], i["key"]): i for i in json.loads(far.stdout)["items"]} \
+        if far.stdout else {}
+    near = items.get(("gpu0", "nearest_rdma"), {}).get("value")
+    check(near == "mlx5_0, mlx5_4 (its Data Direct function): PIX"
+          and ("mlx5_3", "topology_gpu0") in items
+          and not any(sec == "mlx5_0" for sec, _ in items),
+          "-d mlx5_3: nearest_rdma %r, sections %s (%s)" %
+          (near, sorted({sec for sec, _ in items}), far.stderr.strip()))
     # A capture that fails is an internal error (exit 2): no self-test is
     # run after it.
     st = run(gdr_info, "--host-root", root, "--self-test", "--capture",

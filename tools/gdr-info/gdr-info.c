@@ -287,7 +287,10 @@ int main(int argc, char **argv)
 	if (want && !nctx)
 		fprintf(stderr, "gdr-info: RDMA device %s not found\n", want);
 
-	report = gdr_report_create(ctxs, nctx, 0);
+	/* With -d the report shows that device; its GPUs' nearest are
+	 * still ranked among every device. */
+	report = want ? gdr_private_report_create(ctxs, nctx, all, nall)
+		      : gdr_report_create(ctxs, nctx, 0);
 	if (!report) {
 		fprintf(stderr, "gdr-info: %s\n", gdr_last_error());
 		ret = 2;
