@@ -299,7 +299,9 @@ int main(int argc, char **argv)
 	usable = gdr_report_usable(report);
 	ret = gdr_report_print(report, stdout, fmt) ? 2 : usable ? 0 : 1;
 	if (ret != 2 && capture) {
-		if (snapshot_capture(capture, ctxs, nctx, host_root, err,
+		/* Every device, as the ranking of the GPUs' nearest saw
+		 * them: a replay with the same -d gives the same report. */
+		if (snapshot_capture(capture, all, nall, host_root, err,
 				     sizeof(err))) {
 			fprintf(stderr, "gdr-info: %s\n", err);
 			ret = 2;
