@@ -257,12 +257,14 @@ struct ibv_mr *gdr_register_ex(struct ibv_pd *pd, void *ptr, size_t len,
  * Direct; the records say which export each MR came from.
  *
  * All or nothing: when the registration on pds[k] fails, the MRs made on
- * pds[0..k-1] are released and every mrs[i] is NULL (one whose release
- * fails stays, and the message says so); errno is that of the failure
+ * pds[0..k-1] are released and every mrs[i] is NULL (those whose release
+ * fails stay, and the message names them); errno is that of the failure
  * and gdr_last_error() names the PD ("pds[k] (mlx5_3) of N: ..."). The
  * records of pds[0..k-1] then describe MRs that were made and released.
  * A failure of the call itself (bad arguments, a buffer that cannot be
- * registered at all) names no PD; mrs[] is all NULL from the start.
+ * registered at all) names no PD; mrs[] is all NULL from the start, unless
+ * @num is out of range or @info_size carries the records past the end of
+ * the address space: then neither @mrs nor @infos is written.
  *
  * Returns 0, or -1 with errno set. Release with gdr_deregister_multi().
  */
@@ -356,7 +358,8 @@ struct gdr_nic_rank {
 
 /* The smallest rank_size gdr_rank_nics() accepts: the 0.3 record. Later
  * releases add fields at the end and fill only what the caller has room
- * for. */
+ * for; a record larger than this release's has its later bytes set to 0
+ * (a field a later release adds reads 0 from this one). */
 #define GDR_NIC_RANK_MIN_SIZE (offsetof(struct gdr_nic_rank, nic_bus_id) + 16)
 
 /**

@@ -183,6 +183,13 @@ static int check_rank_args(const struct gdr_rank_attr *attr,
 			rank_size, (size_t)GDR_NIC_RANK_MIN_SIZE);
 		return EINVAL;
 	}
+	if (*num_out && rank_size > (UINTPTR_MAX - (uintptr_t)out) / *num_out) {
+		gdr_fmt(why, n,
+			"rank_size %zu carries %u records past the end of the "
+			"address space; pass sizeof(*out)",
+			rank_size, *num_out);
+		return EINVAL;
+	}
 	if (num == 0 || num > MAX_CTXS) {
 		gdr_fmt(why, n,
 			"gdr_rank_nics: num_ctxs is %u; pass 1 to %u open "
@@ -245,9 +252,17 @@ int gdr_rank(const struct gdr_rank_attr *attr, struct ibv_context *const *ctxs,
 	default: chosen = num; break;
 	}
 	room = *num_out < chosen ? *num_out : chosen;
-	for (i = 0; i < room; i++)
-		memcpy((char *)out + (size_t)i * rank_size, &all[i],
+	for (i = 0; i < room; i++) {
+		char *rec = (char *)out + (size_t)i * rank_size;
+
+		memcpy(rec, &all[i],
 		       rank_size < sizeof(all[i]) ? rank_size : sizeof(all[i]));
+		/* A caller built against a later release: the fields this one
+		 * does not know read 0. */
+		if (rank_size > sizeof(all[i]))
+			memset(rec + sizeof(all[i]), 0,
+			       rank_size - sizeof(all[i]));
+	}
 	*num_out = chosen;
 	free(all);
 	return 0;

@@ -594,8 +594,11 @@ void gdr_reg_give_info(const struct gdr_reg_info *rec,
 	memcpy(info, &out,
 	       GDR_REG_INFO_MIN_SIZE +
 		       out.num_attempts * sizeof(struct gdr_path_attempt));
+	/* Records @size bytes apart need not be aligned for an int. */
 	if (out.comp_mask & GDR_REG_INFO_EXPORT)
-		info->export_index = out.export_index;
+		memcpy((char *)info +
+			       offsetof(struct gdr_reg_info, export_index),
+		       &out.export_index, sizeof(out.export_index));
 }
 
 void gdr_reg_call_init(struct gdr_reg_call *call)

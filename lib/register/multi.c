@@ -17,6 +17,14 @@ static struct gdr_reg_info *info_at(struct gdr_reg_info *infos, size_t size,
 					       (size_t)i * size);
 }
 
+/* Whether @num records @size bytes apart from @infos stay inside the
+ * address space (the caller's array is another matter). */
+static bool records_fit(const struct gdr_reg_info *infos, unsigned int num,
+			size_t size)
+{
+	return num && size <= (UINTPTR_MAX - (uintptr_t)infos) / num;
+}
+
 static int check_multi(struct ibv_pd *const *pds, unsigned int num,
 		       struct ibv_mr **mrs, const struct gdr_reg_info *infos,
 		       size_t info_size, char *why, size_t n)
@@ -40,6 +48,13 @@ static int check_multi(struct ibv_pd *const *pds, unsigned int num,
 			"info_size %zu is smaller than the first fields of "
 			"struct gdr_reg_info (%zu); pass sizeof(*infos)",
 			info_size, (size_t)GDR_REG_INFO_MIN_SIZE);
+		return EINVAL;
+	}
+	if (infos && !records_fit(infos, num, info_size)) {
+		gdr_fmt(why, n,
+			"info_size %zu carries %u records past the end of the "
+			"address space; pass sizeof(*infos)",
+			info_size, num);
 		return EINVAL;
 	}
 	for (i = 0; i < num; i++) {
@@ -67,15 +82,16 @@ static int check_multi(struct ibv_pd *const *pds, unsigned int num,
  * roll-back says still fits. */
 #define MSG_ROOM (GDR_MSG_LEN - 200)
 
-/* Release mrs[0..k-1], made before pds[k] failed; say in @why what could
- * not be released. Returns how many stay registered. */
+/* Release mrs[0..k-1], made before pds[k] failed; say in @why which could
+ * not be released (every one, and the errno of the first). Returns how
+ * many stay registered. */
 static unsigned int roll_back(struct ibv_mr **mrs, unsigned int k, char *why,
 			      size_t n)
 {
 	const struct gdr_seam *s = gdr_seam();
 	unsigned int i, stay = 0;
-	char words[96];
-	int err;
+	char words[96], which[160] = "";
+	int err, first = 0;
 
 	for (i = 0; i < k; i++) {
 		err = s->verbs.dereg_mr(mrs[i]);
@@ -84,14 +100,19 @@ static unsigned int roll_back(struct ibv_mr **mrs, unsigned int k, char *why,
 			continue;
 		}
 		if (!stay++)
-			gdr_append(why, n,
-				   "; releasing the MR of pds[%u] failed with "
-				   "%s: it stays in mrs[%u] (release it with "
-				   "gdr_deregister_multi)",
-				   i,
-				   gdr_errno_words(err, words, sizeof(words)),
-				   i);
+			first = err;
+		gdr_append(which, sizeof(which), "%s%u", stay > 1 ? ", " : "",
+			   i);
 	}
+	if (stay)
+		gdr_append(why, n,
+			   "; releasing the MR%s of pds[%s] failed (the first "
+			   "with %s): %s in mrs[%s] (release %s with "
+			   "gdr_deregister_multi)",
+			   stay > 1 ? "s" : "", which,
+			   gdr_errno_words(first, words, sizeof(words)),
+			   stay > 1 ? "they stay" : "it stays", which,
+			   stay > 1 ? "them" : "it");
 	return stay;
 }
 
@@ -118,7 +139,7 @@ GDR_EXPORT int gdr_register_multi(struct ibv_pd *const *pds, unsigned int num,
 	rec.device = -1;
 	rec.export_index = -1;
 	if (infos && info_size >= GDR_REG_INFO_MIN_SIZE &&
-	    num <= GDR_REG_MULTI_MAX)
+	    num <= GDR_REG_MULTI_MAX && records_fit(infos, num, info_size))
 		for (i = 0; i < num; i++)
 			gdr_reg_give_info(&rec, info_at(infos, info_size, i),
 					  info_size, false);

@@ -5,7 +5,7 @@
     words) is in a string literal of lib/ (no row describes a message the
     library no longer makes);
   - every message the unit tests provoke (test-decide, -faults, -cache,
-    -report, with GDR_MESSAGES_OUT): each reason in it matches the start
+    -report, -multi, -rank, with GDR_MESSAGES_OUT): each reason in it matches the start
     of a row (no message the library makes is missing from the doc).
 
     check-docs.py SOURCE_ROOT BUILD_DIR"""
@@ -109,7 +109,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         env["GDR_MESSAGES_OUT"] = os.path.join(tmp, "messages")
         for test, args in [("test-decide", []), ("test-faults", []), ("test-cache", []),
-                           ("test-report", []), ("test-faults-alloc", ["alloc"])]:
+                           ("test-report", []), ("test-faults-alloc", ["alloc"]),
+                           ("test-multi", []), ("test-rank", [])]:
             try:
                 rc = subprocess.run([os.path.join(build, "tests/unit", test)] + args,
                                     env=env, stdout=subprocess.DEVNULL,

@@ -66,7 +66,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         env["GDR_ERRNOS_OUT"] = os.path.join(tmp, "errnos")
         for test, args in [("test-decide", []), ("test-faults", []), ("test-cache", []),
-                           ("test-report", []), ("test-faults-alloc", ["alloc"])]:
+                           ("test-report", []), ("test-faults-alloc", ["alloc"]),
+                           ("test-multi", []), ("test-rank", [])]:
             exe = os.path.join(build, "tests/unit", test)
             try:
                 rc = subprocess.run([exe] + args, env=env, stdout=subprocess.DEVNULL,

@@ -134,6 +134,42 @@ static inline int rec_report_print(const struct gdr_report *r, FILE *f,
 	return rc;
 }
 
+static inline int rec_register_multi(struct ibv_pd *const *pds,
+				     unsigned int num, void *p, size_t n,
+				     const struct gdr_reg_attr *a,
+				     struct ibv_mr **mrs,
+				     struct gdr_reg_info *infos, size_t is)
+{
+	int rc = (gdr_register_multi)(pds, num, p, n, a, mrs, infos, is);
+
+	if (rc)
+		errno_seen("gdr_register_multi", errno);
+	return rc;
+}
+
+static inline int rec_deregister_multi(struct ibv_mr **mrs, unsigned int num)
+{
+	int err = (gdr_deregister_multi)(mrs, num);
+
+	errno_seen("gdr_deregister_multi", err);
+	return err;
+}
+
+static inline int rec_rank_nics(const struct gdr_rank_attr *a,
+				struct ibv_context *const *ctxs,
+				unsigned int num_ctxs, struct gdr_nic_rank *out,
+				unsigned int *num_out, size_t rank_size)
+{
+	int rc = (gdr_rank_nics)(a, ctxs, num_ctxs, out, num_out, rank_size);
+
+	if (rc)
+		errno_seen("gdr_rank_nics", errno);
+	return rc;
+}
+
+#define gdr_register_multi(...) rec_register_multi(__VA_ARGS__)
+#define gdr_deregister_multi(...) rec_deregister_multi(__VA_ARGS__)
+#define gdr_rank_nics(...) rec_rank_nics(__VA_ARGS__)
 #define gdr_register(...) rec_register(__VA_ARGS__)
 #define gdr_register_ex(...) rec_register_ex(__VA_ARGS__)
 #define gdr_deregister(...) rec_deregister(__VA_ARGS__)

@@ -1160,6 +1160,8 @@ static int v_dereg(struct ibv_mr *mr)
 
 	if (fault_inject("ibv_dereg_mr"))
 		return EIO;
+	if (fake_ibv.dereg_hook)
+		fake_ibv.dereg_hook();
 	if (fake_ibv.dereg_errno)
 		return fake_ibv.dereg_errno;
 	if (f->dmabuf_fd >= 0)

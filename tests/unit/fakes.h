@@ -107,6 +107,8 @@ struct fake_verbs {
 	void (*reg_hook)(void);
 	/* called with each MR a registration makes, before it is returned */
 	void (*mr_hook)(struct ibv_mr *mr);
+	/* called by each release before it answers (it may set dereg_errno) */
+	void (*dereg_hook)(void);
 	int no_hold; /* MRs keep no dup of the dma-buf fd (100k-entry bench) */
 	char last_exp_name[64];	 /* fdinfo exp_name of the fd passed */
 	size_t last_dmabuf_size; /* fdinfo size of the fd passed */

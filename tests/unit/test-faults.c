@@ -82,6 +82,8 @@ enum op {
 	OP_VMM,		/* exported in the primary context, retained */
 	OP_DATA_DIRECT, /* the PCIe-mapped export and mlx5dv */
 	OP_CACHE_VMM,	/* the cache over VMM mappings */
+	OP_MULTI,	/* one buffer on three rails of three kinds */
+	OP_RANK,	/* the rails ranked for GPU 0 */
 	OP_COUNT
 };
 static const char *const op_names[OP_COUNT] = { "dmabuf registration",
@@ -91,11 +93,65 @@ static const char *const op_names[OP_COUNT] = { "dmabuf registration",
 						"cache",
 						"vmm registration",
 						"data-direct registration",
-						"cache over vmm" };
+						"cache over vmm",
+						"multi-PD registration",
+						"rank" };
 
 static struct fixture fx;
 static void *dev_ptr;
 static char host_buf[8192];
+
+/* OP_MULTI and OP_RANK: a DMA-BUF rail beside the GPU, a rail whose NIC
+ * refuses DMA-BUF (nvidia-peermem takes it), a Data Direct rail. */
+#define RAILS 3
+static const struct {
+	const char *name, *chain;
+} rail[RAILS] = {
+	{ "mlx5_near", "pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:04.0/"
+		       "0000:04:00.0" },
+	{ "irdma_far", "pci0000:80/0000:80:01.0/0000:81:00.0" },
+	{ "mlx5_dd", "pci0000:00/0000:00:03.0/0000:06:00.0" },
+};
+#define RAIL_GPU_CHAIN                                                         \
+	"pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:00.0"
+static struct fake_nic rails[RAILS];
+static struct ibv_pd *rail_pds[RAILS];
+static struct ibv_context *rail_ctxs[RAILS];
+
+static void add_rails(void)
+{
+	char path[512], target[320];
+	int i;
+
+	fixture_pci(&fx, RAIL_GPU_CHAIN, 0);
+	snprintf(fake_model.gpu[0].pci_bus_id,
+		 sizeof(fake_model.gpu[0].pci_bus_id), "0000:03:00.0");
+	fixture_write(fx.sys, "module/nvidia_peermem/version", "580\n");
+	for (i = 0; i < RAILS; i++) {
+		struct gdr_model_nic *m =
+			fake_add_nic(&rails[i], rail[i].name, 1);
+
+		rail_pds[i] = &rails[i].pd;
+		rail_ctxs[i] = &rails[i].ctx;
+		if (i == 1) {
+			m->dmabuf_probe_errno = EOPNOTSUPP;
+			m->mlx5 = 0;
+		}
+		if (i == 2)
+			m->data_direct_errno = 0;
+		fixture_pci(&fx, rail[i].chain, i == 1);
+		snprintf(path, sizeof(path), "class/infiniband/%s/uevent",
+			 rail[i].name);
+		fixture_write(fx.sys, path, "");
+		snprintf(path, sizeof(path), "%s/class/infiniband/%s/device",
+			 fx.sys, rail[i].name);
+		snprintf(target, sizeof(target), "../../../devices/%s",
+			 rail[i].chain);
+		unlink(path);
+		if (symlink(target, path))
+			CHECK(0);
+	}
+}
 
 static size_t heap_used(void)
 {
@@ -120,6 +176,8 @@ static void setup(enum op op)
 	if (op == OP_DATA_DIRECT)
 		fake_model.nic[0].data_direct_errno =
 			0; /* the NIC has a Data Direct function */
+	if (op == OP_MULTI || op == OP_RANK)
+		add_rails();
 	fakes_install(&fx, NULL, NULL, NULL);
 	if (op == OP_VMM || op == OP_CACHE_VMM)
 		dev_ptr = (char *)fake_vmm(0, 2, 2 << 20, 0) + 4096;
@@ -137,6 +195,55 @@ static int primary_refs(void)
 	return n;
 }
 
+/* One buffer on the three rails; 0 or errno, as run(). */
+static int run_multi(int *clean)
+{
+	struct gdr_reg_info infos[RAILS];
+	struct ibv_mr *mrs[RAILS];
+	int err, i;
+
+	if (gdr_register_multi(rail_pds, RAILS, dev_ptr, 4096, NULL, mrs, infos,
+			       sizeof(infos[0]))) {
+		err = errno;
+		*clean = err != 0 && gdr_last_error()[0] != '\0';
+		for (i = 0; i < RAILS; i++)
+			*clean = *clean && !mrs[i];
+		return err ? err : -1;
+	}
+	for (i = 0; i < RAILS; i++)
+		*clean = *clean && mrs[i] && mrs[i]->addr == dev_ptr &&
+			 mrs[i]->length == 4096 &&
+			 infos[i].path != GDR_PATH_NONE;
+	if (gdr_deregister_multi(mrs, RAILS)) {
+		/* An injected dereg failure: that MR stays in mrs. */
+		long saved = fault_at;
+
+		fault_at = 0;
+		*clean = *clean && gdr_last_error()[0] != '\0';
+		if (gdr_deregister_multi(mrs, RAILS))
+			*clean = 0;
+		fault_at = saved;
+	}
+	return 0;
+}
+
+/* The rails ranked for GPU 0 (by ordinal: the CUDA calls too). */
+static int run_rank(int *clean)
+{
+	struct gdr_rank_attr a = { .cuda_device = 0, .policy = GDR_RANK_ALL };
+	struct gdr_nic_rank out[RAILS];
+	unsigned int num = RAILS;
+	int err;
+
+	if (gdr_rank_nics(&a, rail_ctxs, RAILS, out, &num, sizeof(out[0]))) {
+		err = errno;
+		*clean = err != 0 && gdr_last_error()[0] != '\0';
+		return err ? err : -1;
+	}
+	*clean = num == RAILS;
+	return 0;
+}
+
 /* One operation; 0 when it succeeded, else errno. Frees what it made. */
 static int run(enum op op, int *clean)
 {
@@ -149,6 +256,10 @@ static int run(enum op op, int *clean)
 
 	errno = 0;
 	*clean = 1;
+	if (op == OP_MULTI)
+		return run_multi(clean);
+	if (op == OP_RANK)
+		return run_rank(clean);
 	if (op == OP_REPORT) {
 		struct ibv_context *ctxs[1] = { &fake_context };
 

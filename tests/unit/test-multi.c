@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "fakes.h"
+#include "errnos.h"
 
 #define PM_NV_MEM "kernel/mm/memory_peers/nv_mem/version"
 #define MAX_NICS 8
@@ -271,6 +272,36 @@ static void host_and_flags(void)
 		CHECK((unsigned char)small[sz] == 0x5a);
 		CHECK_INT(gdr_deregister_multi(mrs, 1), 0);
 	}
+	check_scope = "records an odd number of bytes apart";
+	{
+		/* Any info_size is the caller's to choose: records need not
+		 * be aligned (an unaligned store is undefined; UBSan sees
+		 * it). */
+		size_t sz = sizeof(struct gdr_reg_info) + 1;
+		char *odd = calloc(2, sz);
+		int idx = -2;
+
+		CHECK_INT(gdr_register_multi(two, 2, p, 4096, NULL, mrs, infos,
+					     sizeof(infos[0])),
+			  0);
+		CHECK_INT(gdr_deregister_multi(mrs, 2), 0);
+		CHECK(odd != NULL);
+		if (odd) {
+			CHECK_INT(gdr_register_multi(
+					  two, 2, p, 4096, NULL, mrs,
+					  (struct gdr_reg_info *)(void *)odd,
+					  sz),
+				  0);
+			memcpy(&idx,
+			       odd + sz +
+				       offsetof(struct gdr_reg_info,
+						export_index),
+			       sizeof(idx));
+			CHECK_INT(idx, infos[1].export_index);
+			CHECK_INT(gdr_deregister_multi(mrs, 2), 0);
+			free(odd);
+		}
+	}
 	free(host);
 	fixture_remove(&fx);
 }
@@ -325,6 +356,20 @@ static void bad_arguments(void)
 		"info_size 4");
 	REFUSED("len 0", gdr_register_multi(pds, 2, p, 0, NULL, mrs, NULL, 0),
 		"len is 0");
+	check_scope = "records past the end of the address space";
+	memset(&info, 0xa5, sizeof(info));
+	REFUSED("records past the end of the address space",
+		gdr_register_multi(pds, 2, p, 4096, NULL, mrs, &info,
+				   SIZE_MAX / 2),
+		"past the end of the address space");
+	CHECK_INT(info.comp_mask, 0xa5a5a5a5u); /* not written */
+	check_scope = "num out of range: the arrays are not written";
+	memset(mrs, 0xa5, sizeof(mrs));
+	CHECK_INT(gdr_register_multi(pds, GDR_REG_MULTI_MAX + 1, p, 4096, NULL,
+				     mrs, &info, sizeof(info)),
+		  -1);
+	CHECK(mrs[0] == (struct ibv_mr *)(uintptr_t)0xa5a5a5a5a5a5a5a5ull);
+	CHECK_INT(info.comp_mask, 0xa5a5a5a5u);
 	/* the call's own error names no PD */
 	CHECK(strncmp(gdr_last_error(), "pds[", 4) != 0);
 	CHECK_INT(fake_ibv.live_mrs, 0);
@@ -339,6 +384,60 @@ static void bad_arguments(void)
 	CHECK_INT(gdr_deregister_multi(mrs, 2), 0);
 	CHECK(mrs[0] == NULL && mrs[1] == NULL);
 	CHECK_INT(gdr_deregister_multi(NULL, 2), EINVAL);
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	fixture_remove(&fx);
+}
+
+/* The second release answers EBUSY, the others work. */
+static int dereg_calls;
+static void second_dereg_busy(void)
+{
+	fake_ibv.dereg_errno = ++dereg_calls == 2 ? EBUSY : 0;
+}
+
+/*
+ * The fourth rail has no path and none of the three MRs made before it can
+ * be released: the message names every one that stays (and the errno of
+ * the first), and they stay in mrs for gdr_deregister_multi().
+ */
+static void roll_back_fails(void)
+{
+	static const enum nic_kind k[] = { NIC_DMABUF, NIC_DMABUF, NIC_DMABUF,
+					   NIC_UNKNOWN };
+	struct ibv_mr *mrs[4];
+	struct fixture fx;
+	void *p;
+
+	check_scope = "a roll-back whose releases fail";
+	node(&fx, k, 4, 0);
+	p = fake_alloc_device(0, 1 << 20);
+	fake_ibv.dereg_errno = EBUSY;
+	errno = 0;
+	CHECK_INT(gdr_register_multi(pds, 4, p, 4096, NULL, mrs, NULL, 0), -1);
+	CHECK_INT(errno, EOPNOTSUPP);
+	CHECK_HAS(gdr_last_error(),
+		  "; releasing the MRs of pds[0, 1, 2] failed (the first with "
+		  "EBUSY");
+	CHECK_HAS(gdr_last_error(), "they stay in mrs[0, 1, 2] (release them "
+				    "with gdr_deregister_multi)");
+	CHECK(!strstr(gdr_last_error(), "are released"));
+	CHECK(mrs[0] && mrs[1] && mrs[2] && !mrs[3]);
+	CHECK_INT(fake_ibv.live_mrs, 3);
+	fake_ibv.dereg_errno = 0;
+	CHECK_INT(gdr_deregister_multi(mrs, 4), 0);
+	CHECK_INT(fake_ibv.live_mrs, 0);
+
+	check_scope = "a roll-back where one release fails";
+	fake_ibv.dereg_hook = second_dereg_busy;
+	dereg_calls = 0;
+	CHECK_INT(gdr_register_multi(pds, 4, p, 4096, NULL, mrs, NULL, 0), -1);
+	fake_ibv.dereg_hook = NULL;
+	fake_ibv.dereg_errno = 0;
+	CHECK_HAS(gdr_last_error(), "; releasing the MR of pds[1] failed (the "
+				    "first with EBUSY");
+	CHECK_HAS(gdr_last_error(), "it stays in mrs[1] (release it with");
+	CHECK(!mrs[0] && mrs[1] && !mrs[2]);
+	CHECK_INT(gdr_deregister_multi(mrs, 4), 0);
 	CHECK_INT(fake_ibv.live_mrs, 0);
 	fixture_remove(&fx);
 }
@@ -555,6 +654,7 @@ int main(void)
 		fails_at(i);
 	host_and_flags();
 	bad_arguments();
+	roll_back_fails();
 	printf("multi: %d passed, %d failed\n", check_passed, check_failed);
 	return check_failed ? 1 : 0;
 }

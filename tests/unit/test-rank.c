@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "fakes.h"
+#include "errnos.h"
 #include "node.h"
 
 #define GPU_CHAIN                                                              \
@@ -162,7 +163,9 @@ static void policies(void)
 	check_scope = "a larger caller record";
 	{
 		char big[NUM][sizeof(struct gdr_nic_rank) + 16];
+		unsigned int k;
 
+		memset(big, 0x5a, sizeof(big));
 		num = NUM;
 		CHECK_INT(gdr_rank_nics(
 				  &(struct gdr_rank_attr){
@@ -173,6 +176,9 @@ static void policies(void)
 				  sizeof(big[0])),
 			  0);
 		CHECK_INT(((struct gdr_nic_rank *)(void *)big[1])->index, 3);
+		/* what a later release would add reads 0 */
+		for (k = sizeof(struct gdr_nic_rank); k < sizeof(big[0]); k++)
+			CHECK_INT(big[NUM - 1][k], 0);
 	}
 }
 
@@ -260,6 +266,10 @@ static void bad_arguments(void)
 		"must not be NULL");
 	REFUSED("a small rank_size", EINVAL,
 		gdr_rank_nics(&a, ctxs, NUM, out, &num, 8), "rank_size 8");
+	num = 2;
+	REFUSED("records past the end of the address space", EINVAL,
+		gdr_rank_nics(&a, ctxs, NUM, out, &num, SIZE_MAX / 2),
+		"past the end of the address space");
 	REFUSED("no devices", EINVAL,
 		gdr_rank_nics(&a, ctxs, 0, out, &num, sizeof(out[0])),
 		"num_ctxs is 0");
