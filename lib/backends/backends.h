@@ -84,6 +84,11 @@ struct gdr_exports {
 	int number[2]; /* [pcie]: the export's number in the call, or -1 */
 	int count;     /* exports made */
 	int last;      /* number of the export the last registration used */
+	/* [pcie]: an export that failed, not asked again within the call:
+	 * its errno (0: none), the driver's answer and the reason */
+	int err[2];
+	CUresult res[2];
+	char why[2][GDR_WHY_LEN];
 };
 void gdr_exports_init(struct gdr_exports *x);
 void gdr_exports_close(struct gdr_exports *x);

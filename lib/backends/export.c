@@ -150,6 +150,7 @@ void gdr_exports_init(struct gdr_exports *x)
 	x->number[0] = x->number[1] = -1;
 	x->count = 0;
 	x->last = -1;
+	x->err[0] = x->err[1] = 0;
 }
 
 void gdr_exports_close(struct gdr_exports *x)
@@ -223,9 +224,20 @@ int gdr_dmabuf_export(const struct gdr_req *req, bool pcie,
 		xs->last = xs->number[pcie];
 		return 0;
 	}
+	/* The same range refused already in this call: the same answer,
+	 * without asking the driver again for each PD. */
+	if (xs->err[pcie]) {
+		*res = xs->res[pcie];
+		gdr_copy(why, n, xs->why[pcie]);
+		return xs->err[pcie];
+	}
 	err = export_new(req, pcie, r, fd, res, why, n);
-	if (err)
+	if (err) {
+		xs->err[pcie] = err;
+		xs->res[pcie] = *res;
+		gdr_copy(xs->why[pcie], sizeof(xs->why[pcie]), why);
 		return err;
+	}
 	xs->fd[pcie] = *fd;
 	xs->r[pcie] = *r;
 	xs->number[pcie] = xs->count++;

@@ -50,9 +50,9 @@ struct gdr_reg_call {
 	/* the path mask and where it came from */
 	uint32_t mask;
 	const char *mask_src;
-	struct gdr_exports xs;
 	/* node and GPU verdicts, asked once for all the call's PDs */
 	struct gdr_check_memo memo;
+	struct gdr_exports xs; /* gdr_exports_init() */
 	struct gdr_req req;
 	struct gdr_reg_decided decided;
 };

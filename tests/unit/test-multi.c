@@ -388,6 +388,47 @@ static void bad_arguments(void)
 	fixture_remove(&fx);
 }
 
+/*
+ * The driver refuses the export (NOT_SUPPORTED: DMA-BUF is "not
+ * supported" for this buffer) and nvidia-peermem takes every rail: the
+ * refusal is asked once per call, not once per PD, and each record says
+ * why DMA-BUF failed.
+ */
+static void export_refused_once(void)
+{
+	static const enum nic_kind k[] = { NIC_DMABUF, NIC_DMABUF, NIC_DMABUF };
+	struct gdr_reg_info infos[3];
+	struct ibv_mr *mrs[3];
+	struct fixture fx;
+	int i, quiet;
+
+	for (quiet = 0; quiet < 2; quiet++) {
+		check_scope = quiet ? "an export refused, no records"
+				    : "an export refused, with records";
+		node(&fx, k, 3, 1);
+		fake_cu.export_result = CUDA_ERROR_NOT_SUPPORTED;
+		CHECK_INT(gdr_register_multi(
+				  pds, 3, fake_alloc_device(0, 1 << 20), 4096,
+				  NULL, mrs, quiet ? NULL : infos,
+				  sizeof(infos[0])),
+			  0);
+		fake_cu.export_result = 0;
+		CHECK_INT(fake_cu.exports, 1);
+		CHECK_INT(fake_ibv.dmabuf_calls, 0);
+		CHECK_INT(fake_ibv.reg_calls, 3);
+		for (i = 0; !quiet && i < 3; i++) {
+			CHECK_INT(infos[i].path, GDR_PATH_PEERMEM);
+			CHECK_INT(infos[i].attempts[1].path, GDR_PATH_DMABUF);
+			CHECK_INT(infos[i].attempts[1].result,
+				  GDR_ATTEMPT_FAILED);
+			CHECK_HAS(infos[i].attempts[1].reason,
+				  "cuMemGetHandleForAddressRange");
+		}
+		CHECK_INT(gdr_deregister_multi(mrs, 3), 0);
+		fixture_remove(&fx);
+	}
+}
+
 /* The second release answers EBUSY, the others work. */
 static int dereg_calls;
 static void second_dereg_busy(void)
@@ -655,6 +696,7 @@ int main(void)
 	host_and_flags();
 	bad_arguments();
 	roll_back_fails();
+	export_refused_once();
 	printf("multi: %d passed, %d failed\n", check_passed, check_failed);
 	return check_failed ? 1 : 0;
 }
