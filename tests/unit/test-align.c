@@ -77,6 +77,8 @@ int main(void)
 	CHECK_INT(r.size, 65536);
 	CHECK_INT(r.offset, 0x1064);
 	CHECK(gdr_dmabuf_range(0x1000, 0, 4096, &r) == EINVAL);
+	CHECK(gdr_dmabuf_range(UINTPTR_MAX - 100, 101, 4096, &r) == EINVAL);
+	CHECK(gdr_dmabuf_range(UINTPTR_MAX - 10, 4096, 4096, &r) == EINVAL);
 	CHECK(gdr_dmabuf_range(0x1000, 1, 3000, &r) == EINVAL);
 	CHECK(gdr_dmabuf_range(UINTPTR_MAX - 10, 5, 4096, &r) == EINVAL);
 	return check_summary("align");

@@ -404,7 +404,17 @@ static const struct scenario table[] = {
 	  .want_errno = ENOMEM,
 	  .want_msg = "if BAR1 of GPU 0 is nearly used up, that is the likely "
 		      "cause (not known here: NVML is not loaded in this "
-		      "process; nvidia-smi -q -d MEMORY shows BAR1 use)" },
+		      "process; nvidia-smi -q -d MEMORY shows BAR1 use)",
+	  .want_not_msg = "likely cause:" },
+	{ .name = "dmabuf EFAULT, BAR1 with exactly the buffer's length free: "
+		  "not blamed",
+	  .nv = NV_OPEN,
+	  .nvml_loaded = 1,
+	  .bar1_used = 35960, /* 87.8% of 40 KiB: 5000 bytes free */
+	  .bar1_total = 40960,
+	  .dmabuf_errno = EFAULT,
+	  .want_errno = EFAULT,
+	  .want_not_msg = "BAR1" },
 	{ .name = "peermem ENOMEM with BAR1 full: BAR1 named as the cause",
 	  .nv = NV_PROPRIETARY,
 	  .peermem = PM_NV_MEM,

@@ -373,6 +373,14 @@ static void sweep(enum op op, int alloc)
 			CHECK(strstr(gdr_last_error(),
 				     "cuDevicePrimaryCtxRetain") != NULL);
 		}
+		/* Memory of a context: the export asks which context is
+		 * current, and a failure there is the registration's. */
+		if (op == OP_DMABUF && !alloc &&
+		    !strcmp(fault_where, "cuCtxGetCurrent")) {
+			CHECK(err != 0);
+			CHECK(strstr(gdr_last_error(), "cuCtxGetCurrent") !=
+			      NULL);
+		}
 		CHECK_INT(count_fds(), fds0);
 		CHECK_INT(fake_ibv.live_mrs, 0);
 		/* A release that fails keeps its reference (nothing can give

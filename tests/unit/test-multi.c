@@ -191,8 +191,11 @@ static void fails_at(int bad)
 	snprintf(want, sizeof(want), "pds[%d] (%s) of 4: cannot register", bad,
 		 nics[bad].dev.name);
 	CHECK_HAS(gdr_last_error(), want);
-	if (bad)
-		CHECK_HAS(gdr_last_error(), "are released");
+	if (bad) {
+		snprintf(want, sizeof(want),
+			 "the MRs made on pds[0..%d] are released", bad - 1);
+		CHECK_HAS(gdr_last_error(), want);
+	}
 	for (i = 0; i < 4; i++) {
 		CHECK(mrs[i] == NULL);
 		CHECK_INT(infos[i].path,
@@ -647,6 +650,232 @@ static void recalled_fails(int err, int peermem)
 	fixture_remove(&fx);
 }
 
+/* The second DMA-BUF registration of the call fails with EPERM. */
+static void second_refused(void)
+{
+	fake_ibv.dmabuf_errno = hook_calls++ ? EPERM : 0;
+}
+
+/*
+ * pds[1] answers like pds[0] and takes its decision (no records), then its
+ * registration fails: the message is the one the full walk writes (with
+ * records), path for path. @masked: a path mask without Data Direct (its
+ * skip is then said), else the default (Data Direct does not concern these
+ * NICs: not said).
+ */
+static void recalled_then_failed(int masked)
+{
+	static const enum nic_kind k[] = { NIC_DMABUF, NIC_DMABUF };
+	struct gdr_reg_attr attr = {
+		.comp_mask = GDR_REG_ATTR_PATH_MASK,
+		.path_mask = GDR_PATH_BIT(GDR_PATH_DMABUF) |
+			     GDR_PATH_BIT(GDR_PATH_PEERMEM) |
+			     GDR_PATH_BIT(GDR_PATH_HOST),
+	};
+	struct gdr_reg_info infos[2];
+	char msg[2][GDR_MSG_LEN];
+	struct ibv_mr *mrs[2];
+	struct fixture fx;
+	int quiet;
+	void *p;
+
+	check_scope = masked ? "a recalled decision fails: the same message "
+			       "(path mask)"
+			     : "a recalled decision fails: the same message";
+	node(&fx, k, 2, 0);
+	p = fake_alloc_device(0, 1 << 20);
+	for (quiet = 0; quiet < 2; quiet++) {
+		hook_calls = 0;
+		fake_ibv.dmabuf_errno = 0;
+		fake_ibv.reg_hook = second_refused;
+		CHECK_INT(gdr_register_multi(
+				  pds, 2, p, 4096, masked ? &attr : NULL, mrs,
+				  quiet ? NULL : infos, sizeof(infos[0])),
+			  -1);
+		fake_ibv.reg_hook = NULL;
+		fake_ibv.dmabuf_errno = 0;
+		snprintf(msg[quiet], sizeof(msg[quiet]), "%s",
+			 gdr_last_error());
+	}
+	CHECK_STR(msg[1], msg[0]);
+	CHECK_HAS(msg[1], "pds[1] (fake_dmabuf_1) of 2: cannot register");
+	if (masked)
+		CHECK_HAS(msg[1], "data-direct skipped: not allowed by "
+				  "gdr_reg_attr.path_mask");
+	else
+		CHECK(!strstr(msg[1], "data-direct"));
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	fixture_remove(&fx);
+}
+
+/* The path field of record @i of records @size bytes apart. */
+static enum gdr_path path_at(const void *recs, size_t size, int i)
+{
+	enum gdr_path path;
+
+	memcpy(&path,
+	       (const char *)recs + (size_t)i * size +
+		       offsetof(struct gdr_reg_info, path),
+	       sizeof(path));
+	return path;
+}
+
+/* Records of exactly GDR_REG_INFO_MIN_SIZE bytes are accepted and reset;
+ * a smaller info_size is refused without a byte written. */
+static void record_sizes(void)
+{
+	static const enum nic_kind k[] = { NIC_DMABUF, NIC_DMABUF };
+	unsigned char small[2][GDR_REG_INFO_MIN_SIZE];
+	struct ibv_pd *dup[2];
+	struct gdr_reg_info info;
+	struct ibv_mr *mrs[2];
+	struct fixture fx;
+	unsigned int n;
+	void *p;
+
+	check_scope = "records of GDR_REG_INFO_MIN_SIZE";
+	node(&fx, k, 2, 0);
+	p = fake_alloc_device(0, 1 << 20);
+	memset(small, 0xa5, sizeof(small));
+	CHECK_INT(gdr_register_multi(pds, 2, p, 4096, NULL, mrs,
+				     (struct gdr_reg_info *)(void *)small,
+				     GDR_REG_INFO_MIN_SIZE),
+		  0);
+	CHECK_INT(path_at(small, GDR_REG_INFO_MIN_SIZE, 1), GDR_PATH_DMABUF);
+	CHECK_INT(gdr_deregister_multi(mrs, 2), 0);
+	dup[0] = dup[1] = pds[0];
+	memset(small, 0xa5, sizeof(small));
+	CHECK_INT(gdr_register_multi(dup, 2, p, 4096, NULL, mrs,
+				     (struct gdr_reg_info *)(void *)small,
+				     GDR_REG_INFO_MIN_SIZE),
+		  -1);
+	CHECK_INT(path_at(small, GDR_REG_INFO_MIN_SIZE, 1), GDR_PATH_NONE);
+	memcpy(&n, small[1] + offsetof(struct gdr_reg_info, num_attempts),
+	       sizeof(n));
+	CHECK_INT(n, 0);
+
+	check_scope = "a small info_size: nothing written";
+	memset(&info, 0x5a, sizeof(info));
+	CHECK_INT(gdr_register_multi(pds, 2, p, 4096, NULL, mrs, &info, 4), -1);
+	CHECK(((unsigned char *)&info)[4] == 0x5a);
+	CHECK(((unsigned char *)&info)[GDR_REG_INFO_MIN_SIZE - 1] == 0x5a);
+	fixture_remove(&fx);
+}
+
+/* A Data Direct registration that fails hard is the PD's failure (its
+ * one attempt), named as such. */
+static void one_attempt_failure(void)
+{
+	static const enum nic_kind k[] = { NIC_DD, NIC_DD };
+	struct ibv_mr *mrs[2];
+	struct fixture fx;
+	void *p;
+
+	check_scope = "a PD that failed at its first path is named";
+	node(&fx, k, 2, 0);
+	p = fake_alloc_device(0, 1 << 20);
+	fake_ibv.mlx5_reg_errno = EPERM;
+	CHECK_INT(gdr_register_multi(pds, 2, p, 4096, NULL, mrs, NULL, 0), -1);
+	fake_ibv.mlx5_reg_errno = 0;
+	CHECK_HAS(gdr_last_error(), "pds[0] (fake_dd_0) of 2: ");
+	fixture_remove(&fx);
+}
+
+/* GDR_REG_MULTI_MAX PDs and an argument error: every MR slot is NULL. */
+static void max_pds_cleared(void)
+{
+	static struct ibv_pd *many[GDR_REG_MULTI_MAX];
+	static struct ibv_mr *mrs[GDR_REG_MULTI_MAX];
+	static char dummy[GDR_REG_MULTI_MAX];
+	unsigned int i;
+	int bad = 0;
+
+	check_scope = "GDR_REG_MULTI_MAX PDs, the last one twice";
+	for (i = 0; i < GDR_REG_MULTI_MAX; i++)
+		many[i] = (struct ibv_pd *)(void *)&dummy[i];
+	many[GDR_REG_MULTI_MAX - 1] = many[0];
+	memset(mrs, 0xa5, sizeof(mrs));
+	CHECK_INT(gdr_register_multi(many, GDR_REG_MULTI_MAX, dummy, 4096, NULL,
+				     mrs, NULL, 0),
+		  -1);
+	for (i = 0; i < GDR_REG_MULTI_MAX; i++)
+		bad += mrs[i] != NULL;
+	CHECK_INT(bad, 0);
+}
+
+/*
+ * What a multi-PD call keeps of each decision (struct gdr_reg_decided),
+ * seen from inside: kept when every path before the used one was skipped
+ * and the used one has no condition that changes within a call, with the
+ * device's answers; a later alike PD takes it; a decision whose path failed
+ * first, or whose path needs a changing condition (Data Direct: the PCIe
+ * mapping), is not kept.
+ */
+static void decision_kept(void)
+{
+	static const enum nic_kind k[] = { NIC_DMABUF, NIC_DMABUF, NIC_DD };
+	struct gdr_reg_call call;
+	struct gdr_reg_info rec;
+	struct ibv_mr *mr[4];
+	char why[GDR_MSG_LEN];
+	struct fixture fx;
+	void *p;
+	int i;
+
+	check_scope = "the decision a multi-PD call keeps";
+	node(&fx, k, 3, 1);
+	p = fake_alloc_device(0, 1 << 20);
+	gdr_reg_call_init(&call);
+	call.reuse = true;
+	CHECK_INT(gdr_reg_one(&call, pds[0], p, 4096, NULL, gdr_reg_paths(),
+			      &rec, false, &mr[0], why, sizeof(why)),
+		  0);
+	CHECK(call.decided.valid);
+	CHECK_INT(call.decided.used, 1);
+	CHECK_INT(call.decided.skipped[0].path, GDR_PATH_DATA_DIRECT);
+	CHECK(call.decided.skipped[0].cond);
+	CHECK_STR(call.decided.nic.key.name, "fake_dmabuf_0");
+	CHECK_INT(gdr_reg_one(&call, pds[1], p, 4096, NULL, gdr_reg_paths(),
+			      &rec, false, &mr[1], why, sizeof(why)),
+		  0);
+	CHECK_INT(rec.path, GDR_PATH_DMABUF);
+	CHECK_INT(rec.num_attempts, 2);
+	CHECK_INT(rec.attempts[0].result, GDR_ATTEMPT_SKIPPED);
+	CHECK_INT(rec.attempts[1].result, GDR_ATTEMPT_USED);
+	CHECK(call.decided.valid);
+	/* Data Direct needs the PCIe mapping, which may change: not kept */
+	CHECK_INT(gdr_reg_one(&call, pds[2], p, 4096, NULL, gdr_reg_paths(),
+			      &rec, false, &mr[2], why, sizeof(why)),
+		  0);
+	CHECK_INT(rec.path, GDR_PATH_DATA_DIRECT);
+	CHECK(!call.decided.valid);
+	gdr_reg_call_end(&call);
+	for (i = 0; i < 3; i++)
+		CHECK_INT(gdr_deregister(mr[i]), 0);
+
+	check_scope = "a decision whose path failed first is not kept";
+	gdr_reg_call_init(&call);
+	call.reuse = true;
+	CHECK_INT(gdr_reg_one(&call, pds[0], p, 4096, NULL, gdr_reg_paths(),
+			      &rec, false, &mr[0], why, sizeof(why)),
+		  0);
+	CHECK(call.decided.valid);
+	hook_calls = 0;
+	fake_ibv.reg_hook = first_refused;
+	CHECK_INT(gdr_reg_one(&call, pds[1], p, 4096, NULL, gdr_reg_paths(),
+			      &rec, false, &mr[1], why, sizeof(why)),
+		  0);
+	fake_ibv.reg_hook = NULL;
+	fake_ibv.dmabuf_errno = 0;
+	CHECK_INT(rec.path, GDR_PATH_PEERMEM);
+	CHECK(!call.decided.valid);
+	gdr_reg_call_end(&call);
+	for (i = 0; i < 2; i++)
+		CHECK_INT(gdr_deregister(mr[i]), 0);
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	fixture_remove(&fx);
+}
+
 static void dd_rails_pcie_refused(void)
 {
 	static const enum nic_kind k[] = { NIC_DD, NIC_DD };
@@ -697,6 +926,12 @@ int main(void)
 	bad_arguments();
 	roll_back_fails();
 	export_refused_once();
+	recalled_then_failed(0);
+	recalled_then_failed(1);
+	record_sizes();
+	one_attempt_failure();
+	max_pds_cleared();
+	decision_kept();
 	printf("multi: %d passed, %d failed\n", check_passed, check_failed);
 	return check_failed ? 1 : 0;
 }

@@ -44,6 +44,7 @@ static const struct {
 
 static struct fake_nic rnics[NUM];
 static struct ibv_context *ctxs[NUM];
+static struct gdr_model_nic *models[NUM];
 
 static void make_node(struct fixture *fx)
 {
@@ -62,6 +63,7 @@ static void make_node(struct fixture *fx)
 			fake_add_nic(&rnics[i], nics[i].name, 1);
 
 		ctxs[i] = &rnics[i].ctx;
+		models[i] = m;
 		m->mlx5 = !strncmp(nics[i].name, "mlx5", 4);
 		m->data_direct_errno = nics[i].dd ? 0 : ENODEV;
 		if (nics[i].dd)
@@ -123,6 +125,7 @@ static void policies(void)
 	CHECK_INT(out[4].same_numa, 0);
 	CHECK_STR(out[5].nic_bus_id, "");
 	CHECK_INT(out[5].same_numa, -1);
+	CHECK_INT(out[5].acs_redirect, -1);
 	/* no config space in the fixture: ACS is unknown, never a guess */
 	CHECK_INT(out[0].acs_redirect, -1);
 	/* naming the GPU by bus id makes no CUDA call */
@@ -264,6 +267,11 @@ static void bad_arguments(void)
 	REFUSED("NULL num_out", EINVAL,
 		gdr_rank_nics(&a, ctxs, NUM, out, NULL, sizeof(out[0])),
 		"must not be NULL");
+	num = 2;
+	REFUSED("NULL out with room", EINVAL,
+		gdr_rank_nics(&a, ctxs, NUM, NULL, &num, sizeof(out[0])),
+		"nor out when");
+	num = NUM;
 	REFUSED("a small rank_size", EINVAL,
 		gdr_rank_nics(&a, ctxs, NUM, out, &num, 8), "rank_size 8");
 	num = 2;
@@ -393,6 +401,49 @@ static void acs(void)
 	CHECK_INT(acs_of(1), -1);
 	write_config(&fx, BRIDGE_02_04, 4096, 0, 0, 0);
 	CHECK_INT(acs_of(1), 0);
+
+	check_scope = "ACS orders one distance: none, unknown, redirecting";
+	write_config(&fx, BRIDGE_01, 4096, ECAP(0x000d, 0), 0, 0);
+	write_config(&fx, BRIDGE_02_00, 4096, ECAP(0x000d, 0), 0, 0);
+	write_config(&fx, BRIDGE_02_04, 4096, ECAP(0x000d, 0), 0, 0x000c);
+	fixture_pci(&fx, BRIDGE_01 "/0000:02:05.0", 0);
+	write_config(&fx, BRIDGE_01 "/0000:02:05.0", 4096, ECAP(0x000d, 0), 0,
+		     0);
+	{
+		struct gdr_nic_rank o[NUM];
+		unsigned int num = NUM;
+
+		CHECK_INT(rank(GDR_RANK_ALL, 0, o, &num), 0);
+		CHECK_INT(o[0].index, 3);
+		CHECK_INT(o[0].acs_redirect, 0);
+		CHECK_INT(o[1].index, 5);
+		CHECK_INT(o[1].acs_redirect, -1);
+		CHECK_INT(o[2].index, 1);
+		CHECK_INT(o[2].acs_redirect, 1);
+	}
+	fixture_remove(&fx);
+}
+
+/* A device that is not mlx5 is not asked the mlx5 direct verbs' question,
+ * whatever it would answer. */
+static void not_mlx5_not_asked(void)
+{
+	struct gdr_nic_rank out[NUM];
+	unsigned int num = NUM, i;
+	struct fixture fx;
+
+	check_scope = "a non-mlx5 device has no Data Direct function";
+	make_node(&fx);
+	models[4]->data_direct_errno = 0;
+	snprintf(models[4]->data_direct_path,
+		 sizeof(models[4]->data_direct_path), "/sys/devices/%s",
+		 DD_CHAIN);
+	CHECK_INT(rank(GDR_RANK_ALL, 0, out, &num), 0);
+	for (i = 0; i < num; i++)
+		if (out[i].index == 4) {
+			CHECK_INT(out[i].data_direct, 0);
+			CHECK_STR(out[i].nic_bus_id, "");
+		}
 	fixture_remove(&fx);
 }
 
@@ -407,6 +458,7 @@ int main(void)
 	fixture_remove(&fx);
 	no_cuda();
 	acs();
+	not_mlx5_not_asked();
 	printf("rank: %d passed, %d failed\n", check_passed, check_failed);
 	return check_failed ? 1 : 0;
 }
