@@ -22,7 +22,7 @@
 #include "fakes.h"
 
 #define RAILS 8
-#define ROUNDS 31
+#define ROUNDS 101
 #define PER 50
 
 static struct fake_nic rails[RAILS];
