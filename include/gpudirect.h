@@ -258,7 +258,7 @@ struct ibv_mr *gdr_register_ex(struct ibv_pd *pd, void *ptr, size_t len,
  *
  * All or nothing: when the registration on pds[k] fails, the MRs made on
  * pds[0..k-1] are released and every mrs[i] is NULL (those whose release
- * fails stay, and the message names them); errno is that of the failure
+ * fails stay, and the message says which); errno is that of the failure
  * and gdr_last_error() names the PD ("pds[k] (mlx5_3) of N: ..."). The
  * records of pds[0..k-1] then describe MRs that were made and released.
  * A failure of the call itself (bad arguments, a buffer that cannot be

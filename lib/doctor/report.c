@@ -99,6 +99,21 @@ void gdr_nic_look(struct ibv_context *ctx, struct gdr_nic_view *v)
 	}
 }
 
+/* What the ranking of a GPU's nearest devices shows of a device: its name
+ * and PCI address (gdr_nic_look() without asking the device anything). */
+static void rank_look(struct ibv_context *ctx, struct gdr_nic_view *v)
+{
+	const struct gdr_seam *s = gdr_seam();
+	const char *name;
+
+	memset(v, 0, sizeof(*v));
+	v->ctx = ctx;
+	name = s->verbs.device_name(ctx->device);
+	gdr_fmt(v->name, sizeof(v->name), "%s", name ? name : "rdma");
+	if (gdr_nic_pci(v->name, v->bdf, sizeof(v->bdf)))
+		v->bdf[0] = '\0';
+}
+
 /* The largest GPU's memory in bytes, 0 when no GPU answers. */
 static unsigned long long largest_gpu(const struct gdr_cuda *cuda)
 {
@@ -301,8 +316,11 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 	gdr_host_facts_read(nd, host);
 	for (i = 0; i < num_ctxs; i++)
 		gdr_nic_look(ctxs[i], &views[i]);
+	/* Devices only ranked: their names and PCI addresses, nothing
+	 * asked of the devices themselves (a broken one beside the device
+	 * shown must not hold up its report). */
 	for (i = 0; rviews != views && i < num_ranked; i++)
-		gdr_nic_look(ranked[i], &rviews[i]);
+		rank_look(ranked[i], &rviews[i]);
 
 	/* Each GPU's answer to the PCIe mapping first: the paths below
 	 * depend on it, the node's items as much as the pairs'. */

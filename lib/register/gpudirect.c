@@ -616,8 +616,9 @@ void gdr_reg_call_end(struct gdr_reg_call *call)
 
 /*
  * What a registration settles before it decides: the arguments checked,
- * the path mask, the buffer classified (once per call), the request. 0,
- * or an errno with the reason in @why.
+ * the path mask, the buffer classified (once per call), the request
+ * (GDR_REG_SYNC_MEMOPS is applied after, once per call). 0, or an errno
+ * with the reason in @why.
  */
 static int settle(struct gdr_reg_call *call, struct ibv_pd *pd, void *ptr,
 		  size_t len, const struct gdr_reg_attr *attr, uint32_t known,
@@ -684,13 +685,6 @@ static int settle(struct gdr_reg_call *call, struct ibv_pd *pd, void *ptr,
 		    !node->strict_ordering)
 			req->access |= IBV_ACCESS_RELAXED_ORDERING;
 	}
-	if ((req->flags & GDR_REG_SYNC_MEMOPS) && is_device(&req->pi) &&
-	    !call->synced) {
-		err = sync_memops(req, why, n);
-		if (err)
-			return err;
-		call->synced = true;
-	}
 	return 0;
 }
 
@@ -729,6 +723,13 @@ int gdr_reg_one(struct gdr_reg_call *call, struct ibv_pd *pd, void *ptr,
 		  len, gdr_mem_type_name(req->pi.type),
 		  req->pi.device >= 0 ? " on GPU " : " ", req->pi.device,
 		  req->access, call->mask, call->mask_src);
+	if ((req->flags & GDR_REG_SYNC_MEMOPS) && is_device(&req->pi) &&
+	    !call->synced) {
+		err = sync_memops(req, why, n);
+		if (err)
+			return err;
+		call->synced = true;
+	}
 	*mr = decide(req, call->mask, call->mask_src, rec, texts,
 		     call->reuse ? &call->decided : NULL, why, n, &err);
 	if (*mr)

@@ -83,14 +83,14 @@ static int check_multi(struct ibv_pd *const *pds, unsigned int num,
 #define MSG_ROOM (GDR_MSG_LEN - 200)
 
 /* Release mrs[0..k-1], made before pds[k] failed; say in @why which could
- * not be released (every one, and the errno of the first). Returns how
- * many stay registered. */
+ * not be released (the first few by index, how many more, and the errno
+ * of the first). Returns how many stay registered. */
 static unsigned int roll_back(struct ibv_mr **mrs, unsigned int k, char *why,
 			      size_t n)
 {
 	const struct gdr_seam *s = gdr_seam();
-	unsigned int i, stay = 0;
-	char words[96], which[160] = "";
+	unsigned int i, stay = 0, more = 0;
+	char words[96], which[48] = "", more_words[32] = "";
 	int err, first = 0;
 
 	for (i = 0; i < k; i++) {
@@ -101,18 +101,29 @@ static unsigned int roll_back(struct ibv_mr **mrs, unsigned int k, char *why,
 		}
 		if (!stay++)
 			first = err;
-		gdr_append(which, sizeof(which), "%s%u", stay > 1 ? ", " : "",
-			   i);
+		/* whole numbers only: room for ", 255" and the NUL */
+		if (strlen(which) + 6 < sizeof(which))
+			gdr_append(which, sizeof(which), "%s%u",
+				   stay > 1 ? ", " : "", i);
+		else
+			more++;
 	}
-	if (stay)
+	if (more)
+		gdr_fmt(more_words, sizeof(more_words), " and %u more", more);
+	if (stay == 1)
 		gdr_append(why, n,
-			   "; releasing the MR%s of pds[%s] failed (the first "
-			   "with %s): %s in mrs[%s] (release %s with "
+			   "; releasing the MR of pds[%s] failed with %s: it "
+			   "stays in mrs[%s] (release it with "
 			   "gdr_deregister_multi)",
-			   stay > 1 ? "s" : "", which,
-			   gdr_errno_words(first, words, sizeof(words)),
-			   stay > 1 ? "they stay" : "it stays", which,
-			   stay > 1 ? "them" : "it");
+			   which, gdr_errno_words(first, words, sizeof(words)),
+			   which);
+	else if (stay)
+		gdr_append(why, n,
+			   "; releasing the MRs of pds[%s]%s failed (the first "
+			   "with %s): they stay in mrs at the same places "
+			   "(release them with gdr_deregister_multi)",
+			   which, more_words,
+			   gdr_errno_words(first, words, sizeof(words)));
 	return stay;
 }
 

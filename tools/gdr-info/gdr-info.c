@@ -174,6 +174,21 @@ static int self_test(const struct gdr_report *r, struct ibv_context **ctxs,
 	return tried && passed == tried;
 }
 
+/* After the @nctx devices of the report in @ctxs (room for @nall), the
+ * other devices of @all. */
+static void capture_order(struct ibv_context **ctxs, unsigned int nctx,
+			  struct ibv_context **all, unsigned int nall)
+{
+	unsigned int i, j, n = nctx;
+
+	for (i = 0; i < nall; i++) {
+		for (j = 0; j < nctx && ctxs[j] != all[i]; j++)
+			;
+		if (j == nctx)
+			ctxs[n++] = all[i];
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -300,8 +315,11 @@ int main(int argc, char **argv)
 	ret = gdr_report_print(report, stdout, fmt) ? 2 : usable ? 0 : 1;
 	if (ret != 2 && capture) {
 		/* Every device, as the ranking of the GPUs' nearest saw
-		 * them: a replay with the same -d gives the same report. */
-		if (snapshot_capture(capture, all, nall, host_root, err,
+		 * them (a replay with the same -d gives the same report), the
+		 * -d device first: a snapshot keeps the first
+		 * GDR_MODEL_MAX_NICS. */
+		capture_order(ctxs, nctx, all, nall);
+		if (snapshot_capture(capture, ctxs, nall, host_root, err,
 				     sizeof(err))) {
 			fprintf(stderr, "gdr-info: %s\n", err);
 			ret = 2;
