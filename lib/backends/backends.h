@@ -90,6 +90,8 @@ struct gdr_exports {
 	CUresult res[2];
 	char why[2][GDR_WHY_LEN];
 };
+/* What a registration that the kernel refused with EINVAL adds. */
+extern const char gdr_access_hint[];
 void gdr_exports_init(struct gdr_exports *x);
 void gdr_exports_close(struct gdr_exports *x);
 

@@ -9,6 +9,8 @@
 
 #include "backends.h"
 
+const char gdr_access_hint[] = "; check the access flags";
+
 bool gdr_backend_applies(const struct gdr_backend *b,
 			 const struct gdr_subject *s)
 {
@@ -48,7 +50,7 @@ struct ibv_mr *gdr_reg_va(const struct gdr_req *req, const char *efault,
 			   bar1 == GDR_BAR1_LIKELY ? "; if not that: " : ": ",
 			   efault);
 	else if (err == EINVAL)
-		gdr_append(why, n, "; check the access flags");
+		gdr_append(why, n, "%s", gdr_access_hint);
 	if (err == ENOMEM && !req->cu)
 		gdr_memlock_explain(why, n);
 	if (bar1 == GDR_BAR1_UNKNOWN)

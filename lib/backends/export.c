@@ -266,7 +266,7 @@ struct ibv_mr *gdr_dmabuf_finish(const struct gdr_req *req,
 			gdr_pd_name(req->pd),
 			gdr_errno_words(err, words, sizeof(words)),
 			bar1 == GDR_BAR1_LIKELY ? clause : "",
-			err == EINVAL ? "; check the access flags" : "",
+			err == EINVAL ? gdr_access_hint : "",
 			bar1 == GDR_BAR1_UNKNOWN ? clause : "");
 		errno = err;
 		return NULL;

@@ -65,42 +65,8 @@ static void add_checks(struct gdr_report *r, const char *section,
 	}
 }
 
-/* One RDMA device surveyed: a PD to probe it, its PCI parent, port 1. */
-void gdr_nic_look(struct ibv_context *ctx, struct gdr_nic_view *v)
-{
-	const struct gdr_seam *s = gdr_seam();
-	const char *name;
-	struct ibv_pd *pd;
-	int err;
-
-	memset(v, 0, sizeof(*v));
-	v->ctx = ctx;
-	name = s->verbs.device_name(ctx->device);
-	gdr_fmt(v->name, sizeof(v->name), "%s", name ? name : "rdma");
-	pd = s->verbs.alloc_pd(ctx);
-	if (pd) {
-		gdr_nic_get(pd, &v->nic);
-		v->have_nic = true;
-		err = s->verbs.dealloc_pd(pd);
-		if (err)
-			gdr_debug("%s: ibv_dealloc_pd failed: %s", v->name,
-				  gdr_errno_name(err));
-	}
-	if (gdr_nic_pci(v->name, v->bdf, sizeof(v->bdf)))
-		v->bdf[0] = '\0';
-	memset(&v->port, 0, sizeof(v->port));
-	v->have_port = s->verbs.query_port(ctx, 1, &v->port) == 0;
-	if (s->verbs.query_device) {
-		struct ibv_device_attr attr;
-
-		memset(&attr, 0, sizeof(attr));
-		if (s->verbs.query_device(ctx, &attr) == 0)
-			v->max_mr_size = attr.max_mr_size;
-	}
-}
-
 /* What the ranking of a GPU's nearest devices shows of a device: its name
- * and PCI address (gdr_nic_look() without asking the device anything). */
+ * and PCI address (what gdr_nic_look() learns without asking the device anything). */
 static void rank_look(struct ibv_context *ctx, struct gdr_nic_view *v)
 {
 	const struct gdr_seam *s = gdr_seam();
@@ -112,6 +78,34 @@ static void rank_look(struct ibv_context *ctx, struct gdr_nic_view *v)
 	gdr_fmt(v->name, sizeof(v->name), "%s", name ? name : "rdma");
 	if (gdr_nic_pci(v->name, v->bdf, sizeof(v->bdf)))
 		v->bdf[0] = '\0';
+}
+
+/* One RDMA device surveyed: a PD to probe it, its PCI parent, port 1. */
+void gdr_nic_look(struct ibv_context *ctx, struct gdr_nic_view *v)
+{
+	const struct gdr_seam *s = gdr_seam();
+	struct ibv_pd *pd;
+	int err;
+
+	rank_look(ctx, v);
+	pd = s->verbs.alloc_pd(ctx);
+	if (pd) {
+		gdr_nic_get(pd, &v->nic);
+		v->have_nic = true;
+		err = s->verbs.dealloc_pd(pd);
+		if (err)
+			gdr_debug("%s: ibv_dealloc_pd failed: %s", v->name,
+				  gdr_errno_name(err));
+	}
+	memset(&v->port, 0, sizeof(v->port));
+	v->have_port = s->verbs.query_port(ctx, 1, &v->port) == 0;
+	if (s->verbs.query_device) {
+		struct ibv_device_attr attr;
+
+		memset(&attr, 0, sizeof(attr));
+		if (s->verbs.query_device(ctx, &attr) == 0)
+			v->max_mr_size = attr.max_mr_size;
+	}
 }
 
 /* The largest GPU's memory in bytes, 0 when no GPU answers. */

@@ -716,6 +716,17 @@ static void probe_nic(const struct gdr_seam *s, struct ibv_pd *pd,
 					  : "unknown");
 }
 
+/* The device's name as its key keeps it, asked once into *@name. */
+static const char *key_name(struct ibv_context *ctx, const char **name)
+{
+	if (!*name) {
+		*name = gdr_dev_name(ctx);
+		if (!*name)
+			*name = "unknown";
+	}
+	return *name;
+}
+
 const struct gdr_nic *gdr_nic_find(struct ibv_pd *pd, struct gdr_nic *spare)
 {
 	const struct gdr_seam *s = gdr_seam();
@@ -733,26 +744,16 @@ const struct gdr_nic *gdr_nic_find(struct ibv_pd *pd, struct gdr_nic *spare)
 	 * mostly met in index order, so the slot of that number first. */
 	if (index >= 0 && index < GDR_NIC_CACHE_MAX) {
 		nic = load(&nics[index]);
-		if (nic && nic->key.index == index) {
-			name = gdr_dev_name(ctx);
-			if (!name)
-				name = "unknown";
-			if (is_key_of(&nic->key, index, name))
-				return nic;
-		}
+		if (nic && nic->key.index == index &&
+		    is_key_of(&nic->key, index, key_name(ctx, &name)))
+			return nic;
 	}
 	for (i = 0; i < GDR_NIC_CACHE_MAX; i++) {
 		nic = load(&nics[i]);
 		if (!nic)
 			break;
-		if (nic->key.index != index)
-			continue;
-		if (!name) {
-			name = gdr_dev_name(ctx);
-			if (!name)
-				name = "unknown";
-		}
-		if (is_key_of(&nic->key, index, name))
+		if (nic->key.index == index &&
+		    is_key_of(&nic->key, index, key_name(ctx, &name)))
 			return nic;
 	}
 	gdr_node_get();
