@@ -263,8 +263,9 @@ struct ibv_mr *gdr_register_ex(struct ibv_pd *pd, void *ptr, size_t len,
  * records of pds[0..k-1] then describe MRs that were made and released.
  * A failure of the call itself (bad arguments, a buffer that cannot be
  * registered at all) names no PD; mrs[] is all NULL from the start, unless
- * @num is out of range or @info_size carries the records past the end of
- * the address space: then neither @mrs nor @infos is written.
+ * @num is out of range: then neither @mrs nor @infos is written. Where
+ * @info_size carries the records past the end of the address space,
+ * @infos is not written (mrs[] is all NULL).
  *
  * Returns 0, or -1 with errno set. Release with gdr_deregister_multi().
  */

@@ -98,6 +98,8 @@ const char *gdr_errno_name(int err);
 const char *gdr_errno_words(int err, char *buf, size_t n);
 /* Sentences more than one public call says. */
 extern const char gdr_msg_pd_null[];
+/* What to do about an MR that ibv_dereg_mr refused with @err. */
+const char *gdr_dereg_remedy(int err);
 /* True when @err means "this path is not supported here". */
 bool gdr_err_is_unsupported(int err);
 /* The errno a caller may see for @err: the kernel-internal 524 becomes

@@ -164,5 +164,14 @@ const char *gdr_errno_words(int err, char *buf, size_t n)
 	return buf;
 }
 
+/* The kernel refuses to release an MR that memory windows are bound to
+ * (EBUSY); anything else is the device's or the driver's trouble. */
+const char *gdr_dereg_remedy(int err)
+{
+	return err == EBUSY ? "destroy the memory windows bound to it first"
+			    : "see the kernel log for the device's state "
+			      "(closing its context releases every MR on it)";
+}
+
 const char gdr_msg_pd_null[] =
 	"pd is NULL; pass a protection domain from ibv_alloc_pd()";

@@ -890,9 +890,9 @@ GDR_EXPORT int gdr_deregister(struct ibv_mr *mr)
 	if (err) {
 		gdr_fail(err,
 			 "ibv_dereg_mr failed with %s; the MR stays "
-			 "registered: destroy the memory windows bound to it "
-			 "first",
-			 gdr_errno_words(err, words, sizeof(words)));
+			 "registered: %s",
+			 gdr_errno_words(err, words, sizeof(words)),
+			 gdr_dereg_remedy(err));
 		return gdr_errno_public(err);
 	}
 	return 0;

@@ -217,9 +217,9 @@ GDR_EXPORT int gdr_deregister_multi(struct ibv_mr **mrs, unsigned int num)
 		first = gdr_errno_public(err);
 		gdr_fail(err,
 			 "ibv_dereg_mr of mrs[%u] failed with %s; it stays "
-			 "registered (and in mrs[%u]): destroy the memory "
-			 "windows bound to it first",
-			 i, gdr_errno_words(err, words, sizeof(words)), i);
+			 "registered (and in mrs[%u]): %s",
+			 i, gdr_errno_words(err, words, sizeof(words)), i,
+			 gdr_dereg_remedy(err));
 	}
 	if (first)
 		errno = first;

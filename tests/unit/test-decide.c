@@ -1283,6 +1283,13 @@ static void bad_arguments(void)
 		fake_ibv.dereg_errno = EBUSY;
 		CHECK_INT(gdr_deregister(mr), EBUSY);
 		CHECK_HAS(gdr_last_error(), "ibv_dereg_mr failed with EBUSY");
+		CHECK_HAS(gdr_last_error(), "destroy the memory windows");
+		/* Not memory windows: the device's trouble. */
+		fake_ibv.dereg_errno = EIO;
+		CHECK_INT(gdr_deregister(mr), EIO);
+		CHECK_HAS(gdr_last_error(), "ibv_dereg_mr failed with EIO");
+		CHECK_HAS(gdr_last_error(), "see the kernel log");
+		CHECK(!strstr(gdr_last_error(), "memory windows"));
 		fake_ibv.dereg_errno = 0;
 		CHECK_INT(gdr_deregister(mr), 0);
 		CHECK_STR(gdr_last_error(), "");

@@ -361,11 +361,13 @@ static void bad_arguments(void)
 		"len is 0");
 	check_scope = "records past the end of the address space";
 	memset(&info, 0xa5, sizeof(info));
+	memset(mrs, 0xa5, sizeof(mrs));
 	REFUSED("records past the end of the address space",
 		gdr_register_multi(pds, 2, p, 4096, NULL, mrs, &info,
 				   SIZE_MAX / 2),
 		"past the end of the address space");
 	CHECK_INT(info.comp_mask, 0xa5a5a5a5u); /* not written */
+	CHECK(mrs[0] == NULL && mrs[1] == NULL); /* num is known: cleared */
 	check_scope = "num out of range: the arrays are not written";
 	memset(mrs, 0xa5, sizeof(mrs));
 	CHECK_INT(gdr_register_multi(pds, GDR_REG_MULTI_MAX + 1, p, 4096, NULL,
@@ -380,9 +382,17 @@ static void bad_arguments(void)
 	check_scope = "gdr_deregister_multi: one MR that will not go";
 	CHECK_INT(gdr_register_multi(pds, 2, p, 4096, NULL, mrs, NULL, 0), 0);
 	fake_ibv.dereg_errno = EBUSY;
+	errno = 0;
 	CHECK_INT(gdr_deregister_multi(mrs, 2), EBUSY);
+	CHECK_INT(errno, EBUSY);
 	CHECK_HAS(gdr_last_error(), "mrs[0]");
+	CHECK_HAS(gdr_last_error(), "destroy the memory windows");
 	CHECK(mrs[0] != NULL && mrs[1] != NULL);
+	/* not memory windows: the device's trouble, said as such */
+	fake_ibv.dereg_errno = EIO;
+	CHECK_INT(gdr_deregister_multi(mrs, 2), EIO);
+	CHECK_HAS(gdr_last_error(), "see the kernel log");
+	CHECK(!strstr(gdr_last_error(), "memory windows"));
 	fake_ibv.dereg_errno = 0;
 	CHECK_INT(gdr_deregister_multi(mrs, 2), 0);
 	CHECK(mrs[0] == NULL && mrs[1] == NULL);
