@@ -366,7 +366,7 @@ static void bad_arguments(void)
 		gdr_register_multi(pds, 2, p, 4096, NULL, mrs, &info,
 				   SIZE_MAX / 2),
 		"past the end of the address space");
-	CHECK_INT(info.comp_mask, 0xa5a5a5a5u); /* not written */
+	CHECK_INT(info.comp_mask, 0xa5a5a5a5u);	 /* not written */
 	CHECK(mrs[0] == NULL && mrs[1] == NULL); /* num is known: cleared */
 	check_scope = "num out of range: the arrays are not written";
 	memset(mrs, 0xa5, sizeof(mrs));
