@@ -78,9 +78,9 @@ static int check_multi(struct ibv_pd *const *pds, unsigned int num,
 	return 0;
 }
 
-/* Room the reason of a failure may take in the message, so that what the
- * roll-back says still fits. */
-#define MSG_ROOM (GDR_MSG_LEN - 200)
+/* Room for what the roll-back says: which MRs stay (the first few by
+ * index, how many more), the errno in words and the remedy. */
+#define TAIL_LEN 320
 
 /* Release mrs[0..k-1], made before pds[k] failed; say in @why which could
  * not be released (the first few by index, how many more, and the errno
@@ -135,9 +135,10 @@ GDR_EXPORT int gdr_register_multi(struct ibv_pd *const *pds, unsigned int num,
 {
 	struct gdr_reg_call call;
 	struct gdr_reg_info rec;
-	char why[GDR_MSG_LEN], msg[GDR_MSG_LEN];
+	char why[GDR_MSG_LEN], head[GDR_MSG_LEN / 4] = "", tail[TAIL_LEN] = "";
 	bool rec_tried = false;
 	unsigned int i, k;
+	size_t room;
 	int err = 0;
 
 	gdr_clear_error();
@@ -179,15 +180,16 @@ GDR_EXPORT int gdr_register_multi(struct ibv_pd *const *pds, unsigned int num,
 	 * say so since the start). A failure before any path was tried
 	 * (the arguments, the environment, the buffer) is the call's, not
 	 * the PD's. */
-	if (!rec_tried)
-		gdr_fmt(msg, sizeof(msg), "%.*s", MSG_ROOM, why);
-	else
-		gdr_fmt(msg, sizeof(msg), "pds[%u] (%s) of %u: %.*s", k,
-			gdr_pd_name(pds[k]), num, MSG_ROOM, why);
-	if (roll_back(mrs, k, msg, sizeof(msg)) == 0 && k)
-		gdr_append(msg, sizeof(msg),
+	if (rec_tried)
+		gdr_fmt(head, sizeof(head), "pds[%u] (%s) of %u: ", k,
+			gdr_pd_name(pds[k]), num);
+	if (roll_back(mrs, k, tail, sizeof(tail)) == 0 && k)
+		gdr_append(tail, sizeof(tail),
 			   "; the MRs made on pds[0..%u] are released", k - 1);
-	gdr_fail(err, "%s", msg);
+	/* The reason gives way, so that which PD failed and what became of
+	 * the MRs made before it (the remedy) are never what is cut. */
+	room = GDR_MSG_LEN - 1 - strlen(head) - strlen(tail);
+	gdr_fail(err, "%s%.*s%s", head, (int)room, why, tail);
 	return -1;
 }
 

@@ -5,13 +5,80 @@
  * and what the doctor's items make of them; and a netdev's addresses as
  * the process sees them (os/netdev.c).
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "fakes.h"
+
+/*
+ * The library (linked in statically) calls getrlimit64 and syscall; this
+ * program's definitions come first, so a test can make them fail. Off,
+ * they pass the call on to the C library's.
+ */
+static int fail_getrlimit, fail_capget;
+
+int getrlimit64(__rlimit_resource_t res, struct rlimit64 *r)
+{
+	int (*real)(__rlimit_resource_t, struct rlimit64 *);
+
+	if (fail_getrlimit) {
+		errno = fail_getrlimit;
+		return -1;
+	}
+	*(void **)&real = dlsym(RTLD_NEXT, "getrlimit64");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return real(res, r);
+}
+
+long syscall(long nr, ...)
+{
+	long (*real)(long, ...);
+	long a[6];
+	va_list ap;
+	int i;
+
+	if (nr == SYS_capget && fail_capget) {
+		errno = fail_capget;
+		return -1;
+	}
+	va_start(ap, nr);
+	for (i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	*(void **)&real = dlsym(RTLD_NEXT, "syscall");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/* Whether /proc/net/if_inet6 lists ::1 on lo (IPv6 may be off). */
+static bool lo_has_ipv6(void)
+{
+	FILE *f = fopen("/proc/net/if_inet6", "r");
+	char addr[40], dev[32];
+	bool yes = false;
+
+	if (!f)
+		return false;
+	while (fscanf(f, "%39s %*s %*s %*s %*s %31s", addr, dev) == 2)
+		if (!strcmp(dev, "lo") &&
+		    !strcmp(addr, "00000000000000000000000000000001"))
+			yes = true;
+	fclose(f);
+	return yes;
+}
 
 /* CapEff's CAP_IPC_LOCK bit (14) from /proc/self/status, or -1. */
 static int status_ipc_lock(void)
@@ -93,11 +160,43 @@ int main(void)
 
 		CHECK_INT(gdr_if_addrs("lo", addrs, sizeof(addrs)), 0);
 		CHECK_HAS(addrs, "127.0.0.1");
+		if (lo_has_ipv6()) {
+			/* Both families, each whole, one space apart. */
+			CHECK_STR(addrs, "127.0.0.1 ::1");
+			/* Room for the first and a space, not the second:
+			 * whole addresses only. */
+			CHECK_INT(gdr_if_addrs("lo", addrs, 12), 0);
+			CHECK_STR(addrs, "127.0.0.1");
+		} else {
+			printf("no ::1 on lo here: IPv6 not checked\n");
+		}
+		/* Exactly the room of one address and its NUL (and the
+		 * separator the next one would need). */
+		CHECK_INT(gdr_if_addrs("lo", addrs, 11), 0);
+		CHECK_STR(addrs, "127.0.0.1");
+		CHECK_INT(gdr_if_addrs("lo", addrs, 10), 0);
+		CHECK_STR(addrs, "");
 		/* Not in this network namespace: not "no addresses". */
 		CHECK_INT(gdr_if_addrs("gdr-no-such0", addrs, sizeof(addrs)),
 			  ENODEV);
 		CHECK_STR(addrs, "");
 	}
+
+	check_scope = "getrlimit fails";
+	memset(&l, 0x5a, sizeof(l));
+	fail_getrlimit = EPERM;
+	CHECK_INT(gdr_process_limits(&l, why, sizeof(why)), EPERM);
+	fail_getrlimit = 0;
+	CHECK_STR(why, "getrlimit failed: EPERM");
+	CHECK_INT(l.memlock_soft, 0); /* nothing half-read */
+
+	check_scope = "capget fails: the capability is unknown, not absent";
+	fail_capget = EPERM;
+	CHECK_INT(gdr_process_limits(&l, why, sizeof(why)), 0);
+	fail_capget = 0;
+	CHECK_INT(l.cap_ipc_lock, -1);
+	CHECK_INT(l.nofile_soft,
+		  1000 < nofile.rlim_cur ? 1000 : nofile.rlim_cur);
 
 	check_scope = "restored";
 	CHECK_INT(setrlimit(RLIMIT_NOFILE, &nofile) == 0 || errno == EPERM, 1);

@@ -955,6 +955,50 @@ static void dd_rails_pcie_refused(void)
 	}
 }
 
+/*
+ * A long reason and a roll-back that fails: the reason is cut to leave
+ * room for what the roll-back says (which MR stays, and what to do), so
+ * that the remedy is never the part cut off.
+ */
+static void long_reason_roll_back(void)
+{
+	static const char long_name[] =
+		"rail_with_a_very_long_device_name_of_sixty_three_characters_x";
+	struct gdr_model_nic *m;
+	struct ibv_mr *mrs[2];
+	struct fixture fx;
+	const char *msg;
+
+	check_scope = "a long reason, then a roll-back that fails";
+	fakes_reset();
+	fixture_make(&fx);
+	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
+	fixture_write(fx.sys, PM_NV_MEM, "1.1\n"); /* peermem loaded */
+	fake_add_nic(&nics[0], "fake_dmabuf_0", 1);
+	pds[0] = &nics[0].pd;
+	m = fake_add_nic(&nics[1], long_name, 1);
+	m->dmabuf_probe_errno = EOPNOTSUPP; /* peermem's rail */
+	m->mlx5 = 0;
+	pds[1] = &nics[1].pd;
+	fakes_install(&fx, NULL, NULL, NULL);
+	fake_ibv.reg_errno = EFAULT; /* peermem's registration */
+	fake_ibv.dereg_errno = EBUSY;
+	CHECK_INT(gdr_register_multi(pds, 2, fake_alloc_device(0, 1 << 20),
+				     4096, NULL, mrs, NULL, 0),
+		  -1);
+	fake_ibv.dereg_errno = 0;
+	fake_ibv.reg_errno = 0;
+	msg = gdr_last_error();
+	printf("%zu: %s\n", strlen(msg), msg);
+	CHECK_HAS(msg, "pds[1] (");
+	CHECK_HAS(msg, "; releasing the MR of pds[0] failed with EBUSY");
+	CHECK_HAS(msg, "(release it with gdr_deregister_multi)");
+	CHECK(mrs[0] != NULL && mrs[1] == NULL);
+	CHECK_INT(gdr_deregister_multi(mrs, 2), 0);
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	fixture_remove(&fx);
+}
+
 int main(void)
 {
 	int i;
@@ -975,6 +1019,7 @@ int main(void)
 	bad_arguments();
 	roll_back_fails();
 	roll_back_many();
+	long_reason_roll_back();
 	export_refused_once();
 	recalled_then_failed(0);
 	recalled_then_failed(1);
