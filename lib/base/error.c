@@ -164,11 +164,15 @@ const char *gdr_errno_words(int err, char *buf, size_t n)
 	return buf;
 }
 
-/* The kernel refuses to release an MR that memory windows are bound to
- * (EBUSY); anything else is the device's or the driver's trouble. */
+/* EBUSY: something still holds the MR, memory windows bound to it
+ * (ibv_dereg_mr(3)) or another verbs call on the same MR at this moment
+ * (the kernel locks the object for a destroy and gives up rather than
+ * wait). Anything else is the device's or the driver's trouble. */
 const char *gdr_dereg_remedy(int err)
 {
-	return err == EBUSY ? "destroy the memory windows bound to it first"
+	return err == EBUSY ? "something still holds it: destroy the memory "
+			      "windows bound to it, let another thread's "
+			      "call on it finish, then call again"
 			    : "see the kernel log for the device's state "
 			      "(closing its context releases every MR on it)";
 }

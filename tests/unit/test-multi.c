@@ -386,7 +386,8 @@ static void bad_arguments(void)
 	CHECK_INT(gdr_deregister_multi(mrs, 2), EBUSY);
 	CHECK_INT(errno, EBUSY);
 	CHECK_HAS(gdr_last_error(), "mrs[0]");
-	CHECK_HAS(gdr_last_error(), "destroy the memory windows");
+	CHECK_HAS(gdr_last_error(), "something still holds it: destroy the "
+				    "memory windows bound to it");
 	CHECK(mrs[0] != NULL && mrs[1] != NULL);
 	/* not memory windows: the device's trouble, said as such */
 	fake_ibv.dereg_errno = EIO;
