@@ -239,6 +239,13 @@ def changed_files():
     return set(r.stdout.split()) if r.returncode == 0 else set()
 
 
+# How every mutant is configured, here and in the guest. No debug
+# information: a mutant whose objects equal the original's changed nothing
+# the compiler keeps (trivial compiler equivalence). The stack protector as
+# distributions build (Ubuntu's gcc has it on by default, Debian's packages
+# through dpkg-buildflags): a mutant that lets the kernel write past a
+# stack array aborts the same way on every machine.
+MUTANT_SETUP = ["-Ddebug=false", "-Doptimization=2", "-Dc_args=-fstack-protector-strong"]
 NINJA_J = []
 TEST_J = []
 
@@ -329,15 +336,8 @@ def main():
     def prepare(w):
         wsrc, wbuild = w
         copy_tree(wsrc)
-        # No debug information: a mutant whose objects equal the original's
-        # changed nothing the compiler keeps (trivial compiler equivalence).
-        # The stack protector as distributions build (Ubuntu's gcc has it on
-        # by default, Debian's packages through dpkg-buildflags): a mutant
-        # that lets the kernel write past a stack array aborts the same way
-        # on every machine.
         d = os.path.dirname(wbuild)
-        return run(["meson", "setup", wbuild, wsrc, "-Ddebug=false", "-Doptimization=2",
-                    "-Dc_args=-fstack-protector-strong"],
+        return run(["meson", "setup", wbuild, wsrc] + MUTANT_SETUP,
                    os.path.join(d, "setup.log")) or \
             run(["ninja", "-C", wbuild] + NINJA_J, os.path.join(d, "build.log"))
 
@@ -440,7 +440,7 @@ def main():
                 continue
             mb = os.path.join(msrc, "b")
             log = os.path.join(out, m["name"] + ".log")
-            if run(["meson", "setup", mb, msrc], log) or \
+            if run(["meson", "setup", mb, msrc] + MUTANT_SETUP, log) or \
                     run(["ninja", "-C", mb] + VM_TARGETS, log):
                 results.append((m, "INVALID", "does not build (%s)" % log))
                 continue
