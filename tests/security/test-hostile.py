@@ -520,9 +520,48 @@ with Case("capture: FILE is a link to a file that must not change") as c:
         f.write("keep me\n")
     link = os.path.join(c.dir, "snap.tar")
     os.symlink(victim, link)
-    c.run(["--capture", link], (0, 1), may_change=[link])
+    rc, out, err = c.run(["--capture", link], 2)
     check(open(victim).read() == "keep me\n", "the link's target was written")
-    check(not os.path.islink(link) and tarfile.is_tarfile(link), "the link was not replaced by the archive")
+    check(os.path.islink(link), "the link was replaced")
+    check(b"is a symbolic link" in err and b"nothing was changed" in err,
+          "capture over a link: %r" % err)
+
+
+def special_outputs(c):
+    """A device node, a FIFO and a socket in the case's directory: what an
+    output must never replace (as root, --nfd /dev/null would have replaced
+    the system's /dev/null)."""
+    import socket
+    made = []
+    dev = os.path.join(c.dir, "null")
+    os.mknod(dev, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    made.append((dev, "a character device"))
+    fifo = os.path.join(c.dir, "fifo")
+    os.mkfifo(fifo)
+    made.append((fifo, "a FIFO"))
+    sock = os.path.join(c.dir, "sock")
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(sock)
+    s.close()
+    made.append((sock, "a socket"))
+    d = os.path.join(c.dir, "adir")
+    os.mkdir(d)
+    made.append((d, "a directory"))
+    return made
+
+
+for opt in ("--capture", "--nfd"):
+    with Case("%s: FILE is a device, FIFO, socket or directory: refused, "
+              "nothing changed" % opt) as c:
+        for path, what in special_outputs(c):
+            st0 = os.lstat(path)
+            rc, out, err = c.run([opt, path], 2)
+            st1 = os.lstat(path)
+            check((st0.st_mode, st0.st_ino, st0.st_rdev) == (st1.st_mode, st1.st_ino, st1.st_rdev),
+                  "%s over %s: it was replaced" % (opt, what))
+            check(("is %s" % what).encode() in err and b"nothing was changed" in err,
+                  "%s over %s: %r" % (opt, what, err))
+            check(not out, "%s over %s: a report was printed before the refusal" % (opt, what))
 
 with Case("capture: a host:file name is a local file") as c:
     c.run(["--capture", "node1.invalid:snap.tar"], (0, 1),
@@ -591,8 +630,9 @@ with Case("nfd: FILE is a link, a directory, in another user's sticky dir") as c
         f.write("keep me\n")
     link = os.path.join(c.dir, "labels")
     os.symlink(victim, link)
-    c.run(["--root", r, "--nfd", link], (0, 1), may_change=[link])
-    check(open(victim).read() == "keep me\n" and not os.path.islink(link), "--nfd wrote through a link")
+    c.run(["--root", r, "--nfd", link], 2)
+    check(open(victim).read() == "keep me\n" and os.path.islink(link),
+          "--nfd wrote through a link or replaced it")
     d = os.path.join(c.dir, "adir")
     os.mkdir(d)
     c.run(["--root", r, "--nfd", d], 2)
@@ -604,10 +644,19 @@ with Case("nfd: FILE is a link, a directory, in another user's sticky dir") as c
     planted = os.path.join(sticky, "labels")
     os.symlink(victim, planted)
     os.lchown(planted, nobody.pw_uid, nobody.pw_gid)
-    c.run(["--root", r, "--nfd", planted], (0, 1), may_change=[planted])
+    c.run(["--root", r, "--nfd", planted], 2)
     check(open(victim).read() == "keep me\n", "--nfd followed a link planted in a sticky dir")
     left = [n for n in os.listdir(c.dir) + os.listdir(sticky) if n.startswith(".")]
     check(not left, "dot-files left: %s" % left)
+    # A regular file and a new name are written.
+    out = os.path.join(c.dir, "labels.txt")
+    with open(out, "w") as f:
+        f.write("old\n")
+    c.run(["--root", r, "--nfd", out], (0, 1), may_change=[out])
+    check(open(out).read().startswith("# "), "--nfd did not replace a regular file")
+    new = os.path.join(c.dir, "new-labels")
+    c.run(["--root", r, "--nfd", new], (0, 1), may_change=[new])
+    check(os.path.isfile(new), "--nfd did not write a new name")
 
 if outdir and not failed:
     shutil.rmtree(outdir, ignore_errors=True)

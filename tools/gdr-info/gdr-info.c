@@ -25,6 +25,7 @@
 #include "devmem.h"
 #include "loopback.h"
 #include "nfd.h"
+#include "replace.h"
 #include "snapshot.h"
 
 #define SELFTEST_LEN (1u << 20)
@@ -253,6 +254,21 @@ int main(int argc, char **argv)
 			"--self-test, --capture and --host-root need the live "
 			"node\n");
 		return 2;
+	}
+	/* An output that is not a regular file or a new name is refused
+	 * before anything is read or written. */
+	{
+		const char *outs[] = { capture, nfd };
+		const char *opt[] = { "--capture", "--nfd" };
+		int exists;
+
+		for (i = 0; i < 2; i++)
+			if (outs[i] && replace_check(outs[i], &exists, err,
+						     sizeof(err))) {
+				fprintf(stderr, "gdr-info: %s: %s\n", opt[i],
+					err);
+				return 2;
+			}
 	}
 	if (host_root &&
 	    gdr_private_host_root(host_root, err, sizeof(err)) != 0) {
