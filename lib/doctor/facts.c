@@ -175,7 +175,8 @@ void gdr_cufile_look(struct gdr_cufile_view *v,
 	}
 	if (env) {
 		gdr_fmt(v->path, sizeof(v->path), "%s", env);
-		v->err = gdr_read_bin("", env, text, max, &got);
+		/* Under --host-root, the host's file of that name. */
+		v->err = gdr_read_bin(gdr_open_root(), env, text, max, &got);
 	} else {
 		gdr_fmt(v->path, sizeof(v->path), "/etc/cufile.json");
 		v->err = gdr_read_bin(s->etc_root, "/cufile.json", text, max,

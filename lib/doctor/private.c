@@ -223,6 +223,7 @@ GDR_EXPORT int gdr_private_host_root(const char *dir, char *why, size_t n)
 	char path[PATH_MAX], real[PATH_MAX];
 	const char *sub[] = { "sys", "proc" };
 	size_t i;
+	int err;
 
 	/* Its real path: relative to where we are now, or through links. */
 	if (!realpath(dir, real)) {
@@ -241,6 +242,11 @@ GDR_EXPORT int gdr_private_host_root(const char *dir, char *why, size_t n)
 				path, sub[i], dir);
 			return ENOENT;
 		}
+	}
+	err = gdr_open_root_set(real);
+	if (err) {
+		gdr_fmt(why, n, "%s: %s", real, strerror(err));
+		return err;
 	}
 	gdr_seam_default(&s);
 	gdr_fmt(s.sysfs_root, sizeof(s.sysfs_root), "%s/sys", real);

@@ -241,6 +241,28 @@ void gdr_seam_default(struct gdr_seam *seam);
 const char *gdr_dev_name(struct ibv_context *ctx);
 const char *gdr_pd_name(struct ibv_pd *pd);
 
+/* --- opening a node's file (open.c) ------------------------------------ */
+/*
+ * The seam's open_file in production: @path resolved to an O_PATH
+ * descriptor first, and opened for reading (O_NONBLOCK) only if it is a
+ * regular file or a directory: anything else is GDR_ENOTREG, never opened.
+ * Under a root (gdr_open_root_set), resolved inside it. An fd or -1 with
+ * errno.
+ */
+int gdr_open_node(const char *path);
+/* The seam's read_link in production: readlink(2), inside the root. */
+ssize_t gdr_readlink_node(const char *path, char *buf, size_t n);
+/*
+ * From now on, resolve every path of gdr_open_node/gdr_readlink_node
+ * inside @real (a directory's real path; NULL, "" or "/": none): links
+ * absolute or climbing stay below it, a path not below it is EXDEV. Set
+ * before any read. 0 or an errno.
+ */
+int gdr_open_root_set(const char *real);
+/* The root in force, "" when none: a path from outside the node's tree
+ * ($CUFILE_ENV_PATH_JSON) is read below it. */
+const char *gdr_open_root(void);
+
 /* --- files (sysfs.c) ------------------------------------------------ */
 /* Read a file below @root into @buf (NUL-terminated, trailing newline and
  * spaces stripped). 0 or an errno; a read error is an error, never EOF. */

@@ -17,27 +17,6 @@
 static struct gdr_seam seam;
 static pthread_once_t seam_once = PTHREAD_ONCE_INIT;
 
-/*
- * Opened without blocking (a FIFO where a sysfs attribute should be, a
- * device) and kept only if it is a regular file (sysfs and procfs
- * attributes are) or a directory (asked whether it exists): anything else
- * is GDR_ENOTREG, never a hang. Readers read at most their buffer.
- */
-static int open_ro(const char *path)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) || (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
-		close(fd);
-		errno = GDR_ENOTREG;
-		return -1;
-	}
-	return fd;
-}
-
 void gdr_seam_default(struct gdr_seam *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -54,9 +33,9 @@ void gdr_seam_default(struct gdr_seam *s)
 	s->verbs_files = gdr_verbs_files;
 	/* Ignores the environment in setuid/setgid processes. */
 	s->getenv = secure_getenv;
-	s->open_file = open_ro;
+	s->open_file = gdr_open_node;
 	s->read_fd = read;
-	s->read_link = readlink;
+	s->read_link = gdr_readlink_node;
 }
 
 static int seam_ready; /* atomic: seam_init ran */

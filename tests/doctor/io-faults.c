@@ -11,15 +11,28 @@
  *   GDR_IO_READ_EINTR=TAIL  the first read(2) of a regular file whose name
  *                           ends in TAIL fails with EINTR (a signal)
  *   GDR_IO_READ_EIO=TAIL    each read(2) of such a file fails with EIO
+ *   GDR_IO_PLANT_FIFO=PATH  the first write(2) to a regular file first
+ *                           makes a FIFO at PATH (something appearing at
+ *                           a new output name while it is written)
+ *   GDR_IO_NO_OPENAT2=1     openat2(2) fails with ENOSYS, as on kernels
+ *                           before 5.6 (the library then walks the host
+ *                           tree itself)
+ *   GDR_IO_NO_PROC_FD=1     opening /proc/self/fd/N fails with ENOENT, as
+ *                           where /proc is not mounted
  *
  * Pipes, terminals and everything else pass through untouched.
  */
+/* open() and open64() each defined here, neither renamed to the other. */
+#undef _FILE_OFFSET_BITS
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static int regular(int fd)
@@ -97,8 +110,15 @@ ssize_t write(int fd, const void *buf, size_t n)
 	const char *max = getenv("GDR_IO_WRITE_MAX");
 	const char *err = getenv("GDR_IO_WRITE_ERRNO");
 
+	static int planted;
+	const char *plant = getenv("GDR_IO_PLANT_FIFO");
+
 	if (!real)
 		*(void **)&real = dlsym(RTLD_NEXT, "write");
+	if (plant && !planted && regular(fd) && !memfd(fd)) {
+		planted = 1;
+		mkfifo(plant, 0600);
+	}
 	if ((max || err) && regular(fd) && !memfd(fd)) {
 		if (err) {
 			errno = atoi(err);
@@ -113,4 +133,70 @@ ssize_t write(int fd, const void *buf, size_t n)
 			n = (size_t)atol(max);
 	}
 	return real(fd, buf, n);
+}
+
+long syscall(long nr, ...)
+{
+	static long (*real)(long, ...);
+	long a[6];
+	va_list ap;
+	int i;
+
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "syscall");
+	va_start(ap, nr);
+	for (i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+#ifdef SYS_openat2
+	if (nr == SYS_openat2 && getenv("GDR_IO_NO_OPENAT2")) {
+		errno = ENOSYS;
+		return -1;
+	}
+#endif
+	return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+static int no_proc_fd(const char *path)
+{
+	return getenv("GDR_IO_NO_PROC_FD") &&
+	       !strncmp(path, "/proc/self/fd/", 14);
+}
+
+int open(const char *path, int flags, ...)
+{
+	static int (*real)(const char *, int, ...);
+	mode_t mode = 0;
+	va_list ap;
+
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "open");
+	va_start(ap, flags);
+	if (flags & (O_CREAT | O_TMPFILE))
+		mode = va_arg(ap, mode_t);
+	va_end(ap);
+	if (no_proc_fd(path)) {
+		errno = ENOENT;
+		return -1;
+	}
+	return real(path, flags, mode);
+}
+
+int open64(const char *path, int flags, ...)
+{
+	static int (*real)(const char *, int, ...);
+	mode_t mode = 0;
+	va_list ap;
+
+	va_start(ap, flags);
+	if (flags & (O_CREAT | O_TMPFILE))
+		mode = va_arg(ap, mode_t);
+	va_end(ap);
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "open64");
+	if (no_proc_fd(path)) {
+		errno = ENOENT;
+		return -1;
+	}
+	return real(path, flags, mode);
 }

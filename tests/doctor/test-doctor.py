@@ -182,23 +182,69 @@ def main():
              os.path.join(out, "no-such-dir", "snap.tar"))
     check(st.returncode == 2 and "self-test" not in st.stdout,
           "--self-test after a failed capture: exit %d, %r" % (st.returncode, st.stdout[-200:]))
-    # CUFILE_ENV_PATH_JSON outside --host-root: the capture cannot keep
-    # that file and says so; it never keeps a host-root file of the same
-    # tail instead (here the two directories' names are equally long).
+    # Under --host-root every read resolves inside the host tree, the
+    # path from CUFILE_ENV_PATH_JSON and absolute links included; live,
+    # capture and replay agree. The container's own file of that name
+    # (here: the same absolute path outside the root) is never read.
     other = os.path.join(out, "c" * len(os.path.basename(root)))
     os.makedirs(other, exist_ok=True)
-    for d in (other, root):
-        with open(os.path.join(d, "cufile.json"), "w") as f:
-            f.write('{"properties": {}}\n')
-    snap = os.path.join(out, "cufile-outside.tar")
-    cap = subprocess.run([gdr_info, "--host-root", root, "--capture", snap],
-                         capture_output=True, text=True, timeout=60,
-                         env=dict(os.environ, CUFILE_ENV_PATH_JSON=other + "/cufile.json"))
-    kept = tarfile.open(snap).getnames() if os.path.exists(snap) else []
-    check(cap.returncode in (0, 1) and not [n for n in kept if "cufile" in n] and
-          re.search(r"\(1 of \d+ paths could not be kept\)", cap.stderr),
-          "cufile.json outside the host root: exit %d, %r, kept %s" %
-          (cap.returncode, cap.stderr.strip(), [n for n in kept if "cufile" in n]))
+    with open(os.path.join(other, "cufile.json"), "w") as f:
+        f.write('{"properties": {"allow_compat_mode": true}}\n')
+
+    def gds(res):
+        try:
+            items = json.loads(res.stdout)["items"]
+        except ValueError:
+            return "no JSON: %r" % res.stderr[-200:]
+        return [i["value"] for i in items if i["key"] == "gds_compat_mode"]
+
+    # Each case also with openat2 failing (kernels before 5.6, seccomp
+    # filters: the library's own walk) and without /proc/self/fd (the
+    # reopen by name, its inode compared), through the io-faults preload.
+    shim = layouts.io_faults(gdr_info)
+    kernels = [("openat2", {})]
+    if shim:
+        kernels += [("walk", {"LD_PRELOAD": shim, "GDR_IO_NO_OPENAT2": "1"}),
+                    ("no-proc", {"LD_PRELOAD": shim, "GDR_IO_NO_PROC_FD": "1"}),
+                    ("walk-no-proc", {"LD_PRELOAD": shim, "GDR_IO_NO_OPENAT2": "1",
+                                      "GDR_IO_NO_PROC_FD": "1"})]
+    else:
+        print("SKIP host-root without openat2: no io-faults preload")
+
+    def host_case(what, env, want):
+        for how, extra in kernels:
+            snap = os.path.join(out, "cufile-%s-%s.tar" % (what, how))
+            if os.path.exists(snap):
+                os.unlink(snap)
+            cap = subprocess.run([gdr_info, "--host-root", root, "--json", "--capture", snap],
+                                 capture_output=True, text=True, timeout=60,
+                                 env=dict(os.environ, **env, **extra))
+            back = run(gdr_info, "--from", snap, "--json")
+            check(cap.returncode in (0, 1) and gds(cap) == want and back.stdout == cap.stdout,
+                  "%s (%s): exit %d, gds_compat_mode %s (want %s), replay %s (%s)" %
+                  (what, how, cap.returncode, gds(cap), want, gds(back), cap.stderr.strip()))
+
+    env_path = other + "/cufile.json"
+    # Only the container has the file: the host has none, so nothing.
+    host_case("env-container-only", {"CUFILE_ENV_PATH_JSON": env_path}, [])
+    # The host has its own at that path: the host's is read.
+    hosted = os.path.join(root, env_path.lstrip("/"))
+    os.makedirs(os.path.dirname(hosted), exist_ok=True)
+    with open(hosted, "w") as f:
+        f.write('{"properties": {"allow_compat_mode": false}}\n')
+    host_case("env-host", {"CUFILE_ENV_PATH_JSON": env_path}, ["false (%s)" % env_path])
+    # /etc/cufile.json an absolute link to a file of the host's: read
+    # below the root, never the container's file the link names.
+    os.makedirs(os.path.join(root, "etc"), exist_ok=True)
+    link = os.path.join(root, "etc", "cufile.json")
+    os.symlink(env_path, link)
+    host_case("absolute-link", {}, ["false (/etc/cufile.json)"])
+    # A link that climbs: ".." stops at the host root.
+    os.unlink(link)
+    os.symlink("../../../../../../../../.." + env_path, link)
+    host_case("climbing-link", {}, ["false (/etc/cufile.json)"])
+    os.unlink(link)
+    os.unlink(hosted)
     # A live GPU (fake-libcuda.c: "Fake GPU" at the layout's GPU address)
     # is captured with its answers, and replays as the live report.
     fake = os.environ.get("GDR_FAKE_CUDA_DIR")

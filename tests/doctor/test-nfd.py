@@ -262,12 +262,13 @@ def main():
         mode = stat.S_IMODE(os.stat(path).st_mode) if os.path.exists(path) else None
         check(mode == 0o644, "umask %03o: the feature file has mode %s, want 0644"
               % (mask, oct(mode) if mode is not None else "none (not written)"))
-    # The rename fails (the target is a directory): exit 2, the directory
-    # untouched, no dot-file left beside it.
+    # The target is a directory: refused before anything is made (exit
+    # 2), the directory untouched, no dot-file left beside it.
     target = os.path.join(labels_dir, "a-directory")
     os.makedirs(os.path.join(target, "inside"), exist_ok=True)
     res = run(gdr_info, "--root", roots["one-switch-pix"], "--nfd", target)
-    check(res.returncode == 2 and "renaming" in res.stderr,
+    check(res.returncode == 2 and "is a directory" in res.stderr and
+          "nothing was changed" in res.stderr,
           "--nfd over a directory: exit %d, %r" % (res.returncode, res.stderr))
     check(os.listdir(target) == ["inside"], "--nfd over a directory changed it")
     check(not leftovers(labels_dir), "a failed rename left %s" % leftovers(labels_dir))
@@ -279,8 +280,23 @@ def main():
     blocker = os.path.join(out, "not-a-dir")
     open(blocker, "w").close()
     res = run(gdr_info, "--root", roots["one-switch-pix"], "--nfd", blocker + "/labels")
-    check(res.returncode == 2 and "cannot create" in res.stderr,
+    check(res.returncode == 2 and "Not a directory" in res.stderr,
           "--nfd into a file's path: exit %d, %r" % (res.returncode, res.stderr))
+
+    # Something appears at a new name while the file is written (a FIFO,
+    # planted by the preload at the first write): it is refused, never
+    # replaced, and nothing is left.
+    shim = layouts.io_faults(gdr_info)
+    if shim:
+        path = os.path.join(labels_dir, "raced")
+        res = subprocess.run([gdr_info, "--root", roots["one-switch-pix"], "--nfd", path],
+                             capture_output=True, text=True, timeout=30,
+                             env=dict(os.environ, LD_PRELOAD=shim, GDR_IO_PLANT_FIFO=path))
+        check(res.returncode == 2 and "is a FIFO" in res.stderr and
+              stat.S_ISFIFO(os.lstat(path).st_mode) and not leftovers(labels_dir),
+              "a FIFO planted at a new name: exit %d, %r" % (res.returncode, res.stderr))
+        os.unlink(path)
+        print("ok   a FIFO that appears at a new name meanwhile is refused, not replaced")
 
     # Writes a file system cuts short (100 bytes a call) still give the
     # whole file; a write that fails names the error (ENOSPC here), exit

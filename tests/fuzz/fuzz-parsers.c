@@ -92,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct tree t, again;
 	char err[256], name[4096], *out;
-	enum tree_kind kind;
+	enum gdr_walk_kind kind;
 	size_t len, i;
 
 	tree_init(&t);
@@ -103,7 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort(); /* a refusal says why */
 	} else {
 		names_ok(&t);
-		tree_walk(tree_lookup, &t, "/sys/a/b", 0, name, sizeof(name),
+		gdr_walk(tree_lookup, &t, "/sys/a/b", 0, name, sizeof(name),
 			  &kind, NULL, NULL);
 		if (tree_tar(&t, &out, &len) == 0) {
 			if (tree_parse_tar(&again, (unsigned char *)out, len,
@@ -111,8 +111,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    t.num)
 				abort(); /* we cannot read what we wrote */
 			for (i = 0; i < t.num && t.num == again.num; i++)
-				if (t.n[i].kind != TREE_LINK &&
-				    t.n[i].kind != TREE_OTHER &&
+				if (t.n[i].kind != GDR_WALK_LINK &&
+				    t.n[i].kind != GDR_WALK_OTHER &&
 				    !tree_find(&again, t.n[i].name))
 					abort();
 			free(out);

@@ -26,7 +26,7 @@ for t in kernel nvidia number cmdline cufile env bdf json tar; do
 		src="$top/lib/base/parse.c $top/lib/base/error.c" ;;
 	env) src="$top/lib/base/*.c $top/lib/os/*.c $top/lib/node/*.c" ;;
 	json) src="$top/tools/gdr-info/json.c" ;;
-	tar) src="$top/tools/gdr-info/tree.c $top/tools/gdr-info/replace.c" ;;
+	tar) src="$top/tools/gdr-info/tree.c $top/tools/gdr-info/replace.c $top/lib/base/walk.c" ;;
 	esac
 	inc=""
 	for d in lib lib/base lib/os lib/node lib/backends lib/register lib/cache lib/doctor; do

@@ -463,6 +463,69 @@ with Case("host-root: a FIFO where the driver's version is (live reads)") as c:
     rc, out, err = c.run(["--host-root", r], (0, 1))
     check(b"not a regular file" in out, "live FIFO: %r" % out[-300:])
 
+def writer_blocked(fifo):
+    """A thread blocked opening @fifo for writing until a reader opens it:
+    whether it is still blocked tells whether anything opened the FIFO."""
+    import threading
+    opened = []
+
+    def wait():
+        fd = os.open(fifo, os.O_WRONLY)  # returns once a reader opens it
+        opened.append(True)
+        os.close(fd)
+    t = threading.Thread(target=wait, daemon=True)
+    t.start()
+    return opened, t
+
+
+def unblock(fifo, t):
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    t.join(5)
+    os.close(fd)
+
+
+with Case("host-root: a FIFO is never opened, live or captured (opening acts)") as c:
+    r = root_tree(c, {"proc/driver/nvidia/version": NV.encode()},
+                  fifos=["sys/module/nvidia_peermem/version"])
+    fifo = os.path.join(r, "sys/module/nvidia_peermem/version")
+    opened, t = writer_blocked(fifo)
+    snap = os.path.join(c.dir, "s.tar")
+    rc, out, err = c.run(["--host-root", r, "--capture", snap], (0, 1), may_change=[snap])
+    time.sleep(0.2)
+    check(not opened, "gdr-info opened a FIFO where a file was read")
+    check(b"not a regular file" in out, "the FIFO is not named: %r" % out[-300:])
+    unblock(fifo, t)
+
+with Case("from: FILE is a FIFO: refused, never opened") as c:
+    fifo = os.path.join(c.dir, "snap.tar")
+    os.mkfifo(fifo)
+    opened, t = writer_blocked(fifo)
+    rc, out, err = c.run(["--from", fifo], 2)
+    time.sleep(0.2)
+    check(not opened, "--from opened a FIFO")
+    check(b"is not a regular file" in err, "--from FIFO: %r" % err)
+    unblock(fifo, t)
+
+with Case("host-root: links that point outside resolve inside the host tree") as c:
+    # The container's own files (outside the host tree) must never be read
+    # in place of the host's: absolute links, and links that climb.
+    outside = os.path.join(c.dir, "container-only")
+    os.makedirs(outside)
+    with open(os.path.join(outside, "version"), "w") as f:
+        f.write("6.6.6-container\n")
+    r = root_tree(c, {"proc/driver/nvidia/version": NV.encode(),
+                      outside.lstrip("/") + "/version": b"1.2-host\n"},
+                  links=[("sys/module/nvidia_peermem/version", outside + "/version"),
+                         ("sys/module/nvidia_fs/version",
+                          "../../../../../../../../.." + outside + "/version")])
+    snap = os.path.join(c.dir, "s.tar")
+    rc, live, err = c.run(["--host-root", r, "--capture", snap], (0, 1), may_change=[snap])
+    check(b"6.6.6-container" not in live, "a container file was read through a link")
+    check(b"1.2-host (/sys/module/nvidia_peermem/version)" in live,
+          "the host's file was not read through an absolute link: %r" % live[-600:])
+    rc2, replay, err2 = c.run(["--from", snap], rc)
+    check(live == replay, "replay differs from the live report")
+
 with Case("root: a FIFO as answers.json") as c:
     r = root_tree(c, {"proc/driver/nvidia/version": NV.encode()}, fifos=["answers.json"])
     c.run(["--root", r], 2)

@@ -139,7 +139,7 @@ static int answers(FILE *f, const struct gdr_model *m, const struct tree *t)
 	}
 	fprintf(f, "\n  ],\n  \"links\": {");
 	for (i = 0; i < t->num; i++) {
-		if (t->n[i].kind != TREE_LINK)
+		if (t->n[i].kind != GDR_WALK_LINK)
 			continue;
 		fprintf(f, "%s\n    ", k++ ? "," : "");
 		json_write_str(f, t->n[i].name);
@@ -152,10 +152,10 @@ static int answers(FILE *f, const struct gdr_model *m, const struct tree *t)
 
 /* --- capture ------------------------------------------------------------- */
 
-/* The live file system below the capture's root, for tree_walk. */
+/* The live file system below the capture's root, for gdr_walk. */
 static char live_root[PATH_MAX];
 
-static int live_lookup(void *ctx, const char *name, enum tree_kind *kind,
+static int live_lookup(void *ctx, const char *name, enum gdr_walk_kind *kind,
 		       char *target, size_t n)
 {
 	char full[PATH_MAX * 2];
@@ -170,11 +170,11 @@ static int live_lookup(void *ctx, const char *name, enum tree_kind *kind,
 		if (r < 0)
 			return -1;
 		target[r] = '\0';
-		*kind = TREE_LINK;
+		*kind = GDR_WALK_LINK;
 	} else {
-		*kind = S_ISDIR(st.st_mode)   ? TREE_DIR
-			: S_ISREG(st.st_mode) ? TREE_FILE
-					      : TREE_OTHER;
+		*kind = S_ISDIR(st.st_mode)   ? GDR_WALK_DIR
+			: S_ISREG(st.st_mode) ? GDR_WALK_FILE
+					      : GDR_WALK_OTHER;
 	}
 	return 0;
 }
@@ -190,7 +190,7 @@ static void keep_link(void *arg, const char *name, const char *target)
 	char err[256];
 
 	if (!tree_find(cap->t, name) &&
-	    tree_add(cap->t, name, TREE_LINK, target, strlen(target), err,
+	    tree_add(cap->t, name, GDR_WALK_LINK, target, strlen(target), err,
 		     sizeof(err)))
 		cap->bad++;
 }
@@ -207,10 +207,9 @@ static void keep_file(struct capture *cap, const char *name)
 	if (tree_find(cap->t, name))
 		return;
 	snprintf(full, sizeof(full), "%s/%s", live_root, name);
-	fd = open(full,
-		  O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY);
+	fd = tree_open_file(AT_FDCWD, full, 1, &st);
 	buf = malloc(TREE_CAPTURE_FILE);
-	if (fd < 0 || !buf || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	if (fd < 0 || !buf) {
 		cap->bad++;
 	} else {
 		while (got < TREE_CAPTURE_FILE) {
@@ -223,7 +222,7 @@ static void keep_file(struct capture *cap, const char *name)
 		}
 		/* A file whose read fails is recorded as read so far, as a
 		 * failing attribute is not the report's concern here. */
-		if (tree_add(cap->t, name, TREE_FILE, buf, got, err,
+		if (tree_add(cap->t, name, GDR_WALK_FILE, buf, got, err,
 			     sizeof(err)))
 			cap->bad++;
 	}
@@ -267,7 +266,7 @@ int snapshot_capture(const char *file, struct ibv_context *const *ctxs,
 	num_paths = gdr_private_recorded(&paths);
 	for (i = 0; i < num_paths; i++) {
 		char name[PATH_MAX];
-		enum tree_kind kind;
+		enum gdr_walk_kind kind;
 		const char *rel = paths[i];
 
 		/* What the library read, as the host names it. */
@@ -277,23 +276,23 @@ int snapshot_capture(const char *file, struct ibv_context *const *ctxs,
 		}
 		rel += rootlen;
 		/* The path itself (a link the library read as one) ... */
-		if (tree_walk(live_lookup, NULL, rel, 1, name, sizeof(name),
+		if (gdr_walk(live_lookup, NULL, rel, 1, name, sizeof(name),
 			      &kind, keep_link, &cap))
 			continue; /* gone since: the replay says so too */
 		/* ... and what it leads to (a file the library opened). */
-		if (kind == TREE_LINK &&
-		    tree_walk(live_lookup, NULL, rel, 0, name, sizeof(name),
+		if (kind == GDR_WALK_LINK &&
+		    gdr_walk(live_lookup, NULL, rel, 0, name, sizeof(name),
 			      &kind, keep_link, &cap))
 			continue;
-		if (kind == TREE_FILE)
+		if (kind == GDR_WALK_FILE)
 			keep_file(&cap, name);
-		else if (kind == TREE_DIR &&
-			 tree_add(&t, name, TREE_DIR, NULL, 0, err, n))
+		else if (kind == GDR_WALK_DIR &&
+			 tree_add(&t, name, GDR_WALK_DIR, NULL, 0, err, n))
 			cap.bad++;
 	}
 	f = open_memstream(&text, &len);
 	if (!f || answers(f, &model, &t) || fclose(f) ||
-	    tree_add(&t, "answers.json", TREE_FILE, text, len, err, n) ||
+	    tree_add(&t, "answers.json", GDR_WALK_FILE, text, len, err, n) ||
 	    tree_write_tar(&t, file, err, n)) {
 		if (!err[0])
 			snprintf(err, n, "out of memory");
@@ -321,15 +320,15 @@ static int snap_open(const char *path)
 {
 	char name[PATH_MAX];
 	const struct tree_node *x;
-	enum tree_kind kind;
+	enum gdr_walk_kind kind;
 	int fd;
 
-	if (tree_walk(tree_lookup, &snap, path, 0, name, sizeof(name), &kind,
+	if (gdr_walk(tree_lookup, &snap, path, 0, name, sizeof(name), &kind,
 		      NULL, NULL))
 		return -1;
-	if (kind == TREE_DIR) /* a directory: reading it fails, as live */
+	if (kind == GDR_WALK_DIR) /* a directory: reading it fails, as live */
 		return open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	x = kind == TREE_FILE ? tree_find(&snap, name) : NULL;
+	x = kind == GDR_WALK_FILE ? tree_find(&snap, name) : NULL;
 	if (!x) {
 		errno = GDR_PRIVATE_ENOTREG;
 		return -1;
@@ -350,13 +349,13 @@ static ssize_t snap_read_link(const char *path, char *buf, size_t n)
 {
 	char name[PATH_MAX];
 	const struct tree_node *x;
-	enum tree_kind kind;
+	enum gdr_walk_kind kind;
 	size_t len;
 
-	if (tree_walk(tree_lookup, &snap, path, 1, name, sizeof(name), &kind,
+	if (gdr_walk(tree_lookup, &snap, path, 1, name, sizeof(name), &kind,
 		      NULL, NULL))
 		return -1;
-	x = kind == TREE_LINK ? tree_find(&snap, name) : NULL;
+	x = kind == GDR_WALK_LINK ? tree_find(&snap, name) : NULL;
 	if (!x) {
 		errno = EINVAL;
 		return -1;
@@ -390,7 +389,7 @@ static int links(const struct json *root, char *err, size_t n)
 				 "a string");
 			return -1;
 		}
-		if (tree_add(&snap, e->key, TREE_LINK, e->str, strlen(e->str),
+		if (tree_add(&snap, e->key, GDR_WALK_LINK, e->str, strlen(e->str),
 			     err, n))
 			return -1;
 	}
@@ -412,7 +411,7 @@ int snapshot_replay(const char *source, int is_dir, struct ibv_context ***ctxs,
 		   : tree_read_tar(&snap, source, err, n))
 		return -1;
 	ans = tree_find(&snap, "answers.json");
-	if (!ans || ans->kind != TREE_FILE) {
+	if (!ans || ans->kind != GDR_WALK_FILE) {
 		snprintf(err, n, "%s has no answers.json (not a snapshot?)",
 			 source);
 		return -1;

@@ -93,7 +93,7 @@ static int normalise(const char *in, char *out, size_t n, const char **why)
 	return 0;
 }
 
-int tree_add(struct tree *t, const char *name, enum tree_kind kind,
+int tree_add(struct tree *t, const char *name, enum gdr_walk_kind kind,
 	     const void *data, size_t size, char *err, size_t n)
 {
 	char norm[TREE_MAX_NAME + 2], pr[128];
@@ -210,7 +210,7 @@ const struct tree_node *tree_find(struct tree *t, const char *name)
 	return i < t->num && !strcmp(t->n[i].name, name) ? &t->n[i] : NULL;
 }
 
-int tree_lookup(void *ctx, const char *name, enum tree_kind *kind, char *target,
+int tree_lookup(void *ctx, const char *name, enum gdr_walk_kind *kind, char *target,
 		size_t n)
 {
 	struct tree *t = ctx;
@@ -220,7 +220,7 @@ int tree_lookup(void *ctx, const char *name, enum tree_kind *kind, char *target,
 
 	if (x) {
 		*kind = x->kind;
-		if (x->kind == TREE_LINK)
+		if (x->kind == GDR_WALK_LINK)
 			snprintf(target, n, "%s", x->data);
 		return 0;
 	}
@@ -234,126 +234,77 @@ int tree_lookup(void *ctx, const char *name, enum tree_kind *kind, char *target,
 	dir[len + 1] = '\0';
 	i = lower(t, dir);
 	if (i < t->num && !strncmp(t->n[i].name, dir, len + 1)) {
-		*kind = TREE_DIR;
+		*kind = GDR_WALK_DIR;
 		return 0;
 	}
 	errno = ENOENT;
 	return -1;
 }
 
-int tree_walk(tree_lookup_fn lookup, void *ctx, const char *path,
-	      int nofollow_last, char *out, size_t n, enum tree_kind *kind,
-	      void (*on_link)(void *arg, const char *name, const char *target),
-	      void *arg)
-{
-	char cur[PATH_MAX], rest[PATH_MAX], target[PATH_MAX], cand[PATH_MAX];
-	enum tree_kind k = TREE_DIR;
-	int links = 0;
-	size_t cl = 0;
-
-	cur[0] = '\0';
-	if (snprintf(rest, sizeof(rest), "%s", path) >= (int)sizeof(rest)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	while (rest[0]) {
-		char *p = rest, *e;
-		size_t len;
-		int last;
-
-		while (*p == '/')
-			p++;
-		e = strchr(p, '/');
-		len = e ? (size_t)(e - p) : strlen(p);
-		last = !e || !e[strspn(e, "/")];
-		if (!len || (len == 1 && *p == '.')) {
-			memmove(rest, p + len, strlen(p + len) + 1);
-			continue;
-		}
-		if (len == 2 && !memcmp(p, "..", 2)) {
-			char *slash = strrchr(cur, '/');
-
-			/* Never above the namespace's root. */
-			cl = slash ? (size_t)(slash - cur) : 0;
-			cur[cl] = '\0';
-			k = TREE_DIR;
-			memmove(rest, p + len, strlen(p + len) + 1);
-			continue;
-		}
-		if (k != TREE_DIR) {
-			errno = ENOTDIR;
-			return -1;
-		}
-		if (cl + len + 2 > sizeof(cand)) {
-			errno = ENAMETOOLONG;
-			return -1;
-		}
-		memcpy(cand, cur, cl);
-		if (cl)
-			cand[cl] = '/';
-		memcpy(cand + cl + (cl ? 1 : 0), p, len);
-		cand[cl + (cl ? 1 : 0) + len] = '\0';
-		memmove(rest, p + len, strlen(p + len) + 1);
-		target[0] = '\0';
-		if (lookup(ctx, cand, &k, target, sizeof(target)))
-			return -1;
-		if (k == TREE_LINK && !(last && nofollow_last)) {
-			char next[PATH_MAX];
-
-			if (++links > TREE_MAX_LINKS) {
-				errno = ELOOP;
-				return -1;
-			}
-			if (on_link)
-				on_link(arg, cand, target);
-			if (snprintf(next, sizeof(next), "%s/%s", target,
-				     rest) >= (int)sizeof(next)) {
-				errno = ENAMETOOLONG;
-				return -1;
-			}
-			memcpy(rest, next, strlen(next) + 1);
-			if (target[0] == '/') {
-				cl = 0;
-				cur[0] = '\0';
-			}
-			k = TREE_DIR; /* the link's directory goes on */
-			continue;
-		}
-		if (k == TREE_LINK && on_link)
-			on_link(arg, cand, target);
-		memcpy(cur, cand, strlen(cand) + 1);
-		cl = strlen(cur);
-	}
-	if (snprintf(out, n, "%s", cur) >= (int)n) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	*kind = k;
-	return 0;
-}
-
 /* --- reading a file we are handed ------------------------------------------ */
 
+int tree_open_file(int dirfd, const char *name, int nofollow, struct stat *st)
+{
+	int pfd = openat(dirfd, name,
+			 O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
+	char self[64];
+	int fd = -1, err;
+
+	if (pfd < 0)
+		return -1;
+	if (fstat(pfd, st)) {
+		err = errno;
+	} else if (!S_ISREG(st->st_mode)) {
+		err = EFTYPE_TREE;
+	} else {
+		/* The inode just checked, not whatever the name is now. */
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+		fd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		err = errno;
+		if (fd < 0 && err == ENOENT) {
+			/* No /proc: the name again, then its inode compared
+			 * (a file swapped in meanwhile is refused). */
+			struct stat now;
+
+			fd = openat(dirfd, name,
+				    O_RDONLY | O_CLOEXEC | O_NONBLOCK |
+					    O_NOCTTY |
+					    (nofollow ? O_NOFOLLOW : 0));
+			err = errno;
+			if (fd >= 0 &&
+			    (fstat(fd, &now) || now.st_dev != st->st_dev ||
+			     now.st_ino != st->st_ino)) {
+				close(fd);
+				fd = -1;
+				err = EFTYPE_TREE;
+			}
+		}
+	}
+	close(pfd);
+	errno = err;
+	return fd;
+}
+
 /*
- * Open @file for reading without blocking on a FIFO or a device, and only
- * if it is a regular file of at most @max bytes. The fd, or -1 with @err.
+ * Open @file for reading, only if it is a regular file of at most @max
+ * bytes (never opened otherwise: opening a device can act). The fd, or -1
+ * with @err.
  */
 static int open_regular(const char *file, size_t max, size_t *size, char *err,
 			size_t n)
 {
 	char pr[128];
 	struct stat st;
-	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int fd = tree_open_file(AT_FDCWD, file, 0, &st);
 
+	if (fd < 0 && errno == EFTYPE_TREE) {
+		snprintf(err, n, "%s is not a regular file",
+			 tree_printable(file, pr, sizeof(pr)));
+		return -1;
+	}
 	if (fd < 0) {
 		snprintf(err, n, "%s: %s", tree_printable(file, pr, sizeof(pr)),
 			 strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		snprintf(err, n, "%s is not a regular file",
-			 tree_printable(file, pr, sizeof(pr)));
-		close(fd);
 		return -1;
 	}
 	if ((size_t)st.st_size > max) {
@@ -636,10 +587,10 @@ int tree_parse_tar(struct tree *t, const unsigned char *buf, size_t len,
 			return -1;
 		}
 		if (type == '5') {
-			if (tree_add(t, name, TREE_DIR, NULL, 0, err, n))
+			if (tree_add(t, name, GDR_WALK_DIR, NULL, 0, err, n))
 				return -1;
 		} else if (type == '0' || type == '\0' || type == '7') {
-			if (tree_add(t, name, TREE_FILE, h + BLOCK,
+			if (tree_add(t, name, GDR_WALK_FILE, h + BLOCK,
 				     (size_t)size, err, n))
 				return -1;
 		} else {
@@ -759,7 +710,7 @@ static int read_dir_at(struct tree *t, int dfd, const char *rel, int depth,
 						     : strerror(errno));
 				rc = -1;
 			} else {
-				rc = tree_add(t, name, TREE_DIR, NULL, 0, err,
+				rc = tree_add(t, name, GDR_WALK_DIR, NULL, 0, err,
 					      n) ||
 				     read_dir_at(t, sub, name, depth + 1, err,
 						 n);
@@ -775,13 +726,12 @@ static int read_dir_at(struct tree *t, int dfd, const char *rel, int depth,
 					 strerror(errno));
 				rc = -1;
 			} else {
-				rc = tree_add(t, name, TREE_LINK, target,
+				rc = tree_add(t, name, GDR_WALK_LINK, target,
 					      (size_t)r, err, n);
 			}
 		} else if (S_ISREG(st.st_mode)) {
-			int fd = openat(dirfd(d), de->d_name,
-					O_RDONLY | O_NONBLOCK | O_NOFOLLOW |
-						O_CLOEXEC | O_NOCTTY);
+			struct stat now;
+			int fd = tree_open_file(dirfd(d), de->d_name, 1, &now);
 			size_t got = 0;
 			char *data = fd < 0 ? NULL
 					    : read_capped(fd, TREE_CAPTURE_FILE,
@@ -794,12 +744,12 @@ static int read_dir_at(struct tree *t, int dfd, const char *rel, int depth,
 					 tree_printable(name, pr, sizeof(pr)));
 				rc = -1;
 			} else {
-				rc = tree_add(t, name, TREE_FILE, data, got,
+				rc = tree_add(t, name, GDR_WALK_FILE, data, got,
 					      err, n);
 			}
 			free(data);
 		} else {
-			rc = tree_add(t, name, TREE_OTHER, NULL, 0, err, n);
+			rc = tree_add(t, name, GDR_WALK_OTHER, NULL, 0, err, n);
 		}
 	}
 	closedir(d);
@@ -882,8 +832,8 @@ static int member(struct out *fd, const struct tree_node *x)
 	static const unsigned char zero[BLOCK];
 	unsigned char h[BLOCK];
 	const char *name = x->name, *cut = NULL, *p;
-	char type = x->kind == TREE_DIR ? '5' : '0';
-	size_t len = strlen(name), size = x->kind == TREE_DIR ? 0 : x->size;
+	char type = x->kind == GDR_WALK_DIR ? '5' : '0';
+	size_t len = strlen(name), size = x->kind == GDR_WALK_DIR ? 0 : x->size;
 
 	if (len >= 100)
 		for (p = name; (p = strchr(p, '/')); p++)
@@ -927,7 +877,7 @@ int tree_tar(struct tree *t, char **data, size_t *len)
 
 	seal(t);
 	for (i = 0; i < t->num; i++) {
-		if (t->n[i].kind != TREE_FILE && t->n[i].kind != TREE_DIR)
+		if (t->n[i].kind != GDR_WALK_FILE && t->n[i].kind != GDR_WALK_DIR)
 			continue;
 		if (member(&o, &t->n[i]))
 			break;

@@ -12,6 +12,9 @@
 #define GDR_INFO_TREE_H
 
 #include <stddef.h>
+#include <sys/stat.h>
+
+#include "walk.h" /* gdr_walk(), which resolves links inside a tree */
 
 /* Caps: what a snapshot of one node needs, with room to spare. */
 #define TREE_MAX_MEMBERS 20000
@@ -19,20 +22,12 @@
 #define TREE_MAX_TOTAL ((size_t)64 << 20) /* bytes of all files */
 #define TREE_MAX_INPUT ((size_t)64 << 20) /* bytes of the archive */
 #define TREE_MAX_NAME 1024		  /* bytes of a member's name */
-#define TREE_MAX_LINKS 40		  /* links followed in one path */
 /* What a capture keeps of one file (a sysfs attribute is a page). */
 #define TREE_CAPTURE_FILE ((size_t)64 << 10)
 
-enum tree_kind {
-	TREE_FILE,
-	TREE_DIR,
-	TREE_LINK,  /* data: the target, as readlink(2) gave it */
-	TREE_OTHER, /* a FIFO, device or socket in a --root tree */
-};
-
 struct tree_node {
 	char *name; /* relative, normalised: "sys/class/infiniband" */
-	enum tree_kind kind;
+	enum gdr_walk_kind kind;
 	char *data;
 	size_t size;
 	size_t seq; /* the order added: of equal names the last wins */
@@ -52,35 +47,26 @@ void tree_free(struct tree *t);
  * most TREE_MAX_NAME bytes; files count against the caps. 0, or -1 with
  * the reason in @err.
  */
-int tree_add(struct tree *t, const char *name, enum tree_kind kind,
+int tree_add(struct tree *t, const char *name, enum gdr_walk_kind kind,
 	     const void *data, size_t size, char *err, size_t n);
 
-/*
- * What a walk through a namespace asks of it: @name (relative) is a
- * file, a directory, a link (target in @target) or something else; -1
- * with errno ENOENT when there is nothing.
- */
-typedef int (*tree_lookup_fn)(void *ctx, const char *name, enum tree_kind *kind,
-			      char *target, size_t n);
-
-/*
- * Resolve absolute @path (the node's "/sys/...") through the links of a
- * namespace, links resolving inside it: an absolute target from its root,
- * ".." never above it. With @nofollow_last a link at the end is the
- * answer itself. The resolved name into @out (@n bytes) and its kind; -1
- * with errno (ENOENT, ENOTDIR, ELOOP, ENAMETOOLONG). @on_link, if set, is
- * told every link passed (name, target).
- */
-int tree_walk(tree_lookup_fn lookup, void *ctx, const char *path,
-	      int nofollow_last, char *out, size_t n, enum tree_kind *kind,
-	      void (*on_link)(void *arg, const char *name, const char *target),
-	      void *arg);
-
-/* tree_walk's lookup over a tree (ctx: the tree). Sorts it first. */
-int tree_lookup(void *ctx, const char *name, enum tree_kind *kind, char *target,
+/* gdr_walk's lookup over a tree (ctx: the tree). Sorts it first. */
+int tree_lookup(void *ctx, const char *name, enum gdr_walk_kind *kind, char *target,
 		size_t n);
 /* The node of @name, or NULL. */
 const struct tree_node *tree_find(struct tree *t, const char *name);
+
+/* What tree_open_file() says of a name that is not a regular file. */
+#define EFTYPE_TREE 4097
+
+/*
+ * @name (relative to @dirfd; with @nofollow a link there is not followed)
+ * opened for reading only if it is a regular file: resolved to an O_PATH
+ * descriptor first, checked, and the inode checked opened (opening a
+ * device or a FIFO can act, so anything else is never opened). The fd
+ * with *@st, or -1 with errno (EFTYPE_TREE: not a regular file).
+ */
+int tree_open_file(int dirfd, const char *name, int nofollow, struct stat *st);
 
 /*
  * Read an archive (tar, or tar compressed with gzip) into @t: regular
