@@ -143,9 +143,12 @@ struct gdr_cache {
 	struct entry *free;
 	struct entry *freed;   /* atomic: freed without the lock */
 	struct entry *zombies; /* deregistration failed: still registered */
-	/* entries given out but out of the index, by MR */
-	struct entry **outside;
-	size_t outside_cap, outside_used;
+	/* the MR table: every entry holding an MR, by MR (under the lock) */
+	struct entry **mrtab;
+	size_t mrtab_cap, mrtab_used;
+	bool mrtab_short; /* an entry holding an MR could not be added */
+	/* the MR hint: pairs of slots by MR, read without the lock */
+	struct entry **by_mr;
 	/* counts */
 	size_t entries, bytes;
 	uint64_t retired_hits, misses, stale, evictions, invalidations,
@@ -405,9 +408,13 @@ static struct entry *front_get(const struct gdr_cache *c, uintptr_t start)
 	return bits ? LD(c->front[front_slot(bits, start)]) : NULL;
 }
 
+static void mr_hint_set(struct gdr_cache *c, unsigned int bits,
+			struct entry *e);
+
 /*
- * Under the lock: remember @e under its start, the table grown to twice
- * the entries first. Out of memory, the table stays as it is (a hint).
+ * Under the lock: remember @e under its start, and under its MR in the MR
+ * hint, both tables grown to twice the entries first. Out of memory, the
+ * tables stay as they are (hints).
  */
 static void front_set(struct gdr_cache *c, struct entry *e)
 {
@@ -419,25 +426,41 @@ static void front_set(struct gdr_cache *c, struct entry *e)
 	if (!c->front) {
 		c->front =
 			gdr_vmem_reserve(sizeof(*c->front) << FRONT_MAX_BITS);
-		if (!c->front)
+		c->by_mr =
+			gdr_vmem_reserve(sizeof(*c->by_mr) << FRONT_MAX_BITS);
+		if (!c->front || !c->by_mr) {
+			gdr_vmem_free(c->front,
+				      sizeof(*c->front) << FRONT_MAX_BITS, 0);
+			gdr_vmem_free(c->by_mr,
+				      sizeof(*c->by_mr) << FRONT_MAX_BITS, 0);
+			c->front = c->by_mr = NULL;
 			return;
+		}
 	}
 	if (want > bits) {
 		if (gdr_vmem_commit(c->front, sizeof(*c->front) << bits,
-				    sizeof(*c->front) << want))
+				    sizeof(*c->front) << want) ||
+		    gdr_vmem_commit(c->by_mr, sizeof(*c->by_mr) << bits,
+				    sizeof(*c->by_mr) << want))
 			return;
 		/* In place: readers meanwhile find a hint, or none. */
-		for (i = 0; bits && i < ((size_t)1 << bits); i++)
+		for (i = 0; bits && i < ((size_t)1 << bits); i++) {
 			ST(c->front[i], NULL);
-		for (i = 0; i < c->num_slots; i++)
-			if (LD(slot_at(c, i)->state) == S_LIVE)
-				ST(c->front[front_slot(want,
-						       slot_at(c, i)->start)],
-				   slot_at(c, i));
+			ST(c->by_mr[i], NULL);
+		}
+		for (i = 0; i < c->num_slots; i++) {
+			struct entry *x = slot_at(c, i);
+
+			if (LD(x->state) != S_LIVE)
+				continue;
+			ST(c->front[front_slot(want, x->start)], x);
+			mr_hint_set(c, want, x);
+		}
 		__atomic_store_n(&c->front_bits, want, __ATOMIC_RELEASE);
 		bits = want;
 	}
 	ST(c->front[front_slot(bits, e->start)], e);
+	mr_hint_set(c, bits, e);
 }
 
 /* Back to the free list, never opened. */
@@ -463,12 +486,14 @@ static void abandon(struct gdr_cache *c, struct entry *e)
 		entry_free(c, e);
 }
 
-/* --- the outside table: entries given out, out of the index --------------- */
+/* --- the MR table: every entry that holds an MR, by MR ------------------- */
 
 /*
- * Under the lock: the entries a put cannot find through the index (not
- * cached, or dropped while in use), by MR. The cache's own address marks
- * a removed slot.
+ * Under the lock: what a put finds an MR's entry by without reading the
+ * MR (a second put's MR may be freed: only a pointer the cache holds is
+ * ever read through). Cached entries from when they go live, entries not
+ * cached, and those dropped while in use, until their release. The
+ * cache's own address marks a removed slot. Keyed by the pointer alone.
  */
 
 /* @cap: a power of two. */
@@ -479,18 +504,18 @@ static size_t mr_hash(const struct ibv_mr *mr, size_t cap)
 		(unsigned int)__builtin_ctzll((unsigned long long)cap));
 }
 
-static int outside_add(struct gdr_cache *c, struct entry *e)
+static int mrtab_add(struct gdr_cache *c, struct entry *e)
 {
 	size_t i;
 
-	if ((c->outside_used + 1) * 2 > c->outside_cap) {
-		size_t cap = c->outside_cap ? c->outside_cap * 2 : 64;
+	if ((c->mrtab_used + 1) * 2 > c->mrtab_cap) {
+		size_t cap = c->mrtab_cap ? c->mrtab_cap * 2 : 64;
 		struct entry **t = calloc(cap, sizeof(*t));
 
 		if (!t)
 			return ENOMEM;
-		for (i = 0; i < c->outside_cap; i++) {
-			struct entry *x = c->outside[i];
+		for (i = 0; i < c->mrtab_cap; i++) {
+			struct entry *x = c->mrtab[i];
 			size_t k;
 
 			if (!x || x == (struct entry *)c)
@@ -500,46 +525,95 @@ static int outside_add(struct gdr_cache *c, struct entry *e)
 				;
 			t[k] = x;
 		}
-		free(c->outside);
-		c->outside = t;
-		c->outside_cap = cap;
+		free(c->mrtab);
+		c->mrtab = t;
+		c->mrtab_cap = cap;
 		/* tombstones are gone with the copy */
-		c->outside_used = 0;
+		c->mrtab_used = 0;
 		for (i = 0; i < cap; i++)
-			c->outside_used += t[i] != NULL;
+			c->mrtab_used += t[i] != NULL;
 	}
-	for (i = mr_hash(e->mr, c->outside_cap);
-	     c->outside[i] && c->outside[i] != (struct entry *)c;
-	     i = (i + 1) & (c->outside_cap - 1))
+	for (i = mr_hash(e->mr, c->mrtab_cap);
+	     c->mrtab[i] && c->mrtab[i] != (struct entry *)c;
+	     i = (i + 1) & (c->mrtab_cap - 1))
 		;
-	if (!c->outside[i])
-		c->outside_used++;
-	c->outside[i] = e;
+	if (!c->mrtab[i])
+		c->mrtab_used++;
+	c->mrtab[i] = e;
 	return 0;
 }
 
 /* The slot of @mr's entry, or NULL. (The cache itself marks a removed
  * slot.) */
-static struct entry **outside_slot(struct gdr_cache *c, const struct ibv_mr *mr)
+static struct entry **mrtab_slot(struct gdr_cache *c, const struct ibv_mr *mr)
 {
 	size_t i;
 
-	if (!c->outside_cap)
+	if (!c->mrtab_cap)
 		return NULL;
-	for (i = mr_hash(mr, c->outside_cap); c->outside[i];
-	     i = (i + 1) & (c->outside_cap - 1))
-		if (c->outside[i] != (struct entry *)c &&
-		    c->outside[i]->mr == mr)
-			return &c->outside[i];
+	for (i = mr_hash(mr, c->mrtab_cap); c->mrtab[i];
+	     i = (i + 1) & (c->mrtab_cap - 1))
+		if (c->mrtab[i] != (struct entry *)c &&
+		    c->mrtab[i]->mr == mr)
+			return &c->mrtab[i];
 	return NULL;
 }
 
-static void outside_remove(struct gdr_cache *c, struct entry *e)
+static void mrtab_remove(struct gdr_cache *c, struct entry *e)
 {
-	struct entry **slot = outside_slot(c, e->mr);
+	struct entry **slot = mrtab_slot(c, e->mr);
 
-	if (slot)
+	if (slot && *slot == e)
 		*slot = (struct entry *)c;
+}
+
+/* Under the lock: add @e, or remember that a put may need a walk. */
+static void mrtab_keep(struct gdr_cache *c, struct entry *e)
+{
+	if (mrtab_add(c, e)) {
+		c->mrtab_short = true;
+		gdr_debug("cache: out of memory for the MR table; a put of "
+			  "this MR finds it by a walk");
+	}
+}
+
+/* --- the MR hint: find an MR's entry without the lock -------------------- */
+
+/*
+ * Pairs of slots by the MR's address, in address space reserved like the
+ * front table's and as large: a hint (holds() decides), written under the
+ * lock, read without it. A put whose MR is in neither slot of its pair
+ * takes the lock and the MR table.
+ */
+static size_t mr_pair(unsigned int bits, const struct ibv_mr *mr)
+{
+	return hash_bits((uint64_t)(uintptr_t)mr, bits) & ~(size_t)1;
+}
+
+/* The entries of @mr's pair (NULL when there is no table yet). */
+static void mr_hint_get(const struct gdr_cache *c, const struct ibv_mr *mr,
+			struct entry **e0, struct entry **e1)
+{
+	unsigned int bits = __atomic_load_n(&c->front_bits, __ATOMIC_ACQUIRE);
+	size_t i;
+
+	*e0 = *e1 = NULL;
+	if (!bits)
+		return;
+	i = mr_pair(bits, mr);
+	*e0 = LD(c->by_mr[i]);
+	*e1 = LD(c->by_mr[i + 1]);
+}
+
+/* Under the lock: a slot of @e's pair, one not holding a live MR first. */
+static void mr_hint_set(struct gdr_cache *c, unsigned int bits, struct entry *e)
+{
+	size_t i = mr_pair(bits, e->mr);
+	struct entry *x = LD(c->by_mr[i]);
+
+	if (x && x != e && LD(x->state) == S_LIVE && x->mr)
+		i++;
+	ST(c->by_mr[i], e);
 }
 
 /* --- releasing ---------------------------------------------------------------- */
@@ -622,12 +696,12 @@ static void drop(struct gdr_cache *c, struct entry *e, struct entry **release)
 	c->entries--;
 	c->bytes -= e->end - e->start;
 	if (dead) {
+		mrtab_remove(c, e);
 		maps_free(e);
 		e->u.next = *release;
 		*release = e;
-	} else if (outside_add(c, e)) {
-		/* No room to remember it: its last put finds it by a walk. */
-		gdr_debug("cache: out of memory for the outside table");
+	} else if (!mrtab_slot(c, e->mr)) {
+		mrtab_keep(c, e); /* not there: its add had failed */
 	}
 }
 
@@ -678,7 +752,7 @@ static void evict(struct gdr_cache *c, struct entry **release)
 static int release_last(struct gdr_cache *c, struct entry *e)
 {
 	pthread_mutex_lock(&c->lock);
-	outside_remove(c, e);
+	mrtab_remove(c, e);
 	pthread_mutex_unlock(&c->lock);
 	maps_free(e); /* ours alone now */
 	e->u.next = NULL;
@@ -903,7 +977,9 @@ GDR_EXPORT int gdr_cache_destroy(struct gdr_cache *c)
 		free(ch);
 	}
 	free(c->slabv);
-	free(c->outside);
+	free(c->mrtab);
+	gdr_vmem_free(c->by_mr, sizeof(*c->by_mr) << FRONT_MAX_BITS,
+		      c->front_bits ? sizeof(*c->by_mr) << c->front_bits : 0);
 	pthread_mutex_destroy(&c->lock);
 	pthread_cond_destroy(&c->cond);
 	free(c);
@@ -1081,7 +1157,7 @@ static struct entry *uncached(struct gdr_cache *c, const struct plan *p,
 	if (e) {
 		entry_open(e, K_PASS, S_DEAD, (uintptr_t)ptr,
 			   (uintptr_t)ptr + len, mr);
-		if (outside_add(c, e)) {
+		if (mrtab_add(c, e)) {
 			abandon(c, e);
 			e = NULL;
 		}
@@ -1171,15 +1247,14 @@ static struct entry *miss(struct gdr_cache *c, const struct plan *p,
 		c->entries++;
 		c->bytes += e->end - e->start;
 		c->misses++;
+		mrtab_keep(c, e);
 		front_set(c, e);
 		evict(c, &release);
 	} else if (!*err) {
 		/* Invalidated while in flight: this get only. */
 		__atomic_store_n(&e->mr, mr, __ATOMIC_RELEASE);
 		e->kind = K_PASS;
-		if (outside_add(c, e))
-			gdr_debug("cache: out of memory for the outside "
-				  "table; its put finds it by a walk");
+		mrtab_keep(c, e);
 		c->uncached++;
 	}
 	if (*err) {
@@ -1348,54 +1423,35 @@ GDR_EXPORT struct ibv_mr *gdr_cache_get_ex(struct gdr_cache *c, void *ptr,
 }
 
 /*
- * The entry @mr came from: cached under its start (no lock), in the index
- * by its exact range (no lock), in the outside table, else by a walk (one
- * the outside table had no room for). A dead entry may still show the MR
- * it is deregistering, whose address a new registration can get
- * meanwhile: only a live word counts.
+ * The entry @mr came from, found by the pointer alone: @mr is never read
+ * (after a pass-through put, or the last put of a dropped entry, it is
+ * freed memory; a second put must say EINVAL, not read it). This thread's
+ * last get (no lock), the MR hint's pair (no lock), the MR table, else,
+ * only if an entry could not be added to it, a walk. A dead entry may
+ * still show the MR it is deregistering, whose address a new
+ * registration can get meanwhile: only a live word counts.
  */
 static bool holds(const struct entry *e, const struct ibv_mr *mr)
 {
 	return e && mr_of(e) == mr && refs_of(LD(e->word)) != REFS_DEAD;
 }
 
-static struct entry *find_mr(struct gdr_cache *c, struct ibv_mr *mr)
+static struct entry *find_mr(struct gdr_cache *c, const struct ibv_mr *mr)
 {
-	struct entry **slot, *e;
-	void *cand[4];
-	unsigned int n, k;
-	uintptr_t a;
+	struct entry **slot, *e, *e1;
 	size_t i;
-	int t;
 
 	if (last_got.cache == c->id && holds(last_got.e, mr))
 		return last_got.e;
-	a = (uintptr_t)mr->addr;
-	e = front_get(c, a);
+	mr_hint_get(c, mr, &e, &e1);
 	if (holds(e, mr))
 		return e;
-	if (a > UINTPTR_MAX - mr->length)
-		return NULL;
-	for (t = 0; t < READ_TRIES; t++) {
-		if (gdr_ranges_exact_read(&c->index, a, a + mr->length, cand, 4,
-					  &n))
-			continue;
-		for (k = 0; k < n; k++)
-			if (holds(cand[k], mr))
-				return cand[k];
-		break;
-	}
+	if (holds(e1, mr))
+		return e1;
 	pthread_mutex_lock(&c->lock);
-	/* With the lock no writer is in the index: this read holds. */
-	e = NULL;
-	if (!gdr_ranges_exact_read(&c->index, a, a + mr->length, cand, 4, &n))
-		for (k = 0; k < n && !e; k++)
-			if (holds(cand[k], mr))
-				e = cand[k];
-	slot = e ? NULL : outside_slot(c, mr);
-	if (slot && holds(*slot, mr))
-		e = *slot;
-	for (i = 0; !e && i < c->num_slots; i++)
+	slot = mrtab_slot(c, mr);
+	e = slot && holds(*slot, mr) ? *slot : NULL;
+	for (i = 0; !e && c->mrtab_short && i < c->num_slots; i++)
 		if (LD(slot_at(c, i)->state) != S_FREE &&
 		    holds(slot_at(c, i), mr))
 			e = slot_at(c, i);
@@ -1562,6 +1618,20 @@ int gdr_cache_audit(struct gdr_cache *c, char *why, size_t n)
 			"lists",
 			free_state, c->num_slots, listed);
 		err = EPROTO;
+	}
+	/* A put finds every live entry by its MR alone. */
+	for (i = 0; !err && !c->mrtab_short && i < c->num_slots; i++) {
+		struct entry **slot;
+
+		e = slot_at(c, i);
+		if (LD(e->state) != S_LIVE)
+			continue;
+		slot = mrtab_slot(c, e->mr);
+		if (!slot || *slot != e) {
+			gdr_fmt(why, n,
+				"a live entry's MR is not in the MR table");
+			err = EPROTO;
+		}
 	}
 	pthread_mutex_unlock(&c->lock);
 	return err;

@@ -1022,13 +1022,24 @@ static int fake_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags,
 struct fake_mr {
 	struct ibv_mr mr;
 	int dmabuf_fd;
+	int guarded; /* a page of its own, PROT_NONE once released */
 };
 
 static struct ibv_mr *new_mr(struct ibv_pd *pd, void *addr, size_t len,
 			     int dmabuf_fd)
 {
-	struct fake_mr *f = calloc(1, sizeof(*f));
+	struct fake_mr *f;
 
+	if (fake_ibv.guard_freed) {
+		f = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (f == MAP_FAILED)
+			f = NULL;
+		else
+			f->guarded = 1;
+	} else {
+		f = calloc(1, sizeof(*f));
+	}
 	if (!f) {
 		errno = ENOMEM;
 		return NULL;
@@ -1037,7 +1048,10 @@ static struct ibv_mr *new_mr(struct ibv_pd *pd, void *addr, size_t len,
 			       ? fcntl(dmabuf_fd, F_DUPFD_CLOEXEC, 0)
 			       : -1;
 	if (dmabuf_fd >= 0 && !fake_ibv.no_hold && f->dmabuf_fd < 0) {
-		free(f);
+		if (f->guarded)
+			munmap(f, 4096);
+		else
+			free(f);
 		return NULL; /* errno from fcntl, as a real MR would fail */
 	}
 	f->mr.context = pd->context;
@@ -1166,8 +1180,11 @@ static int v_dereg(struct ibv_mr *mr)
 		return fake_ibv.dereg_errno;
 	if (f->dmabuf_fd >= 0)
 		close(f->dmabuf_fd);
-	free(f);
 	__atomic_sub_fetch(&fake_ibv.live_mrs, 1, __ATOMIC_RELAXED);
+	if (f->guarded)
+		mprotect(f, 4096, PROT_NONE); /* kept: never reused */
+	else
+		free(f);
 	return 0;
 }
 static struct ibv_pd *v_alloc_pd(struct ibv_context *ctx)

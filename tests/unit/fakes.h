@@ -110,6 +110,10 @@ struct fake_verbs {
 	/* called by each release before it answers (it may set dereg_errno) */
 	void (*dereg_hook)(void);
 	int no_hold; /* MRs keep no dup of the dma-buf fd (100k-entry bench) */
+	/* A released MR's memory becomes PROT_NONE, never reused: whoever
+	 * reads an MR after its ibv_dereg_mr crashes, with or without a
+	 * sanitizer (libibverbs frees it). */
+	int guard_freed;
 	char last_exp_name[64];	 /* fdinfo exp_name of the fd passed */
 	size_t last_dmabuf_size; /* fdinfo size of the fd passed */
 };

@@ -81,6 +81,11 @@ static struct ibv_mr *cycle(struct gdr_cache *c, void *p, size_t len)
 
 static void done(struct gdr_cache *c)
 {
+	char why[256] = "";
+
+	/* Free entries listed once; every live entry findable by its MR. */
+	CHECK_(gdr_cache_audit(c, why, sizeof(why)) == 0, "gdr_cache_audit: %s",
+	       why);
 	CHECK_INT(gdr_cache_destroy(c), 0);
 	CHECK_INT(fake_ibv.live_mrs, 0);
 }
@@ -650,6 +655,86 @@ static void host_memory(void)
 	}
 }
 
+/*
+ * A put of an MR that was released already (a second put): EINVAL, and
+ * the released MR is never read (the fake makes its memory PROT_NONE, as
+ * freed memory is to ASan: a read crashes the test).
+ */
+static void second_put(void)
+{
+	static char host[65536];
+	struct ibv_mr *a, *b, *mr[300];
+	struct gdr_cache *c;
+	char *p;
+	int i, bad = 0;
+
+	check_scope = "a second put of a pass-through MR (freed by then)";
+	c = fresh(0, (size_t)-1, 0);
+	fake_ibv.guard_freed = 1;
+	a = gdr_cache_get(c, host, 4096);
+	CHECK(a != NULL);
+	CHECK_INT(gdr_cache_put(c, a), 0);
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	CHECK_INT(gdr_cache_put(c, a), EINVAL);
+	CHECK_HAS(gdr_last_error(), "not one the cache gave out");
+	/* Another get meanwhile: the stale MR is not in the thread's hint. */
+	a = gdr_cache_get(c, host, 4096);
+	b = gdr_cache_get(c, host + 8192, 4096);
+	CHECK(a && b);
+	CHECK_INT(gdr_cache_put(c, a), 0);
+	CHECK_INT(gdr_cache_put(c, a), EINVAL);
+	CHECK_INT(fake_ibv.live_mrs, 1); /* b's, untouched */
+	CHECK_INT(gdr_cache_put(c, b), 0);
+	done(c);
+
+	check_scope = "a second put after the last put of an invalidated entry";
+	c = fresh(0, (size_t)-1, 0);
+	fake_ibv.guard_freed = 1;
+	p = fake_alloc_device(0, 1 * MiB);
+	a = gdr_cache_get(c, p, 4096);
+	b = gdr_cache_get(c, p, 4096); /* a hit: the same entry */
+	CHECK(a && a == b);
+	CHECK_INT(gdr_cache_invalidate(c, p, 1 * MiB), 0);
+	CHECK_INT(fake_ibv.live_mrs, 1); /* in use: kept until its last put */
+	CHECK_INT(gdr_cache_put(c, a), 0);
+	CHECK_INT(gdr_cache_put(c, b), 0); /* the last: released */
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	CHECK_INT(gdr_cache_put(c, a), EINVAL);
+	CHECK_INT(gdr_cache_put(c, b), EINVAL);
+	done(c);
+
+	check_scope = "a second put of an evicted entry's MR";
+	c = fresh(GDR_CACHE_HOST, 1, 0);
+	fake_ibv.guard_freed = 1;
+	a = gdr_cache_get(c, host, 4096);
+	CHECK_INT(gdr_cache_put(c, a), 0);
+	b = gdr_cache_get(c, host + 32768, 4096); /* evicts a's entry */
+	CHECK_INT(stats(c).evictions, 1);
+	CHECK_INT(gdr_cache_put(c, a), EINVAL);
+	CHECK_INT(gdr_cache_put(c, b), 0);
+	done(c);
+
+	/* Many MRs out at once, put back in another order: each found
+	 * without its hint (the MR hint's pairs, then the MR table). */
+	check_scope = "300 cached MRs put back in reverse, then again";
+	c = fresh(0, (size_t)-1, 0);
+	fake_ibv.guard_freed = 1;
+	p = fake_alloc_device(0, 300 * 65536);
+	for (i = 0; i < 300; i++)
+		mr[i] = gdr_cache_get(c, p + (size_t)i * 65536, 4096);
+	for (i = 299; i >= 0; i--)
+		bad += !mr[i] || gdr_cache_put(c, mr[i]) != 0;
+	CHECK_INT(bad, 0);
+	CHECK_INT(stats(c).in_use, 0);
+	CHECK_INT(gdr_cache_invalidate(c, p, 300 * 65536), 0);
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	for (i = 0, bad = 0; i < 300; i++)
+		bad += gdr_cache_put(c, mr[i]) != EINVAL;
+	CHECK_INT(bad, 0);
+	done(c);
+	fake_ibv.guard_freed = 0;
+}
+
 static void errors(void)
 {
 	struct gdr_cache_attr attr = { 0 };
@@ -1054,6 +1139,7 @@ int main(void)
 	limits();
 	invalidate_purge();
 	host_memory();
+	second_put();
 	errors();
 	concurrent_misses();
 	faults();
