@@ -389,6 +389,7 @@ int gdr_model_limits(struct gdr_limits *l, char *why, size_t n)
 	l->nofile_soft = model->nofile_soft;
 	l->nofile_hard = model->nofile_hard;
 	l->cap_ipc_lock = model->cap_ipc_lock;
+	l->user_ns = model->user_ns;
 	return 0;
 }
 

@@ -74,6 +74,7 @@ GDR_EXPORT int gdr_private_model_read(struct gdr_model *m,
 	m->nofile_soft = limits.l.nofile_soft;
 	m->nofile_hard = limits.l.nofile_hard;
 	m->cap_ipc_lock = limits.l.cap_ipc_lock;
+	m->user_ns = limits.l.user_ns;
 	m->fork_status = gdr_seam()->verbs.is_fork_initialized
 				 ? gdr_seam()->verbs.is_fork_initialized()
 				 : -1;

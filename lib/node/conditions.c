@@ -602,6 +602,11 @@ static void bytes_words(unsigned long long v, char *buf, size_t n)
 
 static const char limits_unknown_remedy[] = "ulimit -a shows them";
 
+static const char memlock_userns_remedy[] =
+	"raise the limit itself (ulimit -l unlimited; docker/podman --ulimit "
+	"memlock=-1; in Kubernetes the container runtime's limit): "
+	"CAP_IPC_LOCK does not lift it inside a user namespace";
+
 static void eval_memlock(const struct gdr_subject *s, struct gdr_eval *e)
 {
 	const struct gdr_limits_view *v = s->limits;
@@ -617,11 +622,29 @@ static void eval_memlock(const struct gdr_subject *s, struct gdr_eval *e)
 	bytes_words(v->l.memlock_hard, hard, sizeof(hard));
 	if (v->l.memlock_soft == GDR_LIMIT_INFINITY) {
 		gdr_eval_value(e, "unlimited");
-	} else if (v->l.cap_ipc_lock == 1) {
+	} else if (v->l.cap_ipc_lock == 1 && v->l.user_ns == 0) {
 		gdr_eval_value(e,
 			       "%s (hard %s), not applied: the process has "
 			       "CAP_IPC_LOCK",
 			       soft, hard);
+	} else if (v->l.cap_ipc_lock == 1 && v->l.user_ns == 1) {
+		gdr_eval_value(e,
+			       "%s (hard %s), applied although the process "
+			       "has CAP_IPC_LOCK: it is in a user namespace "
+			       "(a rootless container, a pod with hostUsers: "
+			       "false), and the kernel honours that "
+			       "capability for pinning only in the initial "
+			       "one",
+			       soft, hard);
+		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
+		e->remedy = memlock_userns_remedy;
+	} else if (v->l.cap_ipc_lock == 1) {
+		gdr_eval_value(e,
+			       "%s (hard %s); the process has CAP_IPC_LOCK, "
+			       "which lifts it only outside a user namespace, "
+			       "and whether it is in one is unknown",
+			       soft, hard);
+		gdr_eval_verdict(e, GDR_VERDICT_UNKNOWN, GDR_PASS);
 	} else {
 		gdr_eval_value(e, "%s (hard %s)", soft, hard);
 		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
@@ -691,7 +714,7 @@ void gdr_memlock_explain(char *msg, size_t n)
 	gdr_check_eval(&gdr_check_memlock, &sub, &e, false);
 	if (e.verdict == GDR_VERDICT_WRONG)
 		gdr_append(msg, n, "; the locked-memory limit is %s: %s",
-			   e.value, gdr_check_memlock.remedy);
+			   e.value, gdr_check_remedy(&gdr_check_memlock, &e));
 	else if (e.verdict == GDR_VERDICT_OK)
 		gdr_append(msg, n,
 			   "; the locked-memory limit is %s, so the kernel "
@@ -700,7 +723,7 @@ void gdr_memlock_explain(char *msg, size_t n)
 	else
 		gdr_append(msg, n,
 			   "; if the locked-memory limit is low (%s): %s",
-			   e.value, gdr_check_memlock.remedy);
+			   e.value, gdr_check_remedy(&gdr_check_memlock, &e));
 }
 
 /* --- RDMA device ------------------------------------------------------- */

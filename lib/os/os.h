@@ -159,6 +159,10 @@ struct gdr_limits {
 	unsigned long long memlock_soft, memlock_hard; /* bytes */
 	unsigned long long nofile_soft, nofile_hard;
 	int cap_ipc_lock; /* in the effective set: 1, 0, -1 unknown */
+	/* In a user namespace other than the initial one (a rootless
+	 * container, a pod with hostUsers: false), where the kernel ignores
+	 * CAP_IPC_LOCK for pinning: 1, 0, -1 unknown. */
+	int user_ns;
 };
 /* The seam's limits: the calling process's. 0, or an errno and why. */
 int gdr_process_limits(struct gdr_limits *l, char *why, size_t n);

@@ -7,9 +7,12 @@
  * MR). In a container these are the container's, not the host's.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/capability.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -18,6 +21,44 @@
 static unsigned long long limit_of(rlim_t v)
 {
 	return v == RLIM_INFINITY ? GDR_LIMIT_INFINITY : (unsigned long long)v;
+}
+
+/* The inode of the initial user namespace (PROC_USER_INIT_INO), the same
+ * on every kernel since 3.8. */
+#define USER_NS_INIT_INO 0xEFFFFFFDUL
+
+/*
+ * Whether this process is in a user namespace other than the initial one:
+ * the kernel checks CAP_IPC_LOCK against the initial namespace when it
+ * pins memory (capable(), not ns_capable()), so a capability granted
+ * inside another namespace lifts no limit. The namespace's inode, else
+ * the uid map (the initial namespace maps all 4294967295 ids from 0 to
+ * 0). 1, 0, or -1 when neither can be read.
+ */
+static int in_user_ns(void)
+{
+	unsigned long long inside, outside, count;
+	char text[128], *nl;
+	struct stat st;
+	ssize_t r;
+	int fd;
+
+	if (!stat("/proc/self/ns/user", &st))
+		return st.st_ino != USER_NS_INIT_INO;
+	fd = open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	r = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (r <= 0)
+		return -1;
+	text[r] = '\0';
+	if (sscanf(text, "%llu %llu %llu", &inside, &outside, &count) != 3)
+		return -1;
+	nl = strchr(text, '\n');
+	/* One line mapping everything: the initial namespace. */
+	return !(inside == 0 && outside == 0 && count == 4294967295ULL &&
+		 (!nl || !nl[1]));
 }
 
 int gdr_process_limits(struct gdr_limits *l, char *why, size_t n)
@@ -48,5 +89,6 @@ int gdr_process_limits(struct gdr_limits *l, char *why, size_t n)
 		l->cap_ipc_lock = (data[CAP_IPC_LOCK / 32].effective >>
 				   (CAP_IPC_LOCK % 32)) &
 				  1;
+	l->user_ns = in_user_ns();
 	return 0;
 }

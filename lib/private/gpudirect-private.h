@@ -82,6 +82,7 @@ struct gdr_model {
 	unsigned long long memlock_soft, memlock_hard;
 	unsigned long long nofile_soft, nofile_hard;
 	int cap_ipc_lock; /* 1, 0, -1 unknown */
+	int user_ns;	  /* in a user namespace: 1, 0, -1 unknown */
 	/* the cufile.json the capture read from $CUFILE_ENV_PATH_JSON, ""
 	 * for /etc/cufile.json */
 	char cufile_path[256];

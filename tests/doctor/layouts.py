@@ -168,7 +168,7 @@ def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
     if limits != "absent":
         answers["limits"] = dict(dict(errno=0, why="", memlock_soft=-1, memlock_hard=-1,
                                       nofile_soft=1048576, nofile_hard=1048576,
-                                      cap_ipc_lock=0), **(limits or {}))
+                                      cap_ipc_lock=0, user_ns=0), **(limits or {}))
     for g in gpus:
         pci(root, g["chain"], g.get("numa", 0), g.get("group"), acs, g.get("ats"),
             g.get("iommu_type"))
@@ -578,6 +578,18 @@ LAYOUTS += [
      limits(memlock_soft=64 << 10, memlock_hard=64 << 10, cap_ipc_lock=1),
      0, {("node", "memlock_limit"): ("ok", "64 KiB (hard 64 KiB), not applied: "
                                      "the process has CAP_IPC_LOCK")}),
+    ("limits-memlock-64kib-cap-ipc-lock-user-ns",
+     limits(memlock_soft=64 << 10, memlock_hard=64 << 10, cap_ipc_lock=1, user_ns=1),
+     0, {("node", "memlock_limit"): ("wrong", "64 KiB (hard 64 KiB), applied although "
+                                     "the process has CAP_IPC_LOCK: it is in a user "
+                                     "namespace (a rootless container, a pod with "
+                                     "hostUsers: false), and the kernel honours that "
+                                     "capability for pinning only in the initial one")}),
+    ("limits-memlock-64kib-cap-ipc-lock-user-ns-unknown",
+     limits(memlock_soft=64 << 10, memlock_hard=64 << 10, cap_ipc_lock=1, user_ns=-1),
+     0, {("node", "memlock_limit"): ("unknown", "64 KiB (hard 64 KiB); the process has "
+                                     "CAP_IPC_LOCK, which lifts it only outside a user "
+                                     "namespace, and whether it is in one is unknown")}),
     ("limits-memlock-unlimited",
      limits(),
      0, {("node", "memlock_limit"): ("ok", "unlimited")}),

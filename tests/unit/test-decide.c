@@ -77,6 +77,7 @@ struct scenario {
 	/* the process's locked-memory limit (0: unlimited), CAP_IPC_LOCK */
 	unsigned long long memlock;
 	int cap_ipc_lock;
+	int user_ns; /* in a user namespace: 1; -1 unknown; 0 not */
 	/* NVML: the process has it loaded; GPU 0's BAR1 (0: the default) */
 	int nvml_loaded;
 	unsigned long long bar1_used, bar1_total;
@@ -531,6 +532,29 @@ static const struct scenario table[] = {
 		      "applied: the process has CAP_IPC_LOCK, so the kernel "
 		      "itself ran out",
 	  .want_not_msg = "ulimit" },
+	{ .name = "host ENOMEM, 64 KiB limit, CAP_IPC_LOCK in a user namespace",
+	  .nv = NV_OPEN,
+	  .ptr = P_HOST,
+	  .memlock = 64 << 10,
+	  .cap_ipc_lock = 1,
+	  .user_ns = 1,
+	  .reg_errno = ENOMEM,
+	  .want_errno = ENOMEM,
+	  .want_msg = "the locked-memory limit is 64 KiB (hard 64 KiB), "
+		      "applied although the process has CAP_IPC_LOCK: it is "
+		      "in a user namespace",
+	  .want_not_msg = "ran out" },
+	{ .name = "host ENOMEM, CAP_IPC_LOCK, user namespace unknown",
+	  .nv = NV_OPEN,
+	  .ptr = P_HOST,
+	  .memlock = 64 << 10,
+	  .cap_ipc_lock = 1,
+	  .user_ns = -1,
+	  .reg_errno = ENOMEM,
+	  .want_errno = ENOMEM,
+	  .want_msg = "; if the locked-memory limit is low (64 KiB (hard 64 "
+		      "KiB); the process has CAP_IPC_LOCK, which lifts it "
+		      "only outside a user namespace" },
 	{ .name = "rdma-core without ibv_reg_dmabuf_mr + peermem",
 	  .nv = NV_OPEN,
 	  .no_dmabuf_symbol = 1,
@@ -1051,6 +1075,7 @@ static void run(const struct scenario *sc)
 	if (sc->memlock)
 		fake_model.memlock_soft = fake_model.memlock_hard = sc->memlock;
 	fake_model.cap_ipc_lock = sc->cap_ipc_lock;
+	fake_model.user_ns = sc->user_ns;
 	if (sc->bar1_total) {
 		fake_model.gpu[0].bar1_used = sc->bar1_used;
 		fake_model.gpu[0].bar1_total = sc->bar1_total;

@@ -12,7 +12,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -179,6 +183,100 @@ static int status_ipc_lock(void)
 	return v;
 }
 
+/* The other way to tell: the initial namespace's uid map is one line
+ * mapping all 4294967295 ids from 0 to 0. */
+static int uid_map_says_user_ns(void)
+{
+	unsigned long long a, b, n;
+	char line[256];
+	int lines = 0, init = 0;
+	FILE *f = fopen("/proc/self/uid_map", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		lines++;
+		init = sscanf(line, "%llu %llu %llu", &a, &b, &n) == 3 && !a &&
+		       !b && n == 4294967295ULL;
+	}
+	fclose(f);
+	return !(lines == 1 && init);
+}
+
+/*
+ * In a child in a new user namespace (where it holds every capability,
+ * CAP_IPC_LOCK included) with a 64 KiB locked-memory limit: what the
+ * library says, and what the kernel does with a 1 MiB mlock. In the
+ * initial namespace, with CAP_IPC_LOCK (@cap: root here), the same mlock
+ * goes through. Skipped where user namespaces cannot be made.
+ */
+static void in_user_namespace(bool cap)
+{
+	const size_t big = 1 << 20;
+	struct rlimit low = { 65536, 65536 };
+	void *buf = mmap(NULL, big, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int status = 0;
+	pid_t pid;
+
+	CHECK(buf != MAP_FAILED);
+	if (buf == MAP_FAILED)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		struct gdr_limits l;
+		struct gdr_limits_view v;
+		struct gdr_subject s = { 0 };
+		struct gdr_eval e;
+		char why[256];
+		int bits = 0;
+
+		if (setrlimit(RLIMIT_MEMLOCK, &low))
+			_exit(100);
+		if (unshare(CLONE_NEWUSER))
+			_exit(77);
+		if (gdr_process_limits(&l, why, sizeof(why)))
+			_exit(101);
+		bits |= (l.cap_ipc_lock == 1) << 0;
+		bits |= (l.user_ns == 1) << 1;
+		/* The kernel ignores the namespace's CAP_IPC_LOCK. */
+		bits |= (mlock(buf, big) != 0) << 2;
+		gdr_seam_install(NULL);
+		gdr_limits_read(&v);
+		s.limits = &v;
+		gdr_check_eval(&gdr_check_memlock, &s, &e, false);
+		bits |= (e.verdict == GDR_VERDICT_WRONG &&
+			 strstr(e.value, "user namespace") &&
+			 strstr(gdr_check_remedy(&gdr_check_memlock, &e),
+				"does not lift it"))
+			<< 3;
+		_exit(bits == 15 ? 0 : 110 + bits);
+	}
+	CHECK(pid > 0);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+		printf("SKIP in a user namespace: unshare(CLONE_NEWUSER) "
+		       "failed here\n");
+	} else {
+		CHECK_(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		       "in a user namespace: status %d (110 + bits: 1 cap, 2 "
+		       "user_ns, 4 mlock refused, 8 the doctor's words)",
+		       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	}
+	if (cap) {
+		/* Here, in the initial namespace: the same limit, lifted. */
+		struct rlimit old;
+
+		CHECK_INT(getrlimit(RLIMIT_MEMLOCK, &old), 0);
+		CHECK_INT(setrlimit(RLIMIT_MEMLOCK, &low), 0);
+		CHECK_INT(mlock(buf, big), 0);
+		munlock(buf, big);
+		setrlimit(RLIMIT_MEMLOCK, &old);
+	}
+	munmap(buf, big);
+}
+
 int main(void)
 {
 	struct rlimit nofile, memlock, lower;
@@ -208,6 +306,7 @@ int main(void)
 					 ? GDR_LIMIT_INFINITY
 					 : memlock.rlim_max));
 	CHECK_INT(l.cap_ipc_lock, status_ipc_lock());
+	CHECK_INT(l.user_ns, uid_map_says_user_ns());
 	printf("nofile %llu/%llu, memlock %llu/%llu, CAP_IPC_LOCK %d\n",
 	       l.nofile_soft, l.nofile_hard, l.memlock_soft, l.memlock_hard,
 	       l.cap_ipc_lock);
@@ -235,6 +334,9 @@ int main(void)
 			CHECK_HAS(e.value, "64 KiB (hard ");
 		}
 	}
+
+	check_scope = "CAP_IPC_LOCK in a user namespace (the kernel's own answer)";
+	in_user_namespace(l.cap_ipc_lock == 1 && l.user_ns == 0);
 
 	check_scope = "netdev addresses (os/netdev.c)";
 	{

@@ -102,11 +102,11 @@ static int answers(FILE *f, const struct gdr_model *m, const struct tree *t)
 	fprintf(f,
 		", \"memlock_soft\": %lld, \"memlock_hard\": %lld, "
 		"\"nofile_soft\": %lld, \"nofile_hard\": %lld, "
-		"\"cap_ipc_lock\": %d},\n  \"fork_status\": %d,\n"
-		"  \"libibverbs_file\": ",
+		"\"cap_ipc_lock\": %d, \"user_ns\": %d},\n"
+		"  \"fork_status\": %d,\n  \"libibverbs_file\": ",
 		limit_out(m->memlock_soft), limit_out(m->memlock_hard),
 		limit_out(m->nofile_soft), limit_out(m->nofile_hard),
-		m->cap_ipc_lock, m->fork_status);
+		m->cap_ipc_lock, m->user_ns, m->fork_status);
 	json_write_str(f, m->libibverbs_file);
 	fprintf(f, ", \"libmlx5_file\": ");
 	json_write_str(f, m->libmlx5_file);
@@ -476,6 +476,8 @@ int snapshot_replay(const char *source, int is_dir, struct ibv_context ***ctxs,
 		m.nofile_soft = limit_in(lim, "nofile_soft", &bad);
 		m.nofile_hard = limit_in(lim, "nofile_hard", &bad);
 		m.cap_ipc_lock = json_int(lim, "cap_ipc_lock", -1);
+		/* Before 0.4 not recorded: unknown. */
+		m.user_ns = json_int(lim, "user_ns", -1);
 		if (bad && !m.limits_errno) {
 			m.limits_errno = EINVAL;
 			snprintf(m.limits_why, sizeof(m.limits_why),
