@@ -971,10 +971,73 @@ static const struct gdr_check check_acs = {
 		  "ECAP_ACS+0x6.w=0000) or enable ATS",
 };
 
+/* --- this process's GPUDIRECT_* settings ------------------------------------ */
+
+/*
+ * The report is about this process's registrations: a setting that makes
+ * them all fail (a bad value, a cache limit that is not a number) is
+ * wrong here too, named; GPUDIRECT_PATH's effect shows in each pair's
+ * path. Absent when nothing is set.
+ */
+static const char env_remedy[] =
+	"every registration of this process fails with EINVAL while it is "
+	"set: fix or unset it";
+static const char env_cache_remedy[] =
+	"gdr_cache_create() fails with EINVAL while it is set: fix or unset "
+	"it";
+
+static void eval_env(const struct gdr_subject *s, struct gdr_eval *e)
+{
+	static const char *const sizes[] = { "GPUDIRECT_CACHE_MAX_ENTRIES",
+					     "GPUDIRECT_CACHE_MAX_BYTES" };
+	const struct gdr_seam *seam = gdr_seam();
+	const char *const *name;
+	char why[GDR_WHY_LEN];
+	unsigned int i;
+	size_t x;
+
+	if (s->node->env_error[0]) {
+		gdr_eval_value(e, "%s", s->node->env_error);
+		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		why[0] = '\0';
+		if (gdr_env_size(sizes[i], &x, why, sizeof(why))) {
+			gdr_eval_value(e, "%s", why);
+			gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
+			e->remedy = env_cache_remedy;
+			return;
+		}
+	}
+	e->value[0] = '\0';
+	for (name = gdr_env_names; *name; name++) {
+		const char *v = seam->getenv ? seam->getenv(*name) : NULL;
+
+		if (v && *v)
+			gdr_append(e->value, sizeof(e->value), "%s%s=%.40s",
+				   e->value[0] ? ", " : "", *name, v);
+	}
+	if (!e->value[0]) {
+		e->skip = true;
+		return;
+	}
+	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
+}
+
+static const struct gdr_check check_env = {
+	.key = "environment",
+	.scope = GDR_SCOPE_NODE,
+	.eval = eval_env,
+	.describe = gdr_describe_value,
+	.remedy = env_remedy,
+};
+
 /* --- walking them ---------------------------------------------------------- */
 
 const struct gdr_check *const gdr_node_checks[] = {
-	&gdr_check_kernel,     &gdr_check_nvidia_driver,
+	&check_env,	       &gdr_check_kernel,
+	    &gdr_check_nvidia_driver,
 	&gdr_check_cuda_api,   &gdr_check_peermem,
 	&gdr_check_rdma_stack, &gdr_check_verbs_dmabuf,
 	&gdr_check_mlx5dv,     &check_rdma_core,

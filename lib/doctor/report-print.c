@@ -72,9 +72,16 @@ static void json_str(FILE *out, const char *str)
 	fputc('"', out);
 }
 
+/* A C1 control character (U+0080 to U+009F: 0xc2 0x80..0x9f in UTF-8),
+ * which terminals act on as they do on C0 (0x9b is CSI). */
+static bool c1(const unsigned char *s, int len)
+{
+	return len == 2 && s[0] == 0xc2 && s[1] < 0xa0;
+}
+
 /* Text for a terminal: no control byte of the input reaches it (an escape
- * sequence in a device name), nor a byte that is not UTF-8. Padded to
- * @width characters. */
+ * sequence in a device name, C0 or C1), nor a byte that is not UTF-8.
+ * Padded to @width characters. */
 static void text_str(FILE *out, const char *str, int width)
 {
 	const unsigned char *s = (const unsigned char *)str;
@@ -83,7 +90,7 @@ static void text_str(FILE *out, const char *str, int width)
 	while (*s) {
 		int len = utf8_len(s);
 
-		if (*s < 0x20 || *s == 0x7f || !len) {
+		if (*s < 0x20 || *s == 0x7f || !len || c1(s, len)) {
 			shown += fprintf(out, "\\x%02x", *s);
 			s++;
 			continue;

@@ -158,11 +158,26 @@ static const struct gdr_backend *pair_path(const struct gdr_subject *s,
 {
 	const struct gdr_backend *const *b;
 	char reason[GDR_WHY_LEN], skipped[128] = "";
+	const struct gdr_node *nd = s->node;
 
 	why[0] = '\0';
+	/* What this process's registrations would do: a bad GPUDIRECT_*
+	 * fails every one of them; GPUDIRECT_PATH leaves paths out. */
+	if (nd && nd->env_error[0]) {
+		gdr_fmt(why, n, "%s", nd->env_error);
+		gdr_fmt(value, vn, "none");
+		return NULL;
+	}
 	for (b = gdr_backends; *b; b++) {
 		if (!(*b)->device_memory)
 			continue;
+		if (nd && nd->env_mask &&
+		    !(nd->env_mask & GDR_PATH_BIT((*b)->path))) {
+			gdr_append(why, n, "%s%s: left out by GPUDIRECT_PATH",
+				   why[0] ? "; " : "",
+				   gdr_path_name((*b)->path));
+			continue;
+		}
 		if (gdr_checks_first_failure((*b)->needs, s, reason,
 					     sizeof(reason))) {
 			gdr_append(why, n, "%s%s: %s", why[0] ? "; " : "",

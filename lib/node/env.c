@@ -81,7 +81,9 @@ int gdr_env_size(const char *name, size_t *out, char *why, size_t n)
 	if (!v || !*v)
 		return 0;
 	for (p = v; *p; p++) {
-		if (*p < '0' || *p > '9' || x > (SIZE_MAX - 9) / 10) {
+		size_t d = (size_t)(*p - '0');
+
+		if (*p < '0' || *p > '9') {
 			gdr_fmt(why, n,
 				"%s=%.40s is not a decimal number of entries "
 				"or bytes (digits only; 0: no limit); set one, "
@@ -89,7 +91,15 @@ int gdr_env_size(const char *name, size_t *out, char *why, size_t n)
 				name, v);
 			return EINVAL;
 		}
-		x = x * 10 + (size_t)(*p - '0');
+		if (x > (SIZE_MAX - d) / 10) {
+			gdr_fmt(why, n,
+				"%s=%.40s is larger than %zu, the largest "
+				"number of entries or bytes; set a smaller "
+				"one, 0 for no limit, or unset it",
+				name, v, (size_t)SIZE_MAX);
+			return EINVAL;
+		}
+		x = x * 10 + d;
 	}
 	*out = x;
 	return 0;

@@ -146,6 +146,62 @@ def main():
     check(pm.get("verdict") == "unknown" and pm.get("value") == "not tried",
           "a 0.1 snapshot's PCIe mapping replays as %r (%s), want not tried" %
           (pm.get("value"), pm.get("verdict")))
+    # The report is about this process's registrations: a GPUDIRECT_* that
+    # makes every registration fail is wrong and named, the pairs take no
+    # path, the exit status is 1; GPUDIRECT_PATH leaves paths out of each
+    # pair (and says which); settings that change nothing are listed.
+    envroot = layouts.node(out, "env-dmabuf", gpus=[dict(chain=layouts.GPU_SW)],
+                           nics=[dict(name="mlx5_0", chain=layouts.NIC_SW)])
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("GPUDIRECT_")}
+    for env, rc, verdict, word, path, why in [
+            ({}, 0, None, None, "dmabuf", None),
+            ({"GPUDIRECT_PATH": "bogus"}, 1, "wrong", "GPUDIRECT_PATH=bogus is not a path",
+             "none", "GPUDIRECT_PATH=bogus is not a path"),
+            ({"GPUDIRECT_PATH": "peermem"}, 1, "info", "GPUDIRECT_PATH=peermem", "none",
+             "dmabuf: left out by GPUDIRECT_PATH; peermem: nvidia-peermem is not loaded"),
+            ({"GPUDIRECT_PATH": "host"}, 1, "info", "GPUDIRECT_PATH=host", "none",
+             "data-direct: left out by GPUDIRECT_PATH; dmabuf: left out by GPUDIRECT_PATH; "
+             "peermem: left out by GPUDIRECT_PATH"),
+            ({"GPUDIRECT_PATH": "data-direct"}, 1, "info", "GPUDIRECT_PATH=data-direct", "none",
+             "data-direct: RDMA device mlx5_0 has no usable Data Direct function"),
+            ({"GPUDIRECT_PATH": "dmabuf"}, 0, "info", "GPUDIRECT_PATH=dmabuf", "dmabuf", None),
+            ({"GPUDIRECT_PCIE_MAPPING": "maybe"}, 1, "wrong",
+             "GPUDIRECT_PCIE_MAPPING=maybe is not auto, on or off", "none",
+             "GPUDIRECT_PCIE_MAPPING=maybe"),
+            ({"GPUDIRECT_RELAXED_ORDERING": "2"}, 1, "wrong",
+             "GPUDIRECT_RELAXED_ORDERING=2 is not 0, 1 or auto", "none",
+             "GPUDIRECT_RELAXED_ORDERING=2"),
+            ({"GPUDIRECT_CACHE_MAX_ENTRIES": "12x"}, 0, "wrong",
+             "GPUDIRECT_CACHE_MAX_ENTRIES=12x is not a decimal number", "dmabuf", None),
+            ({"GPUDIRECT_CACHE_MAX_BYTES": "18446744073709551616"}, 0, "wrong",
+             "GPUDIRECT_CACHE_MAX_BYTES=18446744073709551616 is larger than "
+             "18446744073709551615", "dmabuf", None),
+            ({"GPUDIRECT_CACHE_MAX_BYTES": "18446744073709551615", "GPUDIRECT_DEBUG": "1"}, 0,
+             "info", "GPUDIRECT_CACHE_MAX_BYTES=18446744073709551615, GPUDIRECT_DEBUG=1",
+             "dmabuf", None)]:
+        got = subprocess.run([gdr_info, "--root", envroot, "--json"], capture_output=True,
+                             text=True, timeout=60, env=dict(clean, **env))
+        try:
+            items = {(i["section"], i["key"]): i for i in json.loads(got.stdout)["items"]}
+        except ValueError:
+            items = {}
+        item = items.get(("node", "environment"))
+        pair = items.get(("mlx5_0", "path_gpu0"), {})
+        ok = got.returncode == rc and pair.get("value") == path
+        ok = ok and (item is None if verdict is None else
+                     item["verdict"] == verdict and word in item["value"])
+        ok = ok and (why is None or why in pair.get("remedy", ""))
+        check(ok, "environment %s: exit %d (want %d), item %s, pair %s" %
+              (env, got.returncode, rc, item, pair))
+    # C0 and C1 control characters of input (a device name asked for, the
+    # environment) reach neither stderr nor the text report: a terminal
+    # acts on ESC and on CSI (U+009B) alike.
+    nasty = "x\x1b[2J\u009b2Jy"
+    got = subprocess.run([gdr_info, "--root", envroot, "-d", nasty], capture_output=True,
+                         timeout=60, env=dict(clean, GPUDIRECT_PATH=nasty))
+    for stream, data in (("stderr", got.stderr), ("stdout", got.stdout)):
+        check(b"\x1b" not in data and b"\xc2\x9b" not in data and b"\\x1b" in data,
+              "control bytes reach %s: %r" % (stream, data[-300:]))
     # The short options are the long ones.
     short = run(gdr_info, "--root", root, "-j")
     check(short.returncode == res.returncode and short.stdout == res.stdout,

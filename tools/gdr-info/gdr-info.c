@@ -14,6 +14,7 @@
  * self-test, when asked, passed), 1 not usable, 2 internal error.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,41 @@ static const char *item(const struct gdr_report *r, const char *section,
 }
 
 /* The self-tests run, for the labels. */
+/*
+ * A message to stderr. Its words may come from input (device names, a
+ * snapshot's, the environment): no C0 or C1 control byte reaches the
+ * terminal (an escape sequence in a name); each is written as \xNN, the
+ * line's own newlines kept.
+ */
+static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void warn(const char *fmt, ...)
+{
+	char msg[4096], out[4 * sizeof(msg)];
+	size_t o = 0, i;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	for (i = 0; msg[i] && o + 5 < sizeof(out); i++) {
+		unsigned char c = (unsigned char)msg[i];
+		unsigned char d = (unsigned char)msg[i + 1];
+
+		if ((c < 0x20 && c != '\n') || c == 0x7f ||
+		    (c == 0xc2 && d >= 0x80 && d < 0xa0)) {
+			o += (size_t)snprintf(out + o, sizeof(out) - o,
+					      "\\x%02x", c);
+			if (c == 0xc2) /* the C1 character's second byte */
+				o += (size_t)snprintf(out + o, sizeof(out) - o,
+						      "\\x%02x", d), i++;
+		} else {
+			out[o++] = (char)c;
+		}
+	}
+	out[o] = '\0';
+	fputs(out, stderr);
+}
+
 static struct nfd_selftest tests[NFD_MAX_NICS * 4];
 static unsigned int num_tests;
 
@@ -232,14 +268,14 @@ int main(int argc, char **argv)
 			expiry = strtol(optarg, &end, 10);
 			if (errno || *end || expiry < 60 ||
 			    expiry > 366L * 24 * 3600) {
-				fprintf(stderr,
+				warn(
 					"gdr-info: --nfd-expiry takes seconds, "
 					"60 to 31622400\n");
 				return 2;
 			}
 			break;
 		default:
-			fprintf(stderr,
+			warn(
 				"usage: %s [--json] [-d DEVICE] [--self-test] "
 				"[--capture FILE] [--host-root DIR]\n"
 				"       [--nfd FILE [--nfd-expiry SECONDS]] "
@@ -249,7 +285,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if ((root || from) && (selftest || capture || host_root)) {
-		fprintf(stderr,
+		warn(
 			"gdr-info: --root/--from replay a snapshot; "
 			"--self-test, --capture and --host-root need the live "
 			"node\n");
@@ -265,19 +301,19 @@ int main(int argc, char **argv)
 		for (i = 0; i < 2; i++)
 			if (outs[i] && replace_check(outs[i], &exists, err,
 						     sizeof(err))) {
-				fprintf(stderr, "gdr-info: %s: %s\n", opt[i],
+				warn("gdr-info: %s: %s\n", opt[i],
 					err);
 				return 2;
 			}
 	}
 	if (host_root &&
 	    gdr_private_host_root(host_root, err, sizeof(err)) != 0) {
-		fprintf(stderr, "gdr-info: --host-root: %s\n", err);
+		warn("gdr-info: --host-root: %s\n", err);
 		return 2;
 	}
 
 	if (root && from) {
-		fprintf(stderr, "gdr-info: --root and --from: one snapshot at "
+		warn("gdr-info: --root and --from: one snapshot at "
 				"a time\n");
 		return 2;
 	}
@@ -285,7 +321,7 @@ int main(int argc, char **argv)
 		/* Read into memory; nothing is extracted or written. */
 		if (snapshot_replay(from ? from : root, !from, &all, &nall, err,
 				    sizeof(err))) {
-			fprintf(stderr, "gdr-info: %s\n", err);
+			warn("gdr-info: %s\n", err);
 			snapshot_end();
 			return 2;
 		}
@@ -298,7 +334,7 @@ int main(int argc, char **argv)
 		for (c = 0; c < n && all; c++) {
 			all[nall] = ibv_open_device(list[c]);
 			if (!all[nall])
-				fprintf(stderr,
+				warn(
 					"gdr-info: cannot open %s: %s\n",
 					ibv_get_device_name(list[c]),
 					strerror(errno));
@@ -316,14 +352,14 @@ int main(int argc, char **argv)
 		if (!want || !strcmp(ibv_get_device_name(all[i]->device), want))
 			ctxs[nctx++] = all[i];
 	if (want && !nctx)
-		fprintf(stderr, "gdr-info: RDMA device %s not found\n", want);
+		warn("gdr-info: RDMA device %s not found\n", want);
 
 	/* With -d the report shows that device; its GPUs' nearest are
 	 * still ranked among every device. */
 	report = want ? gdr_private_report_create(ctxs, nctx, all, nall)
 		      : gdr_report_create(ctxs, nctx, 0);
 	if (!report) {
-		fprintf(stderr, "gdr-info: %s\n", gdr_last_error());
+		warn("gdr-info: %s\n", gdr_last_error());
 		ret = 2;
 		goto out;
 	}
@@ -337,10 +373,10 @@ int main(int argc, char **argv)
 		capture_order(ctxs, nctx, all, nall);
 		if (snapshot_capture(capture, ctxs, nall, host_root, err,
 				     sizeof(err))) {
-			fprintf(stderr, "gdr-info: %s\n", err);
+			warn("gdr-info: %s\n", err);
 			ret = 2;
 		} else {
-			fprintf(stderr,
+			warn(
 				"gdr-info: snapshot written to %s (%s)\n",
 				capture, err);
 		}
@@ -353,11 +389,11 @@ int main(int argc, char **argv)
 
 		if (nfd_render(report, tests, num_tests, selftest, expiry,
 			       &text, &len)) {
-			fprintf(stderr, "gdr-info: --nfd: out of memory\n");
+			warn("gdr-info: --nfd: out of memory\n");
 			ret = 2;
 		} else {
 			if (nfd_write(nfd, text, len, err, sizeof(err))) {
-				fprintf(stderr, "gdr-info: --nfd: %s\n", err);
+				warn("gdr-info: --nfd: %s\n", err);
 				ret = 2;
 			}
 			free(text);
