@@ -880,11 +880,7 @@ GDR_EXPORT struct gdr_cache *gdr_cache_create(struct ibv_pd *pd,
 				"GDR_CACHE_TRUSTED",
 				attr->flags & ~(uint32_t)CACHE_FLAGS_KNOWN);
 	why[0] = '\0';
-	err = gdr_env_size("GPUDIRECT_CACHE_MAX_ENTRIES", &max_entries, why,
-			   sizeof(why));
-	if (!err)
-		err = gdr_env_size("GPUDIRECT_CACHE_MAX_BYTES", &max_bytes, why,
-				   sizeof(why));
+	err = gdr_env_cache_limits(&max_entries, &max_bytes, why, sizeof(why));
 	if (err)
 		return gdr_fail(err, "%s", why);
 	if (posix_memalign((void **)&c, 64, sizeof(*c)))

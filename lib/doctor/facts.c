@@ -988,36 +988,21 @@ static const char env_cache_remedy[] =
 
 static void eval_env(const struct gdr_subject *s, struct gdr_eval *e)
 {
-	static const char *const sizes[] = { "GPUDIRECT_CACHE_MAX_ENTRIES",
-					     "GPUDIRECT_CACHE_MAX_BYTES" };
-	const struct gdr_seam *seam = gdr_seam();
-	const char *const *name;
-	char why[GDR_WHY_LEN];
-	unsigned int i;
-	size_t x;
+	char why[GDR_WHY_LEN] = "";
+	size_t x, y;
 
 	if (s->node->env_error[0]) {
 		gdr_eval_value(e, "%s", s->node->env_error);
 		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
 		return;
 	}
-	for (i = 0; i < 2; i++) {
-		why[0] = '\0';
-		if (gdr_env_size(sizes[i], &x, why, sizeof(why))) {
-			gdr_eval_value(e, "%s", why);
-			gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
-			e->remedy = env_cache_remedy;
-			return;
-		}
+	if (gdr_env_cache_limits(&x, &y, why, sizeof(why))) {
+		gdr_eval_value(e, "%s", why);
+		gdr_eval_verdict(e, GDR_VERDICT_WRONG, GDR_PASS);
+		e->remedy = env_cache_remedy;
+		return;
 	}
-	e->value[0] = '\0';
-	for (name = gdr_env_names; *name; name++) {
-		const char *v = seam->getenv ? seam->getenv(*name) : NULL;
-
-		if (v && *v)
-			gdr_append(e->value, sizeof(e->value), "%s%s=%.40s",
-				   e->value[0] ? ", " : "", *name, v);
-	}
+	gdr_env_list(e->value, sizeof(e->value));
 	if (!e->value[0]) {
 		e->skip = true;
 		return;

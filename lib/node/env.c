@@ -11,6 +11,7 @@
 
 #include "node.h"
 
+/* In this order: gdr_env_cache_limits() names the cache's by index. */
 const char *const gdr_env_names[] = {
 	"GPUDIRECT_PATH",
 	"GPUDIRECT_PCIE_MAPPING",
@@ -72,7 +73,7 @@ void gdr_env_probe(struct gdr_node *nd, const struct gdr_seam *s)
 		nd->env_mask = GDR_PATH_BIT(p) | GDR_PATH_BIT(GDR_PATH_HOST);
 }
 
-int gdr_env_size(const char *name, size_t *out, char *why, size_t n)
+static int env_size(const char *name, size_t *out, char *why, size_t n)
 {
 	const struct gdr_seam *s = gdr_seam();
 	const char *v = s->getenv ? s->getenv(name) : NULL, *p;
@@ -103,4 +104,27 @@ int gdr_env_size(const char *name, size_t *out, char *why, size_t n)
 	}
 	*out = x;
 	return 0;
+}
+
+int gdr_env_cache_limits(size_t *max_entries, size_t *max_bytes, char *why,
+			 size_t n)
+{
+	int err = env_size(gdr_env_names[3], max_entries, why, n);
+
+	return err ? err : env_size(gdr_env_names[4], max_bytes, why, n);
+}
+
+void gdr_env_list(char *out, size_t n)
+{
+	const struct gdr_seam *s = gdr_seam();
+	const char *const *name;
+
+	out[0] = '\0';
+	for (name = gdr_env_names; *name; name++) {
+		const char *v = s->getenv ? s->getenv(*name) : NULL;
+
+		if (v && *v)
+			gdr_append(out, n, "%s%s=%.40s", out[0] ? ", " : "",
+				   *name, v);
+	}
 }

@@ -212,12 +212,17 @@ extern const char *const gdr_env_names[];
 /* The node's settings (debug, ordering, PCIe mapping, path) into @nd; a
  * bad value is described in nd->env_error. */
 void gdr_env_probe(struct gdr_node *nd, const struct gdr_seam *s);
-/* A size setting (GPUDIRECT_CACHE_MAX_*): decimal digits only, into
- * *@out when set. 0, or EINVAL with the reason in @why. */
-int gdr_env_size(const char *name, size_t *out, char *why, size_t n);
+/* The cache's limits from GPUDIRECT_CACHE_MAX_ENTRIES and _BYTES:
+ * decimal digits only, each into its out when set (else left as it is).
+ * 0, or EINVAL with the reason in @why. */
+int gdr_env_cache_limits(size_t *max_entries, size_t *max_bytes, char *why,
+			 size_t n);
 /* cuFile's own setting, which the report follows: the cufile.json it reads
  * ($CUFILE_ENV_PATH_JSON, when an absolute path), or NULL. */
 const char *gdr_env_cufile_json(void);
+/* The GPUDIRECT_* settings this process has, "NAME=value, ..." into @out
+ * ("" when none; each value cut at 40 bytes). */
+void gdr_env_list(char *out, size_t n);
 
 /* --- pointer classification (classify.c) -------------------------------- */
 /* Why a pointer was classified as host memory. */
