@@ -55,6 +55,8 @@ struct ibv_mr *gdr_reg_va(const struct gdr_req *req, const char *efault,
 		gdr_memlock_explain(why, n);
 	if (bar1 == GDR_BAR1_UNKNOWN)
 		gdr_append(why, n, "%s", clause);
+	if (req->cu)
+		gdr_iommu_explain(gdr_dev_name(req->pd->context), err, why, n);
 	errno = err;
 	return NULL;
 }

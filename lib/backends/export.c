@@ -268,6 +268,7 @@ struct ibv_mr *gdr_dmabuf_finish(const struct gdr_req *req,
 			bar1 == GDR_BAR1_LIKELY ? clause : "",
 			err == EINVAL ? gdr_access_hint : "",
 			bar1 == GDR_BAR1_UNKNOWN ? clause : "");
+		gdr_iommu_explain(gdr_dev_name(req->pd->context), err, why, n);
 		errno = err;
 		return NULL;
 	}

@@ -406,14 +406,6 @@ static const struct gdr_check check_fork = {
 
 /* --- IOMMU and ATS of a PCI function (a GPU's, an RDMA device's) -------- */
 
-static const char iommu_translated_remedy[] =
-	"translated DMA sends every NIC access to GPU memory through the "
-	"IOMMU (IOTLB misses cost bandwidth; large dma-buf registrations can "
-	"fail with ENOMEM): boot with iommu=pt (keeping intel_iommu=on or "
-	"amd_iommu=on where the IOMMU is wanted; iommu.passthrough=1 on "
-	"arm64, such as Grace); the GPU and Network "
-	"Operators do not set it: it is the host's kernel command line";
-
 static void iommu_mode(const struct gdr_host_facts *h, const char *bdf,
 		       struct gdr_eval *e)
 {
@@ -449,7 +441,7 @@ static void iommu_mode(const struct gdr_host_facts *h, const char *bdf,
 	} else if (!strcmp(type, "DMA") || !strcmp(type, "DMA-FQ")) {
 		gdr_eval_value(e, "translated (%s; %s)", type, cmd);
 		e->verdict = GDR_VERDICT_WRONG;
-		e->remedy = iommu_translated_remedy;
+		e->remedy = gdr_iommu_translated_remedy;
 	} else if (!strcmp(type, "unmanaged")) {
 		gdr_eval_value(e,
 			       "unmanaged (a domain of VFIO or of the "

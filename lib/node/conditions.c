@@ -703,6 +703,30 @@ const struct gdr_check gdr_check_nofile = {
 			     "Kubernetes the container runtime's limit)",
 };
 
+const char gdr_iommu_translated_remedy[] =
+	"translated DMA sends every NIC access to GPU memory through the "
+	"IOMMU (IOTLB misses cost bandwidth; large dma-buf registrations can "
+	"fail with ENOMEM): boot with iommu=pt (keeping intel_iommu=on or "
+	"amd_iommu=on where the IOMMU is wanted; iommu.passthrough=1 on "
+	"arm64, such as Grace); the GPU and Network "
+	"Operators do not set it: it is the host's kernel command line";
+
+void gdr_iommu_explain(const char *name, int err, char *msg, size_t n)
+{
+	char bdf[GDR_BDF_LEN], type[96];
+	bool no_group;
+
+	if (err != ENOMEM || !name ||
+	    gdr_nic_pci(name, bdf, sizeof(bdf)) ||
+	    gdr_pci_iommu_type(bdf, type, sizeof(type), &no_group) ||
+	    (strcmp(type, "DMA") && strcmp(type, "DMA-FQ")))
+		return;
+	gdr_append(msg, n,
+		   "; %s's IOMMU domain translates (%s), a likely cause "
+		   "beside BAR1: %s",
+		   name, type, gdr_iommu_translated_remedy);
+}
+
 void gdr_memlock_explain(char *msg, size_t n)
 {
 	struct gdr_subject sub = { 0 };

@@ -163,6 +163,8 @@ struct gdr_nic {
 	bool pci; /* the device has a PCI parent in sysfs */
 	int dd_err;
 	char dd_path[128];
+	/* ibv_query_device's max_mr_size; 0 when the query failed */
+	unsigned long long max_mr_size;
 };
 
 /* The mlx5 direct verbs, loaded once (only where device memory is
@@ -412,6 +414,15 @@ enum gdr_bar1_says {
 	GDR_BAR1_UNKNOWN,
 };
 #define GDR_BAR1_CLAUSE_LEN 384
+/* What to do about a translated IOMMU (the doctor's iommu_mode item and
+ * registration failures say the same). */
+extern const char gdr_iommu_translated_remedy[];
+/*
+ * After the NIC refused device memory with ENOMEM: where RDMA device
+ * @name's IOMMU domain translates (DMA, DMA-FQ), append that as a likely
+ * cause beside BAR1, with the remedy, to @msg. Nothing otherwise.
+ */
+void gdr_iommu_explain(const char *name, int err, char *msg, size_t n);
 enum gdr_bar1_says gdr_bar1_cause(const struct gdr_dev *d, int err, size_t len,
 				  char *clause, size_t n);
 

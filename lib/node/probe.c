@@ -677,7 +677,18 @@ static void probe_nic(const struct gdr_seam *s, struct ibv_pd *pd,
 	struct ibv_mr *mr;
 	int err;
 
+	struct ibv_device_attr attr;
+
 	nic->pci = gdr_nic_pci(nic->key.name, bdf, sizeof(bdf)) == 0;
+	/* The longest MR the device takes: a longer registration is refused
+	 * before it is made (a caller that cut it to fit would get remote
+	 * access errors past the end). */
+	memset(&attr, 0, sizeof(attr));
+	nic->max_mr_size =
+		s->verbs.query_device && !s->verbs.query_device(pd->context,
+								&attr)
+			? attr.max_mr_size
+			: 0;
 	probe_data_direct(pd, nic);
 
 	if (!s->verbs.reg_dmabuf_mr) {

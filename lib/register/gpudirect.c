@@ -534,6 +534,19 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 	if (is_device(&req->pi)) {
 		found = gdr_nic_find(req->pd, &nic);
 		req->nic_pci = found->pci;
+		if (found->max_mr_size && req->len > found->max_mr_size) {
+			gdr_fmt(msg, msg_len,
+				"cannot register [%p, +%zu) with %s: %zu bytes "
+				"is longer than its max_mr_size, %llu bytes "
+				"(ibv_query_device); register it in pieces no "
+				"longer than that, one MR each (never one MR "
+				"cut short: the rest would give remote access "
+				"errors)",
+				req->ptr, req->len, gdr_pd_name(req->pd),
+				req->len, found->max_mr_size);
+			*err_out = EINVAL;
+			return NULL;
+		}
 	}
 	if (!dec || !dec->valid ||
 	    (found && !gdr_nic_same_answers(found, &dec->nic)))

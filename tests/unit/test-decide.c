@@ -60,6 +60,10 @@ struct scenario {
 	int mlx5dv;	      /* 0: rdma-core v54+; 1: older; -1: no libmlx5 */
 	int not_mlx5;	      /* the NIC is not an mlx5 device */
 	int nic_pci;	      /* the NIC has a PCI parent in sysfs */
+	/* its IOMMU group's type ("DMA-FQ", "identity"; NULL: no group) */
+	const char *nic_iommu;
+	/* ibv_query_device's max_mr_size (0: 2^64-1, as mlx5 answers) */
+	unsigned long long max_mr_size;
 	int c2c;	      /* GPU 0 is C2C-attached */
 	CUresult pcie_result; /* a flagged export answers this */
 	int mlx5_reg_errno;
@@ -555,6 +559,45 @@ static const struct scenario table[] = {
 	  .want_msg = "; if the locked-memory limit is low (64 KiB (hard 64 "
 		      "KiB); the process has CAP_IPC_LOCK, which lifts it "
 		      "only outside a user namespace" },
+	{ .name = "longer than the NIC's max_mr_size: refused before any call",
+	  .nv = NV_OPEN,
+	  .max_mr_size = 4999, /* LEN - 1 */
+	  .want_errno = EINVAL,
+	  .want_msg = "5000 bytes is longer than its max_mr_size, 4999 bytes "
+		      "(ibv_query_device); register it in pieces no longer "
+		      "than that" },
+	{ .name = "exactly the NIC's max_mr_size: registered",
+	  .nv = NV_OPEN,
+	  .max_mr_size = 5000, /* LEN */
+	  .want_path = GDR_PATH_DMABUF },
+	{ .name = "DMA-BUF ENOMEM behind a translated IOMMU names it",
+	  .nv = NV_OPEN,
+	  .nic_iommu = "DMA-FQ",
+	  .dmabuf_errno = ENOMEM,
+	  .want_errno = ENOMEM,
+	  .want_msg = "mlx5_0's IOMMU domain translates (DMA-FQ), a likely "
+		      "cause beside BAR1: translated DMA" },
+	{ .name = "DMA-BUF ENOMEM, IOMMU passthrough: not named",
+	  .nv = NV_OPEN,
+	  .nic_iommu = "identity",
+	  .dmabuf_errno = ENOMEM,
+	  .want_errno = ENOMEM,
+	  .want_not_msg = "IOMMU" },
+	{ .name = "peermem ENOMEM behind a translated IOMMU names it",
+	  .nv = NV_PROPRIETARY,
+	  .peermem = PM_NV_MEM,
+	  .nic_iommu = "DMA",
+	  .reg_errno = ENOMEM,
+	  .want_errno = ENOMEM,
+	  .want_msg = "IOMMU domain translates (DMA), a likely cause beside "
+		      "BAR1: translated DMA" },
+	{ .name = "host ENOMEM behind a translated IOMMU: the memlock words only",
+	  .nv = NV_OPEN,
+	  .ptr = P_HOST,
+	  .nic_iommu = "DMA-FQ",
+	  .reg_errno = ENOMEM,
+	  .want_errno = ENOMEM,
+	  .want_not_msg = "IOMMU" },
 	{ .name = "rdma-core without ibv_reg_dmabuf_mr + peermem",
 	  .nv = NV_OPEN,
 	  .no_dmabuf_symbol = 1,
@@ -1032,7 +1075,7 @@ static void run(const struct scenario *sc)
 	struct fixture fx;
 	struct ibv_mr *mr;
 	void *host, *ptr;
-	int fds, err, depth, i, want_access;
+	int fds, err, depth, i, want_access, regs;
 	bool device_path;
 
 	check_scope = sc->name;
@@ -1090,8 +1133,22 @@ static void run(const struct scenario *sc)
 	fake_model.gpu[0].c2c = sc->c2c;
 	if (sc->pcie_result)
 		fake_model.gpu[0].pcie_mapping = sc->pcie_result;
-	if (sc->nic_pci)
+	if (sc->nic_pci || sc->nic_iommu)
 		fixture_nic_pci(&fx, fake_device.name, "0000:04:00.0");
+	if (sc->nic_iommu) {
+		char link[512];
+
+		fixture_write(fx.sys, "kernel/iommu_groups/7/type",
+			      sc->nic_iommu);
+		fixture_write(fx.sys, "bus/pci/devices/0000:04:00.0/.keep",
+			      "");
+		snprintf(link, sizeof(link),
+			 "%s/bus/pci/devices/0000:04:00.0/iommu_group", fx.sys);
+		CHECK_INT(symlink("../../../../kernel/iommu_groups/7", link),
+			  0);
+	}
+	if (sc->max_mr_size)
+		fake_model.nic[0].max_mr_size = sc->max_mr_size;
 	if (sc->env_pcie)
 		fakes_setenv("GPUDIRECT_PCIE_MAPPING", sc->env_pcie);
 	fake_current = caller;
@@ -1116,6 +1173,7 @@ static void run(const struct scenario *sc)
 
 	fds = count_fds();
 	depth = fake_ctx_depth();
+	regs = fake_ibv.reg_calls + fake_ibv.dmabuf_calls;
 	memset(&info, 0xa5, sizeof(info));
 	errno = 0;
 	mr = gdr_register_ex(&fake_pd, ptr, LEN, &attr, &info, sizeof(info));
@@ -1172,6 +1230,10 @@ static void run(const struct scenario *sc)
 	}
 	if (sc->want_mem)
 		CHECK_INT(info.mem_type, sc->want_mem);
+	/* Past max_mr_size: refused before any registration call (the
+	 * device's one DMA-BUF probe aside). */
+	if (sc->max_mr_size && sc->max_mr_size < LEN)
+		CHECK_INT(fake_ibv.reg_calls + fake_ibv.dmabuf_calls - regs, 0);
 	if (mr) {
 		/* Looks like ibv_reg_mr's MR on every path. */
 		CHECK(mr->addr == ptr);
