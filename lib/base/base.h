@@ -146,18 +146,22 @@ void gdr_parse_nvfs_stats(const char *text, char *ver, size_t n,
 /* What the doctor reads of GPUDirect Storage's cufile.json. */
 #define GDR_CUFILE_MAX_ADDRS 16
 struct gdr_cufile {
-	int allow_compat_mode; /* properties.allow_compat_mode: 1, 0, -1 */
-	int has_addr_list;     /* rdma_dev_addr_list is there */
+	/* properties.allow_compat_mode: 1, 0, -1 absent, -2 not a boolean */
+	int allow_compat_mode;
+	int has_addr_list; /* properties.rdma_dev_addr_list is there */
 	unsigned int num_addrs;
 	char addrs[GDR_CUFILE_MAX_ADDRS][48];
 	/* entries left out: empty, too long for an address, or past
 	 * GDR_CUFILE_MAX_ADDRS */
 	unsigned int dropped;
+	char why[96]; /* what is wrong, with EINVAL */
 };
 /*
- * Scan cufile.json text (JSON with // and block comments, as cuFile
- * accepts it) for allow_compat_mode and rdma_dev_addr_list. 0, or EINVAL
- * when a comment or string is unterminated or the list malformed.
+ * Read cufile.json text (JSON with // and block comments, as cuFile
+ * accepts it; json.h) for properties.allow_compat_mode and
+ * properties.rdma_dev_addr_list (the per-file-system lists under "fs" are
+ * not these). 0; EINVAL with @c->why when the text is not such JSON, or
+ * the list is not an array; ENOMEM.
  */
 int gdr_parse_cufile(const char *text, struct gdr_cufile *c);
 

@@ -26,8 +26,17 @@ void gdr_vfmt(char *buf, size_t n, const char *fmt, va_list ap)
 	if (!n)
 		return;
 	r = vsnprintf(buf, n, fmt, ap);
-	if (r < 0)
+	if (r < 0) {
 		buf[0] = '\0';
+	} else if ((size_t)r >= n && n > 4) {
+		/* Cut: say so ("..." at the end, on a character's start),
+		 * never a silent end that reads as the whole. */
+		size_t at = n - 4;
+
+		while (at && ((unsigned char)buf[at] & 0xc0) == 0x80)
+			at--;
+		memcpy(buf + at, "...", 4);
+	}
 }
 
 void gdr_fmt(char *buf, size_t n, const char *fmt, ...)

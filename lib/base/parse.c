@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base.h"
+#include "json.h"
 
 /* Read a decimal run at *s, at most 6 digits; advance *s. */
 static int number(const char **s, int *out)
@@ -198,122 +199,57 @@ void gdr_parse_nvfs_stats(const char *text, char *ver, size_t n,
 	}
 }
 
-/* @text without comments (strings kept as they are) into a new buffer;
- * NULL on an unterminated comment or string, or no memory (errno). */
-static char *strip_comments(const char *text)
-{
-	size_t len = strlen(text);
-	char *out = malloc(len + 1), *o = out;
-	const char *p = text;
-
-	if (!out)
-		return NULL;
-	while (*p) {
-		if (*p == '"') {
-			*o++ = *p++;
-			while (*p && *p != '"') {
-				if (*p == '\\' && p[1])
-					*o++ = *p++;
-				*o++ = *p++;
-			}
-			if (!*p)
-				goto bad;
-			*o++ = *p++;
-		} else if (p[0] == '/' && p[1] == '/') {
-			while (*p && *p != '\n')
-				p++;
-		} else if (p[0] == '/' && p[1] == '*') {
-			const char *end = strstr(p + 2, "*/");
-
-			if (!end)
-				goto bad;
-			p = end + 2;
-			*o++ = ' ';
-		} else {
-			*o++ = *p++;
-		}
-	}
-	*o = '\0';
-	return out;
-bad:
-	free(out);
-	errno = EINVAL;
-	return NULL;
-}
-
-/* The value after "key" and its colon, or NULL. */
-static const char *value_of(const char *text, const char *key)
-{
-	char quoted[64];
-	const char *p;
-
-	gdr_fmt(quoted, sizeof(quoted), "\"%s\"", key);
-	p = strstr(text, quoted);
-	if (!p)
-		return NULL;
-	p += strlen(quoted);
-	while (isspace((unsigned char)*p))
-		p++;
-	if (*p != ':')
-		return NULL;
-	p++;
-	while (isspace((unsigned char)*p))
-		p++;
-	return p;
-}
-
 int gdr_parse_cufile(const char *text, struct gdr_cufile *c)
 {
-	const char *p;
-	char *t;
+	const struct json *props, *v, *e;
+	struct json *root;
+	int err = 0;
 
 	memset(c, 0, sizeof(*c));
 	c->allow_compat_mode = -1;
 	if (!text)
 		return EINVAL;
-	t = strip_comments(text);
-	if (!t)
-		return errno == ENOMEM ? ENOMEM : EINVAL;
-	p = value_of(t, "allow_compat_mode");
-	if (p && !strncmp(p, "true", 4))
-		c->allow_compat_mode = 1;
-	else if (p && !strncmp(p, "false", 5))
-		c->allow_compat_mode = 0;
-	p = value_of(t, "rdma_dev_addr_list");
-	if (p) {
-		if (*p++ != '[')
-			goto bad;
-		c->has_addr_list = 1;
-		for (;;) {
-			const char *end;
+	root = json_parse_ex(text, JSON_COMMENTS, c->why, sizeof(c->why));
+	if (!root)
+		return strstr(c->why, "out of memory") ? ENOMEM : EINVAL;
+	props = json_get(root, "properties");
+	if (root->type != JSON_OBJ) {
+		gdr_fmt(c->why, sizeof(c->why), "not a JSON object");
+		err = EINVAL;
+		goto out;
+	}
+	if (props && props->type != JSON_OBJ) {
+		gdr_fmt(c->why, sizeof(c->why),
+			"\"properties\" is not an object");
+		err = EINVAL;
+		goto out;
+	}
+	v = json_get(props, "allow_compat_mode");
+	if (v)
+		c->allow_compat_mode = v->type == JSON_BOOL ? (int)v->num : -2;
+	v = json_get(props, "rdma_dev_addr_list");
+	if (v && v->type != JSON_ARR) {
+		gdr_fmt(c->why, sizeof(c->why),
+			"\"properties\": \"rdma_dev_addr_list\" is not an "
+			"array");
+		err = EINVAL;
+		goto out;
+	}
+	c->has_addr_list = v != NULL;
+	for (e = json_items(v); e; e = e->next) {
+		size_t len = e->type == JSON_STR ? strlen(e->str) : 0;
 
-			while (isspace((unsigned char)*p) || *p == ',')
-				p++;
-			if (*p == ']')
-				break;
-			if (*p != '"')
-				goto bad;
-			end = strchr(p + 1, '"');
-			if (!end)
-				goto bad;
-			if (c->num_addrs < GDR_CUFILE_MAX_ADDRS &&
-			    end > p + 1 &&
-			    (size_t)(end - p - 1) < sizeof(c->addrs[0])) {
-				memcpy(c->addrs[c->num_addrs], p + 1,
-				       (size_t)(end - p - 1));
-				c->addrs[c->num_addrs][end - p - 1] = '\0';
-				c->num_addrs++;
-			} else {
-				c->dropped++;
-			}
-			p = end + 1;
+		if (c->num_addrs < GDR_CUFILE_MAX_ADDRS && len &&
+		    len < sizeof(c->addrs[0])) {
+			memcpy(c->addrs[c->num_addrs], e->str, len + 1);
+			c->num_addrs++;
+		} else {
+			c->dropped++;
 		}
 	}
-	free(t);
-	return 0;
-bad:
-	free(t);
-	return EINVAL;
+out:
+	json_free(root);
+	return err;
 }
 
 int gdr_bdf_normalize(const char *in, char *out, size_t n)

@@ -163,7 +163,7 @@ void gdr_cufile_look(struct gdr_cufile_view *v,
 	const char *env =
 		s->cufile_path[0] ? s->cufile_path : gdr_env_cufile_json();
 	const size_t max = 256 * 1024;
-	char addrs[256], *text;
+	char addrs[GDR_IF_ADDRS_LEN], *text;
 	unsigned int i, k;
 	size_t got = 0;
 
@@ -194,12 +194,17 @@ void gdr_cufile_look(struct gdr_cufile_view *v,
 		return;
 	for (i = 0; i < num; i++) {
 		char dev[64];
+		int err;
 
 		/* RoCE and rxe: port 1's netdev; InfiniBand has none. */
 		if (gdr_nic_netdev(views[i].name, dev, sizeof(dev)) ||
-		    !dev[0] || !s->if_addrs ||
-		    s->if_addrs(dev, addrs, sizeof(addrs)))
+		    !dev[0] || !s->if_addrs)
 			continue;
+		err = s->if_addrs(dev, addrs, sizeof(addrs));
+		if (err) {
+			v->addrs_err = err;
+			continue;
+		}
 		v->addrs_known = true;
 		for (k = 0; k < v->c.num_addrs; k++)
 			if (!v->owner[k][0] &&
@@ -219,14 +224,24 @@ static void eval_gds_compat(const struct gdr_subject *s, struct gdr_eval *e)
 	}
 	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
 	if (v->err) {
-		gdr_eval_value(e, "unknown (%s: %s)", v->path,
+		gdr_eval_value(e, "unknown (%s: %s%s%s)", v->path,
 			       v->err == EINVAL	 ? "not JSON with comments as "
 						   "cuFile reads it"
 			       : v->err == EFBIG ? "larger than the 256 KiB "
 						   "the doctor reads"
-						 : gdr_errno_name(v->err));
+						 : gdr_errno_name(v->err),
+			       v->err == EINVAL && v->c.why[0] ? ": " : "",
+			       v->err == EINVAL ? v->c.why : "");
 		e->verdict = GDR_VERDICT_UNKNOWN;
 		e->remedy = "";
+	} else if (v->c.allow_compat_mode == -2) {
+		gdr_eval_value(e,
+			       "not true or false (%s): what cuFile does with "
+			       "it is not known here",
+			       v->path);
+		e->verdict = GDR_VERDICT_WRONG;
+		e->remedy = "set \"allow_compat_mode\" to true or false (a "
+			    "JSON boolean, not a string or number)";
 	} else if (v->c.allow_compat_mode == 1) {
 		gdr_eval_value(e,
 			       "true (%s): where GPUDirect Storage cannot "
@@ -255,7 +270,7 @@ static const struct gdr_check check_gds_compat = {
 static void eval_gds_addrs(const struct gdr_subject *s, struct gdr_eval *e)
 {
 	const struct gdr_cufile_view *v = s->cufile;
-	unsigned int k, stale = 0;
+	unsigned int k, stale = 0, not_addr = 0;
 
 	if (!v || v->err) {
 		e->skip = true; /* said by gds_compat_mode */
@@ -272,17 +287,32 @@ static void eval_gds_addrs(const struct gdr_subject *s, struct gdr_eval *e)
 	}
 	e->value[0] = '\0';
 	for (k = 0; k < v->c.num_addrs; k++) {
+		unsigned char b[16];
+		bool addr = addr_bytes(v->c.addrs[k], b) != 0;
+
 		gdr_append(e->value, sizeof(e->value), "%s%s (%s)",
 			   k ? ", " : "", v->c.addrs[k],
-			   v->owner[k][0]   ? v->owner[k]
+			   !addr	    ? "not an IP address"
+			   : v->owner[k][0] ? v->owner[k]
 			   : v->addrs_known ? "on no RDMA device here"
 					    : "unknown");
-		stale += !v->owner[k][0];
+		stale += addr && !v->owner[k][0];
+		not_addr += !addr;
 	}
-	if (!v->addrs_known) {
+	if (not_addr) {
+		e->verdict = GDR_VERDICT_WRONG;
+		e->remedy = "cuFile's rdma_dev_addr_list holds entries that "
+			    "are not IP addresses: list the IP addresses of "
+			    "the RDMA devices' netdevs (ip -br addr)";
+	} else if (!v->addrs_known) {
 		e->verdict = GDR_VERDICT_UNKNOWN;
-		e->remedy = "no RDMA device's addresses could be read (an "
-			    "InfiniBand port has no netdev of its own here)";
+		e->remedy = v->addrs_err == EXDEV
+				    ? "under --host-root this network "
+				      "namespace is not the host's: its "
+				      "addresses are not the host's NICs'"
+				    : "no RDMA device's addresses could be "
+				      "read (an InfiniBand port has no netdev "
+				      "of its own here)";
 	} else if (stale) {
 		e->verdict = GDR_VERDICT_WRONG;
 		e->remedy =

@@ -250,17 +250,30 @@ static void nearest_item(struct gdr_report *r, const char *section,
 		    "such as rxe have none)",
 		    "unknown");
 	} else {
-		for (i = 0; i < n && i < num; i++)
-			gdr_append(
-				value, sizeof(value), "%s%s%s", i ? ", " : "",
+		/* The distance always shows: names that do not fit before it
+		 * are counted, not cut. */
+		const char *dist = gdr_distance_name(best[0].distance);
+		size_t room = sizeof(value) - strlen(dist) - 32;
+		char name[GDR_VALUE_LEN];
+		unsigned int shown = 0;
+
+		for (i = 0; i < n && i < num; i++) {
+			gdr_fmt(name, sizeof(name), "%s%s%s", i ? ", " : "",
 				views[best[i].index].name,
 				best[i].data_direct &&
 						strcmp(best[i].nic_bus_id,
 						       views[best[i].index].bdf)
 					? " (its Data Direct function)"
 					: "");
-		gdr_append(value, sizeof(value), ": %s",
-			   gdr_distance_name(best[0].distance));
+			if (strlen(value) + strlen(name) >= room)
+				break;
+			gdr_append(value, sizeof(value), "%s", name);
+			shown++;
+		}
+		if (shown < n && shown < num)
+			gdr_append(value, sizeof(value), " and %u more",
+				   (n < num ? n : num) - shown);
+		gdr_append(value, sizeof(value), ": %s", dist);
 		add(r, section, "nearest_rdma", GDR_VERDICT_INFO, "", value);
 	}
 	free(best);

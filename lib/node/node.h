@@ -316,6 +316,8 @@ struct gdr_cufile_view {
 	struct gdr_cufile c;
 	char owner[GDR_CUFILE_MAX_ADDRS][64];
 	bool addrs_known; /* some RDMA device's addresses were read */
+	int addrs_err;	  /* the last errno of reading them (EXDEV: the
+			   * host's are not this network namespace's) */
 };
 
 /* What a condition is evaluated against; NULL members are absent. */

@@ -17,10 +17,14 @@ int gdr_if_addrs(const char *dev, char *out, size_t n)
 	struct ifaddrs *all, *a;
 	char ip[INET6_ADDRSTRLEN];
 	size_t used = 0;
-	bool seen = false;
+	bool seen = false, cut = false;
 
 	if (n)
 		out[0] = '\0';
+	/* Under --host-root this network namespace is the container's: an
+	 * interface of the host's name here is not the host's. */
+	if (gdr_open_root()[0])
+		return EXDEV;
 	if (getifaddrs(&all))
 		return errno ? errno : EIO;
 	for (a = all; a; a = a->ifa_next) {
@@ -41,12 +45,14 @@ int gdr_if_addrs(const char *dev, char *out, size_t n)
 			continue;
 		if (!inet_ntop(a->ifa_addr->sa_family, where, ip, sizeof(ip)))
 			continue;
-		if (used + strlen(ip) + 2 > n)
+		if (used + strlen(ip) + 2 > n) {
+			cut = true; /* whole leading addresses only */
 			break;
+		}
 		gdr_fmt(out + used, n - used, "%s%s", used ? " " : "", ip);
 		used = strlen(out);
 	}
 	freeifaddrs(all);
 	/* Not here: another network namespace (a container), or gone. */
-	return seen ? 0 : ENODEV;
+	return !seen ? ENODEV : cut ? ENOBUFS : 0;
 }

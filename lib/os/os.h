@@ -169,8 +169,11 @@ int gdr_process_limits(struct gdr_limits *l, char *why, size_t n);
 
 /* --- network addresses (netdev.c) ---------------------------------------- */
 /* The IP addresses of network device @dev, space-separated into @out
- * ("" when it has none): 0, ENODEV when this network namespace has no such
- * interface, or an errno. */
+ * ("" when it has none): 0; ENOBUFS when not all fit (the whole leading
+ * ones written); ENODEV when this network namespace has no such
+ * interface; EXDEV under --host-root (this namespace is not the host's);
+ * or an errno. GDR_IF_ADDRS_LEN holds 90 IPv6 addresses. */
+#define GDR_IF_ADDRS_LEN 4096
 int gdr_if_addrs(const char *dev, char *out, size_t n);
 
 /* The files of the loaded libibverbs and libmlx5 ("libibverbs.so.1.14.44.0":

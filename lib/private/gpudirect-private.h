@@ -55,7 +55,7 @@ struct gdr_model_nic {
 	 * separated, or the errno of finding them */
 	char netdev[64];
 	int addrs_errno;
-	char addrs[256];
+	char addrs[4096]; /* GDR_IF_ADDRS_LEN */
 };
 
 /*

@@ -603,7 +603,7 @@ LAYOUTS += [
      limits(nofile_soft=65536, nofile_hard=-1),
      0, {("node", "nofile_limit"): ("ok", "65536 (hard unlimited)")}),
     ("limits-crafted-numbers",
-     limits(nofile_soft=-7, memlock_soft=float("nan")),
+     limits(nofile_soft=-7, memlock_soft=1e300, memlock_hard="unlimited"),
      0, {("node", "memlock_limit"): ("unknown", "unknown (the snapshot's limits are "
                                      "not numbers)"),
          ("node", "nofile_limit"): "unknown"}),
@@ -738,7 +738,43 @@ LAYOUTS += [
      dict(gds=True, gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)],
           cufile='{ "properties": { /* never closed '),
      0, {("node", "gds_compat_mode"): ("unknown", "unknown (/etc/cufile.json: not JSON "
-                                       "with comments as cuFile reads it)")}),
+                                       "with comments as cuFile reads it: line 1: a "
+                                       "comment is not closed)")}),
+    # One JSON reader (lib/base/json.c): keys sorted as jq -S writes them
+    # put a file system's list first, which is not the global one; a key
+    # given twice is its last value; text that is not JSON says so; types
+    # are respected; an entry that is not an address is not "stale".
+    ("gds-cufile-sorted-keys",
+     dict(gds=True, gpus=[dict(chain=GPU_SW)],
+          nics=[dict(name="mlx5_0", chain=NIC_SW, ll=2, netdev="ens1f0", addrs=["10.1.0.7"])],
+          cufile='{"fs": {"lustre": {"rdma_dev_addr_list": ["10.9.9.9"]}}, '
+                 '"properties": {"allow_compat_mode": false, '
+                 '"rdma_dev_addr_list": ["10.1.0.7"]}}'),
+     0, {("node", "gds_rdma_addrs"): ("ok", "10.1.0.7 (mlx5_0)")}),
+    ("gds-cufile-duplicate-key",
+     dict(gds=True, gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)],
+          cufile='{"properties": {"allow_compat_mode": true, "allow_compat_mode": false}}'),
+     0, {("node", "gds_compat_mode"): ("ok", "false (/etc/cufile.json)")}),
+    ("gds-cufile-not-json",
+     dict(gds=True, gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)],
+          cufile='properties: {"allow_compat_mode": true, "rdma_dev_addr_list": []}'),
+     0, {("node", "gds_compat_mode"): ("unknown", "unknown (/etc/cufile.json: not JSON "
+                                       "with comments as cuFile reads it: line 1: not a "
+                                       "JSON value)")}),
+    ("gds-cufile-compat-a-string",
+     gds_node('"true"', ["10.1.0.7"]),
+     0, {("node", "gds_compat_mode"): ("wrong", "not true or false (/etc/cufile.json): "
+                                       "what cuFile does with it is not known here")}),
+    ("gds-cufile-list-not-an-array",
+     dict(gds=True, gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)],
+          cufile='{"properties": {"rdma_dev_addr_list": "10.1.0.7"}}'),
+     0, {("node", "gds_compat_mode"): ("unknown", "unknown (/etc/cufile.json: not JSON "
+                                       "with comments as cuFile reads it: \"properties\": "
+                                       "\"rdma_dev_addr_list\" is not an array)")}),
+    ("gds-cufile-not-an-address",
+     gds_node("false", ["10.1.0.7", "mlx5_0"]),
+     0, {("node", "gds_rdma_addrs"): ("wrong", "10.1.0.7 (mlx5_0), mlx5_0 (not an IP "
+                                      "address)")}),
 ]
 
 # BAR1 is nearly used up from 90%. A 250 MiB window, where 90% is a whole

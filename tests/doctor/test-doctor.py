@@ -193,6 +193,20 @@ def main():
         ok = ok and (why is None or why in pair.get("remedy", ""))
         check(ok, "environment %s: exit %d (want %d), item %s, pair %s" %
               (env, got.returncode, rc, item, pair))
+    # nearest_rdma of many equally near devices with long names: the
+    # names that do not fit are counted, the distance always shows.
+    many = layouts.node(out, "nearest-many-long", gpus=[dict(chain=layouts.GPU_SW)],
+                        nics=[dict(name="mlx5_%s%02d" % ("n" * 50, i), chain=layouts.NIC_SW)
+                              for i in range(12)])
+    got = subprocess.run([gdr_info, "--root", many, "--json"], capture_output=True, text=True,
+                         timeout=60, env=clean)
+    try:
+        near = {(i["section"], i["key"]): i["value"]
+                for i in json.loads(got.stdout)["items"]}.get(("gpu0", "nearest_rdma"), "")
+    except ValueError:
+        near = "no JSON: %r" % got.stderr[-200:]
+    check(re.search(r", mlx5_n+\d\d and \d+ more: PIX$", near) is not None,
+          "nearest_rdma of 12 long names: %r" % near)
     # C0 and C1 control characters of input (a device name asked for, the
     # environment) reach neither stderr nor the text report: a terminal
     # acts on ESC and on CSI (U+009B) alike.
@@ -279,6 +293,7 @@ def main():
             check(cap.returncode in (0, 1) and gds(cap) == want and back.stdout == cap.stdout,
                   "%s (%s): exit %d, gds_compat_mode %s (want %s), replay %s (%s)" %
                   (what, how, cap.returncode, gds(cap), want, gds(back), cap.stderr.strip()))
+        return cap
 
     env_path = other + "/cufile.json"
     # Only the container has the file: the host has none, so nothing.
@@ -301,6 +316,21 @@ def main():
     host_case("climbing-link", {}, ["false (/etc/cufile.json)"])
     os.unlink(link)
     os.unlink(hosted)
+    # Large files: one of 200 KiB is read and captured whole (a capture
+    # kept 64 KiB and its replay differed); one past the 256 KiB the
+    # report reads is kept as read, and the capture says it was cut.
+    body = '{"properties": {"allow_compat_mode": false}}'
+    with open(link, "w") as f:
+        f.write(" " * (200 << 10) + body)
+    cap = host_case("200-kib", {}, ["false (/etc/cufile.json)"])
+    check("cut" not in cap.stderr, "a 200 KiB file said cut: %r" % cap.stderr)
+    with open(link, "w") as f:
+        f.write(" " * (300 << 10) + body)
+    cap = host_case("300-kib", {}, ["unknown (/etc/cufile.json: larger than the 256 KiB "
+                                    "the doctor reads)"])
+    check("1 files longer than 256 KiB kept cut there" in cap.stderr,
+          "a 300 KiB file's capture: %r" % cap.stderr)
+    os.unlink(link)
     # A live GPU (fake-libcuda.c: "Fake GPU" at the layout's GPU address)
     # is captured with its answers, and replays as the live report.
     fake = os.environ.get("GDR_FAKE_CUDA_DIR")

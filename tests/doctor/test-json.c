@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gdr-info's JSON writer and reader (tools/gdr-info/json.c): every string
+ * The project's JSON writer and reader (lib/base/json.c): every string
  * the writer writes reads back byte for byte, over every byte value and
  * the character classes (escapes, control bytes, DEL, UTF-8 of 1-4 bytes,
  * bytes that are not UTF-8); the reader decodes \u escapes and surrogate
@@ -212,6 +212,73 @@ int main(void)
 	reads_as("\"unterminated", NULL);
 	reads_as("\"raw\x01control\"", NULL);
 	reads_as("\"raw\nnewline\"", NULL);
+
+	/* What is JSON and what is not: numbers as RFC 8259 writes them
+	 * (strtod alone takes +1, 0x10, inf, nan, .5, 1.), literals whole,
+	 * white space of JSON only, nothing after the value. */
+	{
+		static const char *const good[] = {
+			"0", "-0", "12", "-1.5e+3", "1E9", "0.25", "[]", "{}",
+			" [1, \"a\", true, false, null] ", "{\"a\": {\"b\": []}}",
+		};
+		static const char *const bad[] = {
+			"+1", "0x10", "inf", "nan", "NaN", "Infinity", ".5", "1.",
+			"01", "1e", "-", "tru", "truex", "nul", "[1,]", "{\"a\":1,}",
+			"[1 2]", "{\"a\" 1}", "{a: 1}", "1 2", "\v1", "\f[]",
+			"// c\n1", "/* c */ 1", "", "[", "'a'",
+		};
+		char err[128];
+		struct json *j;
+
+		for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+			j = json_parse(good[i], err, sizeof(err));
+			CHECK(j != NULL, "%s does not parse: %s", good[i], err);
+			json_free(j);
+		}
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			j = json_parse(bad[i], err, sizeof(err));
+			CHECK(j == NULL && err[0], "%s parses", bad[i]);
+			json_free(j);
+		}
+		/* Comments only when asked, wherever white space may be. */
+		j = json_parse_ex("// c\n{ /* x */ \"a\" /* y */ : // z\n 1 } "
+				  "// end",
+				  JSON_COMMENTS, err, sizeof(err));
+		CHECK(j && json_num(j, "a", 0) == 1, "comments: %s", err);
+		json_free(j);
+		j = json_parse_ex("{\"a\": \"// not /* one\"}", JSON_COMMENTS,
+				  err, sizeof(err));
+		CHECK(j && !strcmp(json_str(j, "a", ""), "// not /* one"),
+		      "a comment inside a string");
+		json_free(j);
+		j = json_parse_ex("{\n\n/* open", JSON_COMMENTS, err,
+				  sizeof(err));
+		CHECK(!j && strstr(err, "line 3") &&
+			      strstr(err, "comment is not closed"),
+		      "an open comment: %s", err);
+		json_free(j);
+		/* A key twice: the last; types respected by each getter. */
+		j = json_parse("{\"k\": 1, \"b\": true, \"s\": \"x\", "
+			       "\"k\": 2, \"o\": {\"x\": 1}, \"n\": null}",
+			       err, sizeof(err));
+		CHECK(j && json_num(j, "k", 0) == 2, "the last of a key");
+		CHECK(j && json_num(j, "b", 7) == 7, "a boolean read as a number");
+		CHECK(j && json_bool(j, "b", 7) == 1 && json_bool(j, "k", 7) == 7,
+		      "json_bool");
+		CHECK(j && json_int(j, "s", 7) == 7 && !json_str(j, "k", NULL),
+		      "a string as a number, a number as a string");
+		CHECK(j && !json_items(json_get(j, "o")) &&
+			      !json_items(json_get(j, "n")),
+		      "an object or null walked as an array");
+		CHECK(j && !json_get(json_get(j, "k"), "x"),
+		      "a member of a number");
+		json_free(j);
+		j = json_parse("[[1]]", err, sizeof(err));
+		CHECK(j && json_items(j) && json_items(json_items(j)) &&
+			      !json_get(j, "x"),
+		      "json_items of arrays; json_get of an array");
+		json_free(j);
+	}
 
 	/* Nesting: the cap is 32 levels; far deeper is refused, not a crash. */
 	nesting(32, 1);

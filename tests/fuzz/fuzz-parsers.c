@@ -221,14 +221,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #elif defined(TARGET_JSON)
 	{
 		char err[128];
-		struct json *j = json_parse(s, err, sizeof(err));
+		const struct json *e;
+		struct json *j = json_parse(s, err, sizeof(err)), *c;
 
 		if (j) {
 			json_str(j, "format", "");
 			json_num(json_get(j, "cuda"), "driver_version", 0);
+			for (e = json_items(json_get(j, "rdma_devices")); e;
+			     e = e->next)
+				json_bool(e, "mlx5", 0);
 		} else if (!err[0]) {
 			abort(); /* a failure must say why */
 		}
+		/* With comments: what parses without them parses the same. */
+		c = json_parse_ex(s, JSON_COMMENTS, err, sizeof(err));
+		if ((j && !c) || (!c && !err[0]))
+			abort();
+		json_free(c);
 		json_free(j);
 	}
 #else

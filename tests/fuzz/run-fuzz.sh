@@ -22,10 +22,11 @@ for t in kernel nvidia number cmdline cufile env bdf json tar; do
 	# probe with the layers under it, the doctor's readers without the
 	# library.
 	case $t in
-	kernel | nvidia | number | cmdline | cufile | bdf)
-		src="$top/lib/base/parse.c $top/lib/base/error.c" ;;
+	kernel | nvidia | number | cmdline | bdf)
+		src="$top/lib/base/parse.c $top/lib/base/error.c $top/lib/base/json.c" ;;
 	env) src="$top/lib/base/*.c $top/lib/os/*.c $top/lib/node/*.c" ;;
-	json) src="$top/tools/gdr-info/json.c" ;;
+	json) src="$top/lib/base/json.c" ;;
+	cufile) src="$top/lib/base/json.c $top/lib/base/parse.c $top/lib/base/error.c" ;;
 	tar) src="$top/tools/gdr-info/tree.c $top/tools/gdr-info/replace.c $top/lib/base/walk.c" ;;
 	esac
 	inc=""

@@ -284,22 +284,95 @@ int main(void)
 		CHECK_STR(c.addrs[0], "10.0.0.1");
 		CHECK_STR(c.addrs[1], "fd00::2");
 		/* "//" inside a string is not a comment. */
-		CHECK_INT(gdr_parse_cufile("{\"dir\": \"//x\", "
-					   "\"allow_compat_mode\": false}",
+		CHECK_INT(gdr_parse_cufile("{\"dir\": \"//x\", \"properties\": "
+					   "{\"allow_compat_mode\": false}}",
 					   &c),
 			  0);
 		CHECK_INT(c.allow_compat_mode, 0);
 		CHECK_INT(c.has_addr_list, 0);
 		CHECK_INT(gdr_parse_cufile("{}", &c), 0);
 		CHECK_INT(c.allow_compat_mode, -1);
+		/* Keys sorted (jq -S): a file system's list comes first and
+		 * is not the global one. */
+		CHECK_INT(gdr_parse_cufile(
+				  "{\"fs\": {\"lustre\": {\"rdma_dev_addr_list\": "
+				  "[\"10.9.9.9\"]}}, \"properties\": "
+				  "{\"allow_compat_mode\": true, "
+				  "\"rdma_dev_addr_list\": [\"10.0.0.1\"]}}",
+				  &c),
+			  0);
+		CHECK_INT(c.num_addrs, 1);
+		CHECK_STR(c.addrs[0], "10.0.0.1");
+		/* Outside "properties": not cuFile's global settings. */
+		CHECK_INT(gdr_parse_cufile("{\"allow_compat_mode\": true, "
+					   "\"rdma_dev_addr_list\": [\"1.2.3.4\"]}",
+					   &c),
+			  0);
+		CHECK_INT(c.allow_compat_mode, -1);
+		CHECK_INT(c.has_addr_list, 0);
+		/* A key given twice: the last, as Python and jq read it. */
+		CHECK_INT(gdr_parse_cufile("{\"properties\": "
+					   "{\"allow_compat_mode\": true, "
+					   "\"allow_compat_mode\": false}}",
+					   &c),
+			  0);
+		CHECK_INT(c.allow_compat_mode, 0);
+		/* Types respected: a string or number is not a boolean,
+		 * entries that are not strings are not addresses. */
+		CHECK_INT(gdr_parse_cufile("{\"properties\": "
+					   "{\"allow_compat_mode\": \"true\", "
+					   "\"rdma_dev_addr_list\": [1, \"\", "
+					   "\"10.0.0.2\", null]}}",
+					   &c),
+			  0);
+		CHECK_INT(c.allow_compat_mode, -2);
+		CHECK_INT(c.num_addrs, 1);
+		CHECK_INT(c.dropped, 3);
+		/* Not JSON: said so, with the line. */
 		CHECK_INT(gdr_parse_cufile("{ /* open", &c), EINVAL);
+		CHECK_HAS(c.why, "comment is not closed");
 		CHECK_INT(gdr_parse_cufile("{ \"a\": \"open", &c), EINVAL);
-		CHECK_INT(gdr_parse_cufile("{\"rdma_dev_addr_list\": 5}", &c),
-			  EINVAL);
-		CHECK_INT(gdr_parse_cufile("{\"rdma_dev_addr_list\": [\"a\"",
+		CHECK_INT(gdr_parse_cufile("{\"properties\":\n"
+					   "{\"rdma_dev_addr_list\": 5}}",
 					   &c),
 			  EINVAL);
+		CHECK_HAS(c.why, "is not an array");
+		CHECK_INT(gdr_parse_cufile("{\"properties\": {\"rdma_dev_addr_"
+					   "list\": [\"a\"",
+					   &c),
+			  EINVAL);
+		CHECK_INT(gdr_parse_cufile("allow_compat_mode = true", &c),
+			  EINVAL);
+		CHECK_INT(gdr_parse_cufile("{\"properties\": {}}\n\n} junk", &c),
+			  EINVAL);
+		CHECK_HAS(c.why, "line 3: text after the value");
+		CHECK_INT(gdr_parse_cufile("{\"properties\": {\"x\": 0x10}}", &c),
+			  EINVAL);
+		CHECK_INT(gdr_parse_cufile("{\"properties\": {\"x\": +1}}", &c),
+			  EINVAL);
+		CHECK_INT(gdr_parse_cufile("{\"properties\": {\"x\": NaN}}", &c),
+			  EINVAL);
+		CHECK_INT(gdr_parse_cufile("[1, 2]", &c), EINVAL);
+		CHECK_HAS(c.why, "not a JSON object");
 		CHECK_INT(gdr_parse_cufile(NULL, &c), EINVAL);
+	}
+
+	check_scope = "a message cut to its buffer says so";
+	{
+		char buf[16];
+
+		gdr_fmt(buf, sizeof(buf), "%s", "0123456789abcdef");
+		CHECK_STR(buf, "0123456789ab...");
+		gdr_fmt(buf, sizeof(buf), "%s", "0123456789abcde");
+		CHECK_STR(buf, "0123456789abcde"); /* it fits: whole */
+		/* never in the middle of a UTF-8 character */
+		gdr_fmt(buf, sizeof(buf), "%s",
+			"0123456789a\xc3\xa9\xc3\xa9\xc3\xa9");
+		CHECK_STR(buf, "0123456789a...");
+		buf[0] = '\0';
+		gdr_append(buf, sizeof(buf), "%s", "0123456789");
+		gdr_append(buf, sizeof(buf), "%s", "0123456789");
+		CHECK_STR(buf, "012345678901...");
 	}
 
 	check_scope = "parse_long";

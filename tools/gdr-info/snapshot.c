@@ -182,6 +182,7 @@ static int live_lookup(void *ctx, const char *name, enum gdr_walk_kind *kind,
 struct capture {
 	struct tree *t;
 	int bad;
+	int cut; /* files longer than TREE_CAPTURE_FILE, kept cut */
 };
 
 static void keep_link(void *arg, const char *name, const char *target)
@@ -219,6 +220,13 @@ static void keep_file(struct capture *cap, const char *name)
 			if (r <= 0)
 				break;
 			got += (size_t)r;
+		}
+		if (got == TREE_CAPTURE_FILE) {
+			char more;
+
+			while ((r = read(fd, &more, 1)) < 0 && errno == EINTR)
+				;
+			cap->cut += r > 0;
 		}
 		/* A file whose read fails is recorded as read so far, as a
 		 * failing attribute is not the report's concern here. */
@@ -263,6 +271,7 @@ int snapshot_capture(const char *file, struct ibv_context *const *ctxs,
 	tree_init(&t);
 	cap.t = &t;
 	cap.bad = 0;
+	cap.cut = 0;
 	num_paths = gdr_private_recorded(&paths);
 	for (i = 0; i < num_paths; i++) {
 		char name[PATH_MAX];
@@ -307,6 +316,14 @@ int snapshot_capture(const char *file, struct ibv_context *const *ctxs,
 	else
 		snprintf(err, n, "%u paths and the CUDA/verbs answers",
 			 num_paths);
+	if (cap.cut) {
+		size_t used = strlen(err);
+
+		snprintf(err + used, n - used,
+			 "; %d files longer than %zu KiB kept cut there, as "
+			 "the report read them",
+			 cap.cut, TREE_CAPTURE_FILE >> 10);
+	}
 	tree_free(&t);
 	return 0;
 }
@@ -439,7 +456,7 @@ int snapshot_replay(const char *source, int is_dir, struct ibv_context ***ctxs,
 	text(m.cuda_error, sizeof(m.cuda_error), cuda, "error", "");
 	m.driver_version = json_int(cuda, "driver_version", 0);
 	arr = json_get(cuda, "devices");
-	for (e = arr ? arr->child : NULL; e && m.num_gpus < GDR_MODEL_MAX_GPUS;
+	for (e = json_items(arr); e && m.num_gpus < GDR_MODEL_MAX_GPUS;
 	     e = e->next) {
 		struct gdr_model_gpu *g = &m.gpu[m.num_gpus++];
 
@@ -494,10 +511,10 @@ int snapshot_replay(const char *source, int is_dir, struct ibv_context ***ctxs,
 	     "libibverbs_file", "");
 	text(m.libmlx5_file, sizeof(m.libmlx5_file), root, "libmlx5_file", "");
 	text(m.cufile_path, sizeof(m.cufile_path), root, "cufile_path", "");
-	m.libibverbs_dmabuf = json_num(root, "libibverbs_dmabuf", 0) != 0;
+	m.libibverbs_dmabuf = json_bool(root, "libibverbs_dmabuf", 0);
 	m.mlx5dv = json_int(root, "mlx5dv", 0);
 	arr = json_get(root, "rdma_devices");
-	for (e = arr ? arr->child : NULL; e && m.num_nics < GDR_MODEL_MAX_NICS;
+	for (e = json_items(arr); e && m.num_nics < GDR_MODEL_MAX_NICS;
 	     e = e->next) {
 		struct gdr_model_nic *nic = &m.nic[m.num_nics++];
 

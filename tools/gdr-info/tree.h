@@ -22,8 +22,11 @@
 #define TREE_MAX_TOTAL ((size_t)64 << 20) /* bytes of all files */
 #define TREE_MAX_INPUT ((size_t)64 << 20) /* bytes of the archive */
 #define TREE_MAX_NAME 1024		  /* bytes of a member's name */
-/* What a capture keeps of one file (a sysfs attribute is a page). */
-#define TREE_CAPTURE_FILE ((size_t)64 << 10)
+/* What a capture keeps of one file: as much as the library reads of any
+ * (cufile.json: 256 KiB, so that a replay reads what live did; a sysfs
+ * attribute is a page). A longer file is kept cut, and the capture says
+ * so. */
+#define TREE_CAPTURE_FILE ((size_t)256 << 10)
 
 struct tree_node {
 	char *name; /* relative, normalised: "sys/class/infiniband" */

@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* A small JSON reader and string writer for gdr-info's snapshot answers
- * file. */
-#ifndef GDR_EXAMPLES_JSON_H
-#define GDR_EXAMPLES_JSON_H
+/*
+ * The project's one JSON reader (and a string writer): gdr-info's snapshot
+ * answers and GPUDirect Storage's cufile.json. RFC 8259 as written, with
+ * one extension on request: the // and block comments cuFile accepts. A
+ * key given twice means its last value, as Python and jq read it; each
+ * getter answers only for its own type. Calls nothing but the C library:
+ * gdr-info and the tests compile it too. Fuzzed (tests/fuzz).
+ */
+#ifndef GDR_JSON_H
+#define GDR_JSON_H
 
 #include <stdio.h>
 
@@ -17,14 +23,26 @@ struct json {
 	struct json *next;  /* next sibling */
 };
 
-/* Parse @text; NULL with a message in @err on a syntax error. */
+/* Parse @text (all of it); NULL with a message in @err (the line and
+ * what was wrong) on a syntax error or out of memory. */
 struct json *json_parse(const char *text, char *err, size_t n);
+/* json_parse with @flags: JSON_COMMENTS takes // and block comments
+ * wherever white space may be. */
+#define JSON_COMMENTS 1u
+struct json *json_parse_ex(const char *text, unsigned int flags, char *err,
+			   size_t n);
 void json_free(struct json *j);
-/* Member @key of object @o, or NULL. */
+/* Member @key of object @o (its last, if the key is given twice), or
+ * NULL; NULL too when @o is not an object. */
 const struct json *json_get(const struct json *o, const char *key);
-/* Typed getters with defaults. */
+/* @j's elements when it is an array, else NULL (an object is not walked
+ * as one). */
+const struct json *json_items(const struct json *j);
+/* Typed getters with defaults: a member of another type is @def. */
 const char *json_str(const struct json *o, const char *key, const char *def);
 double json_num(const struct json *o, const char *key, double def);
+/* true or false: 1 or 0; else @def. */
+int json_bool(const struct json *o, const char *key, int def);
 /* The number as an int, or @def when absent or not an int (a crafted
  * snapshot's 1e300, NaN or 2.5: converting those would be undefined). */
 int json_int(const struct json *o, const char *key, int def);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/* json.h: the reader, the getters and the string writer. */
 #include <ctype.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,25 +10,86 @@
 #include "json.h"
 
 struct parser {
-	const char *p;
+	const char *p, *start;
 	char *err;
 	size_t n;
 	int depth;
+	unsigned int flags;
 };
 
 static struct json *value(struct parser *ps);
 
-static void ws(struct parser *ps)
-{
-	while (isspace((unsigned char)*ps->p))
-		ps->p++;
-}
-
 static struct json *fail(struct parser *ps, const char *what)
 {
+	const char *q;
+	int line = 1;
+
+	for (q = ps->start; q < ps->p; q++)
+		line += *q == '\n';
 	if (!ps->err[0])
-		snprintf(ps->err, ps->n, "%s near \"%.20s\"", what, ps->p);
+		snprintf(ps->err, ps->n, "line %d: %s", line, what);
 	return NULL;
+}
+
+/* White space as JSON has it (space, tab, newline, carriage return), and
+ * with JSON_COMMENTS the comments; false on an unterminated comment. */
+static bool ws(struct parser *ps)
+{
+	for (;;) {
+		while (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' ||
+		       *ps->p == '\r')
+			ps->p++;
+		if (!(ps->flags & JSON_COMMENTS) || ps->p[0] != '/')
+			return true;
+		if (ps->p[1] == '/') {
+			while (*ps->p && *ps->p != '\n')
+				ps->p++;
+		} else if (ps->p[1] == '*') {
+			const char *end = strstr(ps->p + 2, "*/");
+
+			if (!end) {
+				fail(ps, "a comment is not closed");
+				return false;
+			}
+			ps->p = end + 2;
+		} else {
+			return true;
+		}
+	}
+}
+
+/* A number as JSON writes it: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+ * (no +, no leading zeros, no hex, inf or nan, which strtod would take).
+ * Its length, or 0. */
+static size_t number_len(const char *p)
+{
+	const char *q = p;
+
+	if (*q == '-')
+		q++;
+	if (*q == '0')
+		q++;
+	else if (*q >= '1' && *q <= '9')
+		while (isdigit((unsigned char)*q))
+			q++;
+	else
+		return 0;
+	if (*q == '.') {
+		if (!isdigit((unsigned char)q[1]))
+			return 0;
+		for (q++; isdigit((unsigned char)*q); q++)
+			;
+	}
+	if (*q == 'e' || *q == 'E') {
+		q++;
+		if (*q == '+' || *q == '-')
+			q++;
+		if (!isdigit((unsigned char)*q))
+			return 0;
+		while (isdigit((unsigned char)*q))
+			q++;
+	}
+	return (size_t)(q - p);
 }
 
 /* Four hex digits at @p: the value, or -1. */
@@ -166,7 +229,10 @@ static struct json *container(struct parser *ps, int obj)
 	j->type = obj ? JSON_OBJ : JSON_ARR;
 	tail = &j->child;
 	ps->p++;
-	ws(ps);
+	if (!ws(ps)) {
+		json_free(j);
+		return NULL;
+	}
 	if (*ps->p == (obj ? '}' : ']')) {
 		ps->p++;
 		return j;
@@ -175,11 +241,13 @@ static struct json *container(struct parser *ps, int obj)
 		char *key = NULL;
 		struct json *v;
 
-		ws(ps);
+		if (!ws(ps)) {
+			json_free(j);
+			return NULL;
+		}
 		if (obj) {
 			key = string(ps);
-			ws(ps);
-			if (!key || *ps->p != ':') {
+			if (!key || !ws(ps) || *ps->p != ':') {
 				free(key);
 				json_free(j);
 				return fail(ps, "expected \"key\":");
@@ -195,7 +263,10 @@ static struct json *container(struct parser *ps, int obj)
 		v->key = key;
 		*tail = v;
 		tail = &v->next;
-		ws(ps);
+		if (!ws(ps)) {
+			json_free(j);
+			return NULL;
+		}
 		if (*ps->p == ',') {
 			ps->p++;
 			continue;
@@ -214,7 +285,8 @@ static struct json *value(struct parser *ps)
 	struct json *j;
 	char *end;
 
-	ws(ps);
+	if (!ws(ps))
+		return NULL;
 	if (++ps->depth > 32)
 		return fail(ps, "nested too deeply");
 	if (*ps->p == '{' || *ps->p == '[') {
@@ -233,7 +305,8 @@ static struct json *value(struct parser *ps)
 			free(j);
 			return fail(ps, "bad string");
 		}
-	} else if (!strncmp(ps->p, "true", 4) || !strncmp(ps->p, "false", 5)) {
+	} else if (!strncmp(ps->p, "true", 4) ||
+		   !strncmp(ps->p, "false", 5)) {
 		j->type = JSON_BOOL;
 		j->num = ps->p[0] == 't';
 		ps->p += ps->p[0] == 't' ? 4 : 5;
@@ -241,32 +314,37 @@ static struct json *value(struct parser *ps)
 		j->type = JSON_NULL;
 		ps->p += 4;
 	} else {
+		size_t len = number_len(ps->p);
+
 		j->type = JSON_NUM;
-		j->num = strtod(ps->p, &end);
-		if (end == ps->p) {
+		j->num = len ? strtod(ps->p, &end) : 0;
+		if (!len || end != ps->p + len) {
 			free(j);
-			return fail(ps, "unexpected character");
+			return fail(ps, "not a JSON value");
 		}
 		ps->p = end;
 	}
 	return j;
 }
 
-struct json *json_parse(const char *text, char *err, size_t n)
+struct json *json_parse_ex(const char *text, unsigned int flags, char *err,
+			   size_t n)
 {
-	struct parser ps = { text, err, n, 0 };
+	struct parser ps = { text, text, err, n, 0, flags };
 	struct json *j;
 
 	err[0] = '\0';
 	j = value(&ps);
-	if (j) {
-		ws(&ps);
-		if (*ps.p) {
-			json_free(j);
-			return fail(&ps, "trailing text");
-		}
+	if (j && (!ws(&ps) || *ps.p)) {
+		json_free(j);
+		return fail(&ps, "text after the value");
 	}
 	return j;
+}
+
+struct json *json_parse(const char *text, char *err, size_t n)
+{
+	return json_parse_ex(text, 0, err, n);
 }
 
 void json_free(struct json *j)
@@ -284,12 +362,17 @@ void json_free(struct json *j)
 
 const struct json *json_get(const struct json *o, const char *key)
 {
-	const struct json *c;
+	const struct json *c, *last = NULL;
 
 	for (c = o && o->type == JSON_OBJ ? o->child : NULL; c; c = c->next)
 		if (c->key && !strcmp(c->key, key))
-			return c;
-	return NULL;
+			last = c;
+	return last;
+}
+
+const struct json *json_items(const struct json *j)
+{
+	return j && j->type == JSON_ARR ? j->child : NULL;
 }
 
 const char *json_str(const struct json *o, const char *key, const char *def)
@@ -303,8 +386,14 @@ double json_num(const struct json *o, const char *key, double def)
 {
 	const struct json *v = json_get(o, key);
 
-	return v && (v->type == JSON_NUM || v->type == JSON_BOOL) ? v->num
-								  : def;
+	return v && v->type == JSON_NUM ? v->num : def;
+}
+
+int json_bool(const struct json *o, const char *key, int def)
+{
+	const struct json *v = json_get(o, key);
+
+	return v && v->type == JSON_BOOL ? (int)v->num : def;
 }
 
 int json_int(const struct json *o, const char *key, int def)
