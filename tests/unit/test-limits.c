@@ -340,6 +340,19 @@ int main(void)
 
 	check_scope = "netdev addresses (os/netdev.c)";
 	{
+		/* Under --host-root this network namespace is the
+		 * container's: even lo, which every namespace has, is not
+		 * the host's interface of that name. */
+		char buf[256];
+
+		CHECK_INT(gdr_open_root_set("/"), 0); /* "/" is no root */
+		CHECK_INT(gdr_if_addrs("lo", buf, sizeof(buf)), 0);
+		CHECK_INT(gdr_open_root_set("/tmp"), 0);
+		CHECK_INT(gdr_if_addrs("lo", buf, sizeof(buf)), EXDEV);
+		CHECK_STR(buf, "");
+		CHECK_INT(gdr_open_root_set(NULL), 0);
+	}
+	{
 		char addrs[4096], want[sizeof(addrs)], got[sizeof(addrs)];
 		size_t n;
 
