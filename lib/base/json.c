@@ -305,8 +305,7 @@ static struct json *value(struct parser *ps)
 			free(j);
 			return fail(ps, "bad string");
 		}
-	} else if (!strncmp(ps->p, "true", 4) ||
-		   !strncmp(ps->p, "false", 5)) {
+	} else if (!strncmp(ps->p, "true", 4) || !strncmp(ps->p, "false", 5)) {
 		j->type = JSON_BOOL;
 		j->num = ps->p[0] == 't';
 		ps->p += ps->p[0] == 't' ? 4 : 5;

@@ -104,4 +104,3 @@ int gdr_walk(gdr_walk_lookup_fn lookup, void *ctx, const char *path,
 	*kind = k;
 	return 0;
 }
-

@@ -1043,16 +1043,25 @@ static const struct gdr_check check_env = {
 /* --- walking them ---------------------------------------------------------- */
 
 const struct gdr_check *const gdr_node_checks[] = {
-	&check_env,	       &gdr_check_kernel,
-	    &gdr_check_nvidia_driver,
-	&gdr_check_cuda_api,   &gdr_check_peermem,
-	&gdr_check_rdma_stack, &gdr_check_verbs_dmabuf,
-	&gdr_check_mlx5dv,     &check_rdma_core,
-	&gdr_check_cuda_pcie,  &check_gds,
-	&check_gds_compat,     &check_gds_addrs,
-	&check_cuda_devices,   &check_rdma_devices,
-	&gdr_check_memlock,    &gdr_check_nofile,
-	&check_fork,	       NULL,
+	&check_env,
+	&gdr_check_kernel,
+	&gdr_check_nvidia_driver,
+	&gdr_check_cuda_api,
+	&gdr_check_peermem,
+	&gdr_check_rdma_stack,
+	&gdr_check_verbs_dmabuf,
+	&gdr_check_mlx5dv,
+	&check_rdma_core,
+	&gdr_check_cuda_pcie,
+	&check_gds,
+	&check_gds_compat,
+	&check_gds_addrs,
+	&check_cuda_devices,
+	&check_rdma_devices,
+	&gdr_check_memlock,
+	&gdr_check_nofile,
+	&check_fork,
+	NULL,
 };
 
 const struct gdr_check *const gdr_gpu_checks[] = {

@@ -716,8 +716,7 @@ void gdr_iommu_explain(const char *name, int err, char *msg, size_t n)
 	char bdf[GDR_BDF_LEN], type[96];
 	bool no_group;
 
-	if (err != ENOMEM || !name ||
-	    gdr_nic_pci(name, bdf, sizeof(bdf)) ||
+	if (err != ENOMEM || !name || gdr_nic_pci(name, bdf, sizeof(bdf)) ||
 	    gdr_pci_iommu_type(bdf, type, sizeof(type), &no_group) ||
 	    (strcmp(type, "DMA") && strcmp(type, "DMA-FQ")))
 		return;

@@ -685,8 +685,8 @@ static void probe_nic(const struct gdr_seam *s, struct ibv_pd *pd,
 	 * access errors past the end). */
 	memset(&attr, 0, sizeof(attr));
 	nic->max_mr_size =
-		s->verbs.query_device && !s->verbs.query_device(pd->context,
-								&attr)
+		s->verbs.query_device &&
+				!s->verbs.query_device(pd->context, &attr)
 			? attr.max_mr_size
 			: 0;
 	probe_data_direct(pd, nic);

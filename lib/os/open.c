@@ -113,8 +113,8 @@ static int resolve_in_root(const char *rel, bool nofollow, int oflags)
 	if (__atomic_load_n(&have_openat2, __ATOMIC_RELAXED) >= 0) {
 		fd = (int)syscall(SYS_openat2, root_fd, rel[0] ? rel : ".",
 				  &how, sizeof(how));
-		if (fd >= 0 || (errno != ENOSYS && errno != EPERM &&
-				errno != E2BIG)) {
+		if (fd >= 0 ||
+		    (errno != ENOSYS && errno != EPERM && errno != E2BIG)) {
 			__atomic_store_n(&have_openat2, 1, __ATOMIC_RELAXED);
 			return fd;
 		}

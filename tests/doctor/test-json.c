@@ -218,14 +218,24 @@ int main(void)
 	 * white space of JSON only, nothing after the value. */
 	{
 		static const char *const good[] = {
-			"0", "-0", "12", "-1.5e+3", "1E9", "0.25", "[]", "{}",
-			" [1, \"a\", true, false, null] ", "{\"a\": {\"b\": []}}",
+			"0",
+			"-0",
+			"12",
+			"-1.5e+3",
+			"1E9",
+			"0.25",
+			"[]",
+			"{}",
+			" [1, \"a\", true, false, null] ",
+			"{\"a\": {\"b\": []}}",
 		};
 		static const char *const bad[] = {
-			"+1", "0x10", "inf", "nan", "NaN", "Infinity", ".5", "1.",
-			"01", "1e", "-", "tru", "truex", "nul", "[1,]", "{\"a\":1,}",
-			"[1 2]", "{\"a\" 1}", "{a: 1}", "1 2", "\v1", "\f[]",
-			"// c\n1", "/* c */ 1", "", "[", "'a'",
+			"+1",	      "0x10",  "inf",	    "nan",	 "NaN",
+			"Infinity",   ".5",    "1.",	    "01",	 "1e",
+			"-",	      "tru",   "truex",	    "nul",	 "[1,]",
+			"{\"a\":1,}", "[1 2]", "{\"a\" 1}", "{a: 1}",	 "1 2",
+			"\v1",	      "\f[]",  "// c\n1",   "/* c */ 1", "",
+			"[",	      "'a'",
 		};
 		char err[128];
 		struct json *j;
@@ -262,8 +272,10 @@ int main(void)
 			       "\"k\": 2, \"o\": {\"x\": 1}, \"n\": null}",
 			       err, sizeof(err));
 		CHECK(j && json_num(j, "k", 0) == 2, "the last of a key");
-		CHECK(j && json_num(j, "b", 7) == 7, "a boolean read as a number");
-		CHECK(j && json_bool(j, "b", 7) == 1 && json_bool(j, "k", 7) == 7,
+		CHECK(j && json_num(j, "b", 7) == 7,
+		      "a boolean read as a number");
+		CHECK(j && json_bool(j, "b", 7) == 1 &&
+			      json_bool(j, "k", 7) == 7,
 		      "json_bool");
 		CHECK(j && json_int(j, "s", 7) == 7 && !json_str(j, "k", NULL),
 		      "a string as a number, a number as a string");

@@ -104,7 +104,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		names_ok(&t);
 		gdr_walk(tree_lookup, &t, "/sys/a/b", 0, name, sizeof(name),
-			  &kind, NULL, NULL);
+			 &kind, NULL, NULL);
 		if (tree_tar(&t, &out, &len) == 0) {
 			if (tree_parse_tar(&again, (unsigned char *)out, len,
 					   err, sizeof(err)) &&

@@ -56,10 +56,10 @@ struct scenario {
 	int no_export_entry; /* libcuda lacks cuMemGetHandleForAddressRange */
 	unsigned int access; /* GDR_REG_ATTR_ACCESS (0: not given) */
 	/* Data Direct and the PCIe mapping */
-	int dd;		      /* the NIC has a Data Direct function */
-	int mlx5dv;	      /* 0: rdma-core v54+; 1: older; -1: no libmlx5 */
-	int not_mlx5;	      /* the NIC is not an mlx5 device */
-	int nic_pci;	      /* the NIC has a PCI parent in sysfs */
+	int dd;	      /* the NIC has a Data Direct function */
+	int mlx5dv;   /* 0: rdma-core v54+; 1: older; -1: no libmlx5 */
+	int not_mlx5; /* the NIC is not an mlx5 device */
+	int nic_pci;  /* the NIC has a PCI parent in sysfs */
 	/* its IOMMU group's type ("DMA-FQ", "identity"; NULL: no group) */
 	const char *nic_iommu;
 	/* ibv_query_device's max_mr_size (0: 2^64-1, as mlx5 answers) */
@@ -1140,8 +1140,7 @@ static void run(const struct scenario *sc)
 
 		fixture_write(fx.sys, "kernel/iommu_groups/7/type",
 			      sc->nic_iommu);
-		fixture_write(fx.sys, "bus/pci/devices/0000:04:00.0/.keep",
-			      "");
+		fixture_write(fx.sys, "bus/pci/devices/0000:04:00.0/.keep", "");
 		snprintf(link, sizeof(link),
 			 "%s/bus/pci/devices/0000:04:00.0/iommu_group", fx.sys);
 		CHECK_INT(symlink("../../../../kernel/iommu_groups/7", link),

@@ -335,7 +335,8 @@ int main(void)
 		}
 	}
 
-	check_scope = "CAP_IPC_LOCK in a user namespace (the kernel's own answer)";
+	check_scope =
+		"CAP_IPC_LOCK in a user namespace (the kernel's own answer)";
 	in_user_namespace(l.cap_ipc_lock == 1 && l.user_ns == 0);
 
 	check_scope = "netdev addresses (os/netdev.c)";

@@ -294,19 +294,21 @@ int main(void)
 		CHECK_INT(c.allow_compat_mode, -1);
 		/* Keys sorted (jq -S): a file system's list comes first and
 		 * is not the global one. */
-		CHECK_INT(gdr_parse_cufile(
-				  "{\"fs\": {\"lustre\": {\"rdma_dev_addr_list\": "
-				  "[\"10.9.9.9\"]}}, \"properties\": "
-				  "{\"allow_compat_mode\": true, "
-				  "\"rdma_dev_addr_list\": [\"10.0.0.1\"]}}",
-				  &c),
-			  0);
+		CHECK_INT(
+			gdr_parse_cufile(
+				"{\"fs\": {\"lustre\": {\"rdma_dev_addr_list\": "
+				"[\"10.9.9.9\"]}}, \"properties\": "
+				"{\"allow_compat_mode\": true, "
+				"\"rdma_dev_addr_list\": [\"10.0.0.1\"]}}",
+				&c),
+			0);
 		CHECK_INT(c.num_addrs, 1);
 		CHECK_STR(c.addrs[0], "10.0.0.1");
 		/* Outside "properties": not cuFile's global settings. */
-		CHECK_INT(gdr_parse_cufile("{\"allow_compat_mode\": true, "
-					   "\"rdma_dev_addr_list\": [\"1.2.3.4\"]}",
-					   &c),
+		CHECK_INT(gdr_parse_cufile(
+				  "{\"allow_compat_mode\": true, "
+				  "\"rdma_dev_addr_list\": [\"1.2.3.4\"]}",
+				  &c),
 			  0);
 		CHECK_INT(c.allow_compat_mode, -1);
 		CHECK_INT(c.has_addr_list, 0);
@@ -343,14 +345,17 @@ int main(void)
 			  EINVAL);
 		CHECK_INT(gdr_parse_cufile("allow_compat_mode = true", &c),
 			  EINVAL);
-		CHECK_INT(gdr_parse_cufile("{\"properties\": {}}\n\n} junk", &c),
+		CHECK_INT(gdr_parse_cufile("{\"properties\": {}}\n\n} junk",
+					   &c),
 			  EINVAL);
 		CHECK_HAS(c.why, "line 3: text after the value");
-		CHECK_INT(gdr_parse_cufile("{\"properties\": {\"x\": 0x10}}", &c),
+		CHECK_INT(gdr_parse_cufile("{\"properties\": {\"x\": 0x10}}",
+					   &c),
 			  EINVAL);
 		CHECK_INT(gdr_parse_cufile("{\"properties\": {\"x\": +1}}", &c),
 			  EINVAL);
-		CHECK_INT(gdr_parse_cufile("{\"properties\": {\"x\": NaN}}", &c),
+		CHECK_INT(gdr_parse_cufile("{\"properties\": {\"x\": NaN}}",
+					   &c),
 			  EINVAL);
 		CHECK_INT(gdr_parse_cufile("[1, 2]", &c), EINVAL);
 		CHECK_HAS(c.why, "not a JSON object");

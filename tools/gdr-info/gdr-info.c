@@ -71,7 +71,8 @@ static void warn(const char *fmt, ...)
 					      "\\x%02x", c);
 			if (c == 0xc2) /* the C1 character's second byte */
 				o += (size_t)snprintf(out + o, sizeof(out) - o,
-						      "\\x%02x", d), i++;
+						      "\\x%02x", d),
+					i++;
 		} else {
 			out[o++] = (char)c;
 		}
@@ -268,27 +269,24 @@ int main(int argc, char **argv)
 			expiry = strtol(optarg, &end, 10);
 			if (errno || *end || expiry < 60 ||
 			    expiry > 366L * 24 * 3600) {
-				warn(
-					"gdr-info: --nfd-expiry takes seconds, "
-					"60 to 31622400\n");
+				warn("gdr-info: --nfd-expiry takes seconds, "
+				     "60 to 31622400\n");
 				return 2;
 			}
 			break;
 		default:
-			warn(
-				"usage: %s [--json] [-d DEVICE] [--self-test] "
-				"[--capture FILE] [--host-root DIR]\n"
-				"       [--nfd FILE [--nfd-expiry SECONDS]] "
-				"[--root DIR | --from FILE]\n",
-				argv[0]);
+			warn("usage: %s [--json] [-d DEVICE] [--self-test] "
+			     "[--capture FILE] [--host-root DIR]\n"
+			     "       [--nfd FILE [--nfd-expiry SECONDS]] "
+			     "[--root DIR | --from FILE]\n",
+			     argv[0]);
 			return c == 'h' ? 0 : 2;
 		}
 	}
 	if ((root || from) && (selftest || capture || host_root)) {
-		warn(
-			"gdr-info: --root/--from replay a snapshot; "
-			"--self-test, --capture and --host-root need the live "
-			"node\n");
+		warn("gdr-info: --root/--from replay a snapshot; "
+		     "--self-test, --capture and --host-root need the live "
+		     "node\n");
 		return 2;
 	}
 	/* An output that is not a regular file or a new name is refused
@@ -299,10 +297,9 @@ int main(int argc, char **argv)
 		int exists;
 
 		for (i = 0; i < 2; i++)
-			if (outs[i] && replace_check(outs[i], &exists, err,
-						     sizeof(err))) {
-				warn("gdr-info: %s: %s\n", opt[i],
-					err);
+			if (outs[i] &&
+			    replace_check(outs[i], &exists, err, sizeof(err))) {
+				warn("gdr-info: %s: %s\n", opt[i], err);
 				return 2;
 			}
 	}
@@ -314,7 +311,7 @@ int main(int argc, char **argv)
 
 	if (root && from) {
 		warn("gdr-info: --root and --from: one snapshot at "
-				"a time\n");
+		     "a time\n");
 		return 2;
 	}
 	if (root || from) {
@@ -334,10 +331,9 @@ int main(int argc, char **argv)
 		for (c = 0; c < n && all; c++) {
 			all[nall] = ibv_open_device(list[c]);
 			if (!all[nall])
-				warn(
-					"gdr-info: cannot open %s: %s\n",
-					ibv_get_device_name(list[c]),
-					strerror(errno));
+				warn("gdr-info: cannot open %s: %s\n",
+				     ibv_get_device_name(list[c]),
+				     strerror(errno));
 			else
 				nall++;
 		}
@@ -376,9 +372,8 @@ int main(int argc, char **argv)
 			warn("gdr-info: %s\n", err);
 			ret = 2;
 		} else {
-			warn(
-				"gdr-info: snapshot written to %s (%s)\n",
-				capture, err);
+			warn("gdr-info: snapshot written to %s (%s)\n", capture,
+			     err);
 		}
 	}
 	if (ret != 2 && selftest && !self_test(report, ctxs, nctx) && ret == 0)

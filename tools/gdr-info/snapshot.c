@@ -286,12 +286,12 @@ int snapshot_capture(const char *file, struct ibv_context *const *ctxs,
 		rel += rootlen;
 		/* The path itself (a link the library read as one) ... */
 		if (gdr_walk(live_lookup, NULL, rel, 1, name, sizeof(name),
-			      &kind, keep_link, &cap))
+			     &kind, keep_link, &cap))
 			continue; /* gone since: the replay says so too */
 		/* ... and what it leads to (a file the library opened). */
 		if (kind == GDR_WALK_LINK &&
 		    gdr_walk(live_lookup, NULL, rel, 0, name, sizeof(name),
-			      &kind, keep_link, &cap))
+			     &kind, keep_link, &cap))
 			continue;
 		if (kind == GDR_WALK_FILE)
 			keep_file(&cap, name);
@@ -341,7 +341,7 @@ static int snap_open(const char *path)
 	int fd;
 
 	if (gdr_walk(tree_lookup, &snap, path, 0, name, sizeof(name), &kind,
-		      NULL, NULL))
+		     NULL, NULL))
 		return -1;
 	if (kind == GDR_WALK_DIR) /* a directory: reading it fails, as live */
 		return open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -370,7 +370,7 @@ static ssize_t snap_read_link(const char *path, char *buf, size_t n)
 	size_t len;
 
 	if (gdr_walk(tree_lookup, &snap, path, 1, name, sizeof(name), &kind,
-		      NULL, NULL))
+		     NULL, NULL))
 		return -1;
 	x = kind == GDR_WALK_LINK ? tree_find(&snap, name) : NULL;
 	if (!x) {
@@ -406,8 +406,8 @@ static int links(const struct json *root, char *err, size_t n)
 				 "a string");
 			return -1;
 		}
-		if (tree_add(&snap, e->key, GDR_WALK_LINK, e->str, strlen(e->str),
-			     err, n))
+		if (tree_add(&snap, e->key, GDR_WALK_LINK, e->str,
+			     strlen(e->str), err, n))
 			return -1;
 	}
 	return 0;

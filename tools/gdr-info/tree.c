@@ -210,8 +210,8 @@ const struct tree_node *tree_find(struct tree *t, const char *name)
 	return i < t->num && !strcmp(t->n[i].name, name) ? &t->n[i] : NULL;
 }
 
-int tree_lookup(void *ctx, const char *name, enum gdr_walk_kind *kind, char *target,
-		size_t n)
+int tree_lookup(void *ctx, const char *name, enum gdr_walk_kind *kind,
+		char *target, size_t n)
 {
 	struct tree *t = ctx;
 	const struct tree_node *x = tree_find(t, name);
@@ -710,8 +710,8 @@ static int read_dir_at(struct tree *t, int dfd, const char *rel, int depth,
 						     : strerror(errno));
 				rc = -1;
 			} else {
-				rc = tree_add(t, name, GDR_WALK_DIR, NULL, 0, err,
-					      n) ||
+				rc = tree_add(t, name, GDR_WALK_DIR, NULL, 0,
+					      err, n) ||
 				     read_dir_at(t, sub, name, depth + 1, err,
 						 n);
 			}
@@ -877,7 +877,8 @@ int tree_tar(struct tree *t, char **data, size_t *len)
 
 	seal(t);
 	for (i = 0; i < t->num; i++) {
-		if (t->n[i].kind != GDR_WALK_FILE && t->n[i].kind != GDR_WALK_DIR)
+		if (t->n[i].kind != GDR_WALK_FILE &&
+		    t->n[i].kind != GDR_WALK_DIR)
 			continue;
 		if (member(&o, &t->n[i]))
 			break;

@@ -54,8 +54,8 @@ int tree_add(struct tree *t, const char *name, enum gdr_walk_kind kind,
 	     const void *data, size_t size, char *err, size_t n);
 
 /* gdr_walk's lookup over a tree (ctx: the tree). Sorts it first. */
-int tree_lookup(void *ctx, const char *name, enum gdr_walk_kind *kind, char *target,
-		size_t n);
+int tree_lookup(void *ctx, const char *name, enum gdr_walk_kind *kind,
+		char *target, size_t n);
 /* The node of @name, or NULL. */
 const struct tree_node *tree_find(struct tree *t, const char *name);
 
