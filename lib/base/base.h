@@ -143,6 +143,8 @@ void gdr_parse_iommu_cmdline(const char *cmdline, char *out, size_t n);
 void gdr_parse_nvfs_stats(const char *text, char *ver, size_t n,
 			  int *peerdirect);
 
+/* What the doctor reads of GPUDirect Storage's cufile.json, at most. */
+#define GDR_CUFILE_MAX_BYTES ((size_t)256 << 10)
 /* What the doctor reads of GPUDirect Storage's cufile.json. */
 #define GDR_CUFILE_MAX_ADDRS 16
 struct gdr_cufile {
@@ -151,8 +153,10 @@ struct gdr_cufile {
 	int has_addr_list; /* properties.rdma_dev_addr_list is there */
 	unsigned int num_addrs;
 	char addrs[GDR_CUFILE_MAX_ADDRS][48];
-	/* entries left out: empty, too long for an address, or past
-	 * GDR_CUFILE_MAX_ADDRS */
+	/* entries that cannot be addresses: not strings, empty, or longer
+	 * than any address is written */
+	unsigned int not_addrs;
+	/* entries past GDR_CUFILE_MAX_ADDRS, not judged */
 	unsigned int dropped;
 	char why[96]; /* what is wrong, with EINVAL */
 };

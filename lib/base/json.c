@@ -2,6 +2,8 @@
 /* json.h: the reader, the getters and the string writer. */
 #include <ctype.h>
 #include <limits.h>
+#include <locale.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,22 @@ struct parser {
 };
 
 static struct json *value(struct parser *ps);
+
+/* strtod in the C locale: a program that set LC_NUMERIC (a decimal
+ * comma) must not make "1.5" unreadable. */
+static locale_t c_locale;
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+
+static void c_locale_init(void)
+{
+	c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+}
+
+static double c_strtod(const char *p, char **end)
+{
+	pthread_once(&c_locale_once, c_locale_init);
+	return c_locale ? strtod_l(p, end, c_locale) : strtod(p, end);
+}
 
 static struct json *fail(struct parser *ps, const char *what)
 {
@@ -316,7 +334,7 @@ static struct json *value(struct parser *ps)
 		size_t len = number_len(ps->p);
 
 		j->type = JSON_NUM;
-		j->num = len ? strtod(ps->p, &end) : 0;
+		j->num = len ? c_strtod(ps->p, &end) : 0;
 		if (!len || end != ps->p + len) {
 			free(j);
 			return fail(ps, "not a JSON value");

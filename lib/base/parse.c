@@ -239,13 +239,12 @@ int gdr_parse_cufile(const char *text, struct gdr_cufile *c)
 	for (e = json_items(v); e; e = e->next) {
 		size_t len = e->type == JSON_STR ? strlen(e->str) : 0;
 
-		if (c->num_addrs < GDR_CUFILE_MAX_ADDRS && len &&
-		    len < sizeof(c->addrs[0])) {
-			memcpy(c->addrs[c->num_addrs], e->str, len + 1);
-			c->num_addrs++;
-		} else {
+		if (!len || len >= sizeof(c->addrs[0]))
+			c->not_addrs++;
+		else if (c->num_addrs == GDR_CUFILE_MAX_ADDRS)
 			c->dropped++;
-		}
+		else
+			memcpy(c->addrs[c->num_addrs++], e->str, len + 1);
 	}
 out:
 	json_free(root);

@@ -103,7 +103,10 @@ struct entry {
 	uint8_t state; /* atomic, enum state */
 	uint8_t kind;  /* enum kind */
 	uint16_t num_maps;
-	uint32_t unused;
+	/* atomic: the entry's life, one more each time it is cleared; a put
+	 * that found the entry in one life never gives back a reference of
+	 * the next (unref_at) */
+	uint32_t gen;
 	struct ibv_mr *mr; /* atomic: a put reads it before holding */
 	uintptr_t start, end;
 	union {
@@ -223,6 +226,28 @@ static inline int unref(struct entry *e, bool *last)
 	return 0;
 }
 
+/*
+ * unref() for a put that found @e by its MR in life @gen (holds_at): EINVAL
+ * when the entry is in another life by now (freed and opened again for
+ * another MR between the find and this). The life is checked before each
+ * compare-and-swap; a new life's word is published after its life number
+ * (entry_clear, then entry_open's release store).
+ */
+static inline int unref_at(struct entry *e, uint32_t gen, bool *last)
+{
+	uint64_t w = __atomic_load_n(&e->word, __ATOMIC_ACQUIRE), v;
+
+	do {
+		if (refs_of(w) == 0 || refs_of(w) == REFS_DEAD ||
+		    __atomic_load_n(&e->gen, __ATOMIC_ACQUIRE) != gen)
+			return EINVAL;
+		v = (w & OUT) && refs_of(w) == 1 ? (w - 1) | REFS_DEAD : w - 1;
+	} while (!__atomic_compare_exchange_n(
+		&e->word, &w, v, false, __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE));
+	*last = refs_of(v) == REFS_DEAD;
+	return 0;
+}
+
 static inline struct ibv_mr *mr_of(const struct entry *e)
 {
 	return __atomic_load_n(&e->mr, __ATOMIC_ACQUIRE);
@@ -258,7 +283,8 @@ static inline size_t front_slot(unsigned int bits, uintptr_t start)
 	return hash_bits((uint64_t)start, bits);
 }
 
-static inline struct entry *front_get(const struct gdr_cache *c, uintptr_t start)
+static inline struct entry *front_get(const struct gdr_cache *c,
+				      uintptr_t start)
 {
 	unsigned int bits = __atomic_load_n(&c->front_bits, __ATOMIC_ACQUIRE);
 
@@ -277,8 +303,9 @@ static inline size_t mr_pair(unsigned int bits, const struct ibv_mr *mr)
 }
 
 /* The entries of @mr's pair (NULL when there is no table yet). */
-static inline void mr_hint_get(const struct gdr_cache *c, const struct ibv_mr *mr,
-			struct entry **e0, struct entry **e1)
+static inline void mr_hint_get(const struct gdr_cache *c,
+			       const struct ibv_mr *mr, struct entry **e0,
+			       struct entry **e1)
 {
 	unsigned int bits = __atomic_load_n(&c->front_bits, __ATOMIC_ACQUIRE);
 	size_t i;
@@ -305,11 +332,23 @@ static inline bool holds(const struct entry *e, const struct ibv_mr *mr)
 	return e && mr_of(e) == mr && refs_of(LD(e->word)) != REFS_DEAD;
 }
 
+/* holds(), and the life it was seen in into *@gen (the same before and
+ * after the look, so @mr belongs to that life). */
+static inline bool holds_at(const struct entry *e, const struct ibv_mr *mr,
+			    uint32_t *gen)
+{
+	if (!e)
+		return false;
+	*gen = __atomic_load_n(&e->gen, __ATOMIC_ACQUIRE);
+	return holds(e, mr) &&
+	       __atomic_load_n(&e->gen, __ATOMIC_ACQUIRE) == *gen;
+}
+
 /* --- entries (entry.c) ------------------------------------------------- */
 bool cache_take_out(struct entry *e);
 struct entry *cache_entry_new(struct gdr_cache *c);
 void cache_entry_open(struct entry *e, enum kind kind, enum state state,
-		       uintptr_t start, uintptr_t end, struct ibv_mr *mr);
+		      uintptr_t start, uintptr_t end, struct ibv_mr *mr);
 void cache_maps_free(struct entry *e);
 void cache_entry_free_nolock(struct gdr_cache *c, struct entry *e);
 void cache_entry_unget(struct gdr_cache *c, struct entry *e);
@@ -326,18 +365,20 @@ void cache_mrtab_keep(struct gdr_cache *c, struct entry *e);
 int cache_release_all(struct gdr_cache *c, struct entry *list);
 void cache_drop(struct gdr_cache *c, struct entry *e, struct entry **release);
 unsigned int cache_drop_overlaps(struct gdr_cache *c, uintptr_t a, uintptr_t b,
-				  struct entry **release);
+				 struct entry **release);
 void cache_evict(struct gdr_cache *c, struct entry **release);
 int cache_put_entry(struct gdr_cache *c, struct entry *e);
+/* A put of an entry found by its MR in life @gen (holds_at). */
+int cache_put_entry_at(struct gdr_cache *c, struct entry *e, uint32_t gen);
 void cache_undo(struct gdr_cache *c, struct entry *e);
 void cache_stale(struct gdr_cache *c, struct entry *e,
-		  const struct gdr_range *gone);
+		 const struct gdr_range *gone);
 
 /* --- the memory under a range (validate.c) ----------------------------- */
 bool cache_still_valid(const struct gdr_cuda_ops *cu, const struct entry *e,
-			uintptr_t a, uintptr_t b, struct gdr_range *gone);
+		       uintptr_t a, uintptr_t b, struct gdr_range *gone);
 int cache_plan_miss(struct gdr_cache *c, void *ptr, size_t len, struct plan *p,
-		     char *why, size_t n);
+		    char *why, size_t n);
 int cache_maps_set(struct entry *e, const struct plan *p);
 bool cache_hit_valid(const struct entry *e, uintptr_t a, uintptr_t b);
 

@@ -484,24 +484,26 @@ GDR_EXPORT struct ibv_mr *gdr_cache_get_ex(struct gdr_cache *c, void *ptr,
 			info_size);
 }
 
-static struct entry *find_mr(struct gdr_cache *c, const struct ibv_mr *mr)
+/* The entry and the life (*@gen) in which it holds @mr. */
+static struct entry *find_mr(struct gdr_cache *c, const struct ibv_mr *mr,
+			     uint32_t *gen)
 {
 	struct entry **slot, *e, *e1;
 	size_t i;
 
-	if (last_got.cache == c->id && holds(last_got.e, mr))
+	if (last_got.cache == c->id && holds_at(last_got.e, mr, gen))
 		return last_got.e;
 	mr_hint_get(c, mr, &e, &e1);
-	if (holds(e, mr))
+	if (holds_at(e, mr, gen))
 		return e;
-	if (holds(e1, mr))
+	if (holds_at(e1, mr, gen))
 		return e1;
 	pthread_mutex_lock(&c->lock);
 	slot = cache_mrtab_slot(c, mr);
-	e = slot && holds(*slot, mr) ? *slot : NULL;
+	e = slot && holds_at(*slot, mr, gen) ? *slot : NULL;
 	for (i = 0; !e && c->mrtab_short && i < c->num_slots; i++)
 		if (LD(slot_at(c, i)->state) != S_FREE &&
-		    holds(slot_at(c, i), mr))
+		    holds_at(slot_at(c, i), mr, gen))
 			e = slot_at(c, i);
 	pthread_mutex_unlock(&c->lock);
 	return e;
@@ -510,6 +512,7 @@ static struct entry *find_mr(struct gdr_cache *c, const struct ibv_mr *mr)
 GDR_EXPORT int gdr_cache_put(struct gdr_cache *c, struct ibv_mr *mr)
 {
 	struct entry *e;
+	uint32_t gen;
 	int err;
 
 	gdr_clear_error();
@@ -518,8 +521,8 @@ GDR_EXPORT int gdr_cache_put(struct gdr_cache *c, struct ibv_mr *mr)
 			 "gdr_cache_put: cache and mr must not be NULL");
 		return EINVAL;
 	}
-	e = find_mr(c, mr);
-	err = e ? cache_put_entry(c, e) : EINVAL;
+	e = find_mr(c, mr, &gen);
+	err = e ? cache_put_entry_at(c, e, gen) : EINVAL;
 	if (err == EINVAL) {
 		gdr_fail(EINVAL,
 			 "gdr_cache_put: this MR is not one the cache gave out "

@@ -92,7 +92,7 @@ struct entry *cache_entry_new(struct gdr_cache *c)
  * caller's), the hits it had before kept in the word.
  */
 void cache_entry_open(struct entry *e, enum kind kind, enum state state,
-		       uintptr_t start, uintptr_t end, struct ibv_mr *mr)
+		      uintptr_t start, uintptr_t end, struct ibv_mr *mr)
 {
 	e->kind = (uint8_t)kind;
 	e->start = start;
@@ -123,6 +123,10 @@ static void entry_clear(struct gdr_cache *c, struct entry *e)
 {
 	uint64_t hits = LD(e->word) >> HIT_SHIFT;
 
+	/* A new life: a put that found the old one cannot give back a
+	 * reference of the next (unref_at). Before the entry can be opened
+	 * again: the free list's push publishes it. */
+	__atomic_fetch_add(&e->gen, 1, __ATOMIC_RELEASE);
 	ST(e->word, (uint64_t)REFS_DEAD);
 	if (hits) /* a miss never hit leaves the shared counter alone */
 		__atomic_fetch_add(&c->retired_hits, hits, __ATOMIC_RELAXED);

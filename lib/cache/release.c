@@ -95,7 +95,7 @@ void cache_drop(struct gdr_cache *c, struct entry *e, struct entry **release)
 
 /* Under the lock: drop every entry overlapping [a, b). How many. */
 unsigned int cache_drop_overlaps(struct gdr_cache *c, uintptr_t a, uintptr_t b,
-				  struct entry **release)
+				 struct entry **release)
 {
 	void *hit[MAX_OVERLAPS];
 	unsigned int n, i, total = 0;
@@ -157,6 +157,16 @@ int cache_put_entry(struct gdr_cache *c, struct entry *e)
 	return release_last(c, e);
 }
 
+int cache_put_entry_at(struct gdr_cache *c, struct entry *e, uint32_t gen)
+{
+	bool last;
+	int err = unref_at(e, gen, &last);
+
+	if (err || !last)
+		return err;
+	return release_last(c, e);
+}
+
 /* A reference taken by mistake (a stale pointer, a pending entry). */
 void cache_undo(struct gdr_cache *c, struct entry *e)
 {
@@ -169,7 +179,7 @@ void cache_undo(struct gdr_cache *c, struct entry *e)
  * (they all pin memory that is gone).
  */
 void cache_stale(struct gdr_cache *c, struct entry *e,
-		  const struct gdr_range *gone)
+		 const struct gdr_range *gone)
 {
 	struct entry *release = NULL;
 

@@ -127,8 +127,7 @@ struct entry **cache_mrtab_slot(struct gdr_cache *c, const struct ibv_mr *mr)
 		return NULL;
 	for (i = mr_hash(mr, c->mrtab_cap); c->mrtab[i];
 	     i = (i + 1) & (c->mrtab_cap - 1))
-		if (c->mrtab[i] != (struct entry *)c &&
-		    c->mrtab[i]->mr == mr)
+		if (c->mrtab[i] != (struct entry *)c && c->mrtab[i]->mr == mr)
 			return &c->mrtab[i];
 	return NULL;
 }

@@ -13,7 +13,7 @@
  * *@gone is the extent of the mapping that changed.
  */
 bool cache_still_valid(const struct gdr_cuda_ops *cu, const struct entry *e,
-			uintptr_t a, uintptr_t b, struct gdr_range *gone)
+		       uintptr_t a, uintptr_t b, struct gdr_range *gone)
 {
 	const struct map *m = maps_of(e);
 	unsigned long long id;
@@ -78,7 +78,7 @@ static int describe(const struct gdr_cuda_ops *cu, uintptr_t a, uintptr_t b,
  * the message in @why.
  */
 int cache_plan_miss(struct gdr_cache *c, void *ptr, size_t len, struct plan *p,
-		     char *why, size_t n)
+		    char *why, size_t n)
 {
 	const struct gdr_cuda_lib *lib;
 	struct gdr_ptr_info *pi = &p->pi;
@@ -134,8 +134,16 @@ int cache_plan_miss(struct gdr_cache *c, void *ptr, size_t len, struct plan *p,
 	    (!c->max_reg_ratio || (wb - wa) / c->max_reg_ratio < len ||
 	     ((wb - wa) / c->max_reg_ratio == len &&
 	      (wb - wa) % c->max_reg_ratio == 0))) {
-		p->a = wa;
-		p->b = wb;
+		struct gdr_nic spare;
+		unsigned long long most =
+			gdr_nic_find(c->pd, &spare)->max_mr_size;
+
+		/* Never wider than the NIC takes: the buffer alone may fit
+		 * where its whole allocation does not. */
+		if (!most || wb - wa <= most) {
+			p->a = wa;
+			p->b = wb;
+		}
 	}
 	return 0;
 }

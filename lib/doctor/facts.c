@@ -162,13 +162,13 @@ void gdr_cufile_look(struct gdr_cufile_view *v,
 	const struct gdr_seam *s = gdr_seam();
 	const char *env =
 		s->cufile_path[0] ? s->cufile_path : gdr_env_cufile_json();
-	const size_t max = 256 * 1024;
+	const size_t max = GDR_CUFILE_MAX_BYTES;
 	char addrs[GDR_IF_ADDRS_LEN], *text;
 	unsigned int i, k;
 	size_t got = 0;
 
 	memset(v, 0, sizeof(*v));
-	text = malloc(max + 1);
+	text = malloc(max + 2);
 	if (!text) {
 		v->err = ENOMEM;
 		return;
@@ -176,19 +176,22 @@ void gdr_cufile_look(struct gdr_cufile_view *v,
 	if (env) {
 		gdr_fmt(v->path, sizeof(v->path), "%s", env);
 		/* Under --host-root, the host's file of that name. */
-		v->err = gdr_read_bin(gdr_open_root(), env, text, max, &got);
+		v->err =
+			gdr_read_bin(gdr_open_root(), env, text, max + 1, &got);
 	} else {
 		gdr_fmt(v->path, sizeof(v->path), "/etc/cufile.json");
-		v->err = gdr_read_bin(s->etc_root, "/cufile.json", text, max,
-				      &got);
+		v->err = gdr_read_bin(s->etc_root, "/cufile.json", text,
+				      max + 1, &got);
 	}
 	text[got] = '\0';
-	if (!v->err && got == max)
+	if (!v->err && got > max)
 		v->err = EFBIG; /* cuFile would read all of it: we cannot */
 	else if (!v->err && strlen(text) != got)
-		v->err = EINVAL; /* a NUL byte: not JSON */
-	if (!v->err)
+		v->err = EINVAL, v->not_json = true; /* a NUL byte */
+	if (!v->err) {
 		v->err = gdr_parse_cufile(text, &v->c);
+		v->not_json = v->err == EINVAL;
+	}
 	free(text);
 	if (v->err)
 		return;
@@ -225,13 +228,13 @@ static void eval_gds_compat(const struct gdr_subject *s, struct gdr_eval *e)
 	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
 	if (v->err) {
 		gdr_eval_value(e, "unknown (%s: %s%s%s)", v->path,
-			       v->err == EINVAL	 ? "not JSON with comments as "
+			       v->not_json	 ? "not JSON with comments as "
 						   "cuFile reads it"
 			       : v->err == EFBIG ? "larger than the 256 KiB "
 						   "the doctor reads"
 						 : gdr_errno_name(v->err),
-			       v->err == EINVAL && v->c.why[0] ? ": " : "",
-			       v->err == EINVAL ? v->c.why : "");
+			       v->not_json && v->c.why[0] ? ": " : "",
+			       v->not_json ? v->c.why : "");
 		e->verdict = GDR_VERDICT_UNKNOWN;
 		e->remedy = "";
 	} else if (v->c.allow_compat_mode == -2) {
@@ -277,7 +280,8 @@ static void eval_gds_addrs(const struct gdr_subject *s, struct gdr_eval *e)
 		return;
 	}
 	gdr_eval_verdict(e, GDR_VERDICT_INFO, GDR_PASS);
-	if (!v->c.has_addr_list || (!v->c.num_addrs && !v->c.dropped)) {
+	if (!v->c.has_addr_list ||
+	    (!v->c.num_addrs && !v->c.dropped && !v->c.not_addrs)) {
 		gdr_eval_value(e,
 			       "%s (%s): GPUDirect Storage uses no RDMA "
 			       "device",
@@ -299,6 +303,12 @@ static void eval_gds_addrs(const struct gdr_subject *s, struct gdr_eval *e)
 		stale += addr && !v->owner[k][0];
 		not_addr += !addr;
 	}
+	if (v->c.not_addrs)
+		gdr_append(e->value, sizeof(e->value),
+			   "%s%u entries not IP addresses (not strings, empty, "
+			   "or longer than any address)",
+			   e->value[0] ? "; " : "", v->c.not_addrs);
+	not_addr += v->c.not_addrs;
 	if (not_addr) {
 		e->verdict = GDR_VERDICT_WRONG;
 		e->remedy = "cuFile's rdma_dev_addr_list holds entries that "
@@ -329,8 +339,7 @@ static void eval_gds_addrs(const struct gdr_subject *s, struct gdr_eval *e)
 	}
 	if (v->c.dropped)
 		gdr_append(e->value, sizeof(e->value),
-			   "; %u entries not judged (empty, not an address, or "
-			   "past the first %d)",
+			   "; %u entries not judged (past the first %d)",
 			   v->c.dropped, GDR_CUFILE_MAX_ADDRS);
 }
 

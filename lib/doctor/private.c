@@ -10,6 +10,7 @@
 #include <string.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "private/gpudirect-private.h"
 #include "doctor.h"
@@ -220,11 +221,10 @@ GDR_EXPORT int gdr_private_replay(const struct gdr_model *m,
 GDR_EXPORT int gdr_private_host_root(const char *dir, char *why, size_t n)
 {
 	struct gdr_seam s;
-	struct stat st;
 	char path[PATH_MAX], real[PATH_MAX];
 	const char *sub[] = { "sys", "proc" };
 	size_t i;
-	int err;
+	int err, fd;
 
 	/* Its real path: relative to where we are now, or through links. */
 	if (!realpath(dir, real)) {
@@ -234,20 +234,33 @@ GDR_EXPORT int gdr_private_host_root(const char *dir, char *why, size_t n)
 			dir, strerror(errno), dir);
 		return ENOENT;
 	}
-	for (i = 0; i < 2; i++) {
-		gdr_fmt(path, sizeof(path), "%s/%s", real, sub[i]);
-		if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
-			gdr_fmt(why, n,
-				"%s is not a directory: mount the host's /%s "
-				"there (a hostPath volume of / at %s)",
-				path, sub[i], dir);
-			return ENOENT;
-		}
-	}
 	err = gdr_open_root_set(real);
 	if (err) {
 		gdr_fmt(why, n, "%s: %s", real, strerror(err));
 		return err;
+	}
+	/* DIR/sys and DIR/proc as every read will find them: inside DIR (a
+	 * link to /sys leads to DIR/sys again, never to the container's). */
+	for (i = 0; i < 2; i++) {
+		gdr_fmt(path, sizeof(path), "%s/%s", real, sub[i]);
+		fd = gdr_open_node(path);
+		err = fd < 0 ? errno : 0;
+		if (fd >= 0) {
+			struct stat st;
+
+			if (fstat(fd, &st) || !S_ISDIR(st.st_mode))
+				err = ENOTDIR;
+			close(fd);
+		}
+		if (err) {
+			gdr_open_root_set(NULL);
+			gdr_fmt(why, n,
+				"%s is not a directory inside %s (%s): mount "
+				"the host's /%s there (a hostPath volume of / "
+				"at %s)",
+				path, dir, gdr_errno_name(err), sub[i], dir);
+			return ENOENT;
+		}
 	}
 	gdr_seam_default(&s);
 	gdr_fmt(s.sysfs_root, sizeof(s.sysfs_root), "%s/sys", real);
@@ -314,6 +327,11 @@ GDR_EXPORT int gdr_private_record(void)
 	s.read_link = rec_link;
 	gdr_seam_install(&s);
 	return 0;
+}
+
+GDR_EXPORT int gdr_private_open(const char *path)
+{
+	return gdr_open_node(path);
 }
 
 GDR_EXPORT unsigned int gdr_private_recorded(const char *const **paths)

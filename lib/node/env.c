@@ -11,6 +11,15 @@
 
 #include "node.h"
 
+/* A setting's value for a message: its first 40 bytes, "..." after them
+ * when there are more (never a silent cut). */
+#define SHOWN_LEN 44
+static const char *shown(const char *v, char *buf)
+{
+	gdr_fmt(buf, SHOWN_LEN, "%.40s%s", v, strlen(v) > 40 ? "..." : "");
+	return buf;
+}
+
 /* In this order: gdr_env_cache_limits() names the cache's by index. */
 const char *const gdr_env_names[] = {
 	"GPUDIRECT_PATH",
@@ -33,6 +42,7 @@ const char *gdr_env_cufile_json(void)
 void gdr_env_probe(struct gdr_node *nd, const struct gdr_seam *s)
 {
 	const char *v = s->getenv ? s->getenv("GPUDIRECT_DEBUG") : NULL;
+	char buf[SHOWN_LEN];
 	enum gdr_path p;
 
 	nd->debug = v && *v && strcmp(v, "0") != 0;
@@ -42,9 +52,9 @@ void gdr_env_probe(struct gdr_node *nd, const struct gdr_seam *s)
 			nd->strict_ordering = true;
 		else if (strcmp(v, "1") && strcmp(v, "auto"))
 			gdr_fmt(nd->env_error, sizeof(nd->env_error),
-				"GPUDIRECT_RELAXED_ORDERING=%.40s is not 0, 1 "
+				"GPUDIRECT_RELAXED_ORDERING=%s is not 0, 1 "
 				"or auto; set one of them, or unset it",
-				v);
+				shown(v, buf));
 	}
 	v = s->getenv ? s->getenv("GPUDIRECT_PCIE_MAPPING") : NULL;
 	if (v && *v) {
@@ -54,18 +64,18 @@ void gdr_env_probe(struct gdr_node *nd, const struct gdr_seam *s)
 			nd->pcie_policy = GDR_PCIE_OFF;
 		else if (strcmp(v, "auto"))
 			gdr_fmt(nd->env_error, sizeof(nd->env_error),
-				"GPUDIRECT_PCIE_MAPPING=%.40s is not auto, on "
+				"GPUDIRECT_PCIE_MAPPING=%s is not auto, on "
 				"or off; set one of them, or unset it",
-				v);
+				shown(v, buf));
 	}
 	v = s->getenv ? s->getenv("GPUDIRECT_PATH") : NULL;
 	if (!v || !*v)
 		return;
 	if (gdr_path_lookup(v, &p)) {
 		gdr_fmt(nd->env_error, sizeof(nd->env_error),
-			"GPUDIRECT_PATH=%.40s is not a path; set it to auto, "
+			"GPUDIRECT_PATH=%s is not a path; set it to auto, "
 			"data-direct, dmabuf, peermem or host, or unset it",
-			v);
+			shown(v, buf));
 		return;
 	}
 	/* Host memory can only ever take the host path. */
@@ -77,6 +87,7 @@ static int env_size(const char *name, size_t *out, char *why, size_t n)
 {
 	const struct gdr_seam *s = gdr_seam();
 	const char *v = s->getenv ? s->getenv(name) : NULL, *p;
+	char buf[SHOWN_LEN];
 	size_t x = 0;
 
 	if (!v || !*v)
@@ -86,18 +97,18 @@ static int env_size(const char *name, size_t *out, char *why, size_t n)
 
 		if (*p < '0' || *p > '9') {
 			gdr_fmt(why, n,
-				"%s=%.40s is not a decimal number of entries "
+				"%s=%s is not a decimal number of entries "
 				"or bytes (digits only; 0: no limit); set one, "
 				"or unset it",
-				name, v);
+				name, shown(v, buf));
 			return EINVAL;
 		}
 		if (x > (SIZE_MAX - d) / 10) {
 			gdr_fmt(why, n,
-				"%s=%.40s is larger than %zu, the largest "
+				"%s=%s is larger than %zu, the largest "
 				"number of entries or bytes; set a smaller "
 				"one, 0 for no limit, or unset it",
-				name, v, (size_t)SIZE_MAX);
+				name, shown(v, buf), (size_t)SIZE_MAX);
 			return EINVAL;
 		}
 		x = x * 10 + d;
@@ -118,13 +129,14 @@ void gdr_env_list(char *out, size_t n)
 {
 	const struct gdr_seam *s = gdr_seam();
 	const char *const *name;
+	char buf[SHOWN_LEN];
 
 	out[0] = '\0';
 	for (name = gdr_env_names; *name; name++) {
 		const char *v = s->getenv ? s->getenv(*name) : NULL;
 
 		if (v && *v)
-			gdr_append(out, n, "%s%s=%.40s", out[0] ? ", " : "",
-				   *name, v);
+			gdr_append(out, n, "%s%s=%s", out[0] ? ", " : "", *name,
+				   shown(v, buf));
 	}
 }

@@ -318,6 +318,7 @@ struct gdr_cufile_view {
 	bool addrs_known; /* some RDMA device's addresses were read */
 	int addrs_err;	  /* the last errno of reading them (EXDEV: the
 			   * host's are not this network namespace's) */
+	bool not_json;	  /* err is EINVAL because the text is not JSON */
 };
 
 /* What a condition is evaluated against; NULL members are absent. */

@@ -9,8 +9,19 @@
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "os.h"
+
+/* This process's network namespace is the one the host's init is in. */
+static bool host_network(void)
+{
+	struct stat mine, host;
+
+	return !stat("/proc/self/ns/net", &mine) &&
+	       !gdr_root_ns_stat("1/ns/net", &host) &&
+	       mine.st_dev == host.st_dev && mine.st_ino == host.st_ino;
+}
 
 int gdr_if_addrs(const char *dev, char *out, size_t n)
 {
@@ -21,9 +32,11 @@ int gdr_if_addrs(const char *dev, char *out, size_t n)
 
 	if (n)
 		out[0] = '\0';
-	/* Under --host-root this network namespace is the container's: an
-	 * interface of the host's name here is not the host's. */
-	if (gdr_open_root()[0])
+	/* Under --host-root this network namespace is the container's (an
+	 * interface of the host's name here is not the host's), unless it is
+	 * the host's own (hostNetwork: the same namespace as the host's
+	 * init). */
+	if (gdr_open_root()[0] && !host_network())
 		return EXDEV;
 	if (getifaddrs(&all))
 		return errno ? errno : EIO;

@@ -13,8 +13,8 @@
  * Under a root (gdr-info --host-root DIR), every path resolves inside DIR:
  * an absolute link (/etc/cufile.json -> /opt/gds/cufile.json) from DIR, ".."
  * never above it, with openat2(RESOLVE_IN_ROOT) where the kernel has it
- * (Linux 5.6), else with the walk gdr-info's snapshots use (walk.c) over
- * the directory tree, one name at a time without following links. A path
+ * (Linux 5.6), else name by name from the root's descriptor, each name
+ * opened without following a link and every link resolved here. A path
  * that is not below the root is refused (EXDEV): nothing is read from the
  * container's own files in its place.
  */
@@ -70,49 +70,125 @@ int gdr_open_root_set(const char *real)
 	return 0;
 }
 
-/* The walk's lookup below the root: @name has no links but its last. */
-static int root_lookup(void *ctx, const char *name, enum gdr_walk_kind *kind,
-		       char *target, size_t n)
-{
-	struct stat st;
-	ssize_t r;
+#define MAX_DEPTH 256 /* directories below the root in one path */
+#define EAGAIN_TRIES 32
 
-	(void)ctx;
-	if (fstatat(root_fd, name, &st, AT_SYMLINK_NOFOLLOW))
+/*
+ * Without openat2: @rel resolved below the root one name at a time, each
+ * opened O_PATH | O_NOFOLLOW relative to the directory descriptor before
+ * it. A link is read and resolved here (an absolute one from the root,
+ * ".." never above it, at most GDR_WALK_MAX_LINKS), so a directory
+ * swapped for a link meanwhile is met as that link, never followed by
+ * the kernel out of the root. The O_PATH descriptor, or -1 with errno.
+ */
+static int walk_in_root(const char *rel, bool nofollow)
+{
+	char rest[2 * PATH_MAX], target[PATH_MAX], next[2 * PATH_MAX];
+	int dirs[MAX_DEPTH], depth = 0, links = 0, fd = -1, err = 0;
+	struct stat st;
+
+	if (snprintf(rest, sizeof(rest), "%s", rel) >= (int)sizeof(rest)) {
+		errno = ENAMETOOLONG;
 		return -1;
-	if (S_ISLNK(st.st_mode)) {
-		r = readlinkat(root_fd, name, target, n - 1);
-		if (r < 0)
-			return -1;
-		target[r] = '\0';
-		*kind = GDR_WALK_LINK;
-	} else {
-		*kind = S_ISDIR(st.st_mode)   ? GDR_WALK_DIR
-			: S_ISREG(st.st_mode) ? GDR_WALK_FILE
-					      : GDR_WALK_OTHER;
 	}
-	return 0;
+	for (;;) {
+		char *p = rest, *e, comp[NAME_MAX + 1];
+		size_t len;
+		bool last;
+		ssize_t r;
+
+		while (*p == '/')
+			p++;
+		if (!*p) {
+			/* The root itself, or a path that ended in "..". */
+			fd = openat(depth ? dirs[depth - 1] : root_fd, ".",
+				    O_PATH | O_CLOEXEC);
+			err = fd < 0 ? errno : 0;
+			break;
+		}
+		e = strchr(p, '/');
+		len = e ? (size_t)(e - p) : strlen(p);
+		if (len > NAME_MAX) {
+			err = ENAMETOOLONG;
+			break;
+		}
+		memcpy(comp, p, len);
+		comp[len] = '\0';
+		memmove(rest, p + len, strlen(p + len) + 1);
+		last = !rest[strspn(rest, "/")];
+		if (!strcmp(comp, "."))
+			continue;
+		if (!strcmp(comp, "..")) {
+			if (depth) /* never above the root */
+				close(dirs[--depth]);
+			continue;
+		}
+		fd = openat(depth ? dirs[depth - 1] : root_fd, comp,
+			    O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st)) {
+			err = errno;
+			break;
+		}
+		if (S_ISLNK(st.st_mode) && !(last && nofollow)) {
+			r = readlinkat(fd, "", target, sizeof(target) - 1);
+			close(fd);
+			fd = -1;
+			if (r < 0 || ++links > GDR_WALK_MAX_LINKS) {
+				err = r < 0 ? errno : ELOOP;
+				break;
+			}
+			target[r] = '\0';
+			if (snprintf(next, sizeof(next), "%s/%s", target,
+				     rest) >= (int)sizeof(rest)) {
+				err = ENAMETOOLONG;
+				break;
+			}
+			memcpy(rest, next, strlen(next) + 1);
+			if (target[0] == '/') /* from the root again */
+				while (depth)
+					close(dirs[--depth]);
+			continue;
+		}
+		if (last)
+			break; /* the answer, whatever it is */
+		if (!S_ISDIR(st.st_mode) || depth == MAX_DEPTH) {
+			err = S_ISDIR(st.st_mode) ? ENAMETOOLONG : ENOTDIR;
+			break;
+		}
+		dirs[depth++] = fd;
+		fd = -1;
+	}
+	while (depth)
+		close(dirs[--depth]);
+	if (err) {
+		if (fd >= 0)
+			close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
 }
 
 /*
- * @rel (below the root) opened with @oflags (O_PATH: nothing is opened but
- * the name), resolved inside the root; with @nofollow a link at the end is
- * itself the answer. -1 with errno.
+ * @rel (below the root) as an O_PATH descriptor, resolved inside the root;
+ * with @nofollow a link at the end is itself the answer. -1 with errno.
  */
-static int resolve_in_root(const char *rel, bool nofollow, int oflags)
+static int resolve_in_root(const char *rel, bool nofollow)
 {
 	struct gdr_open_how how = {
-		.flags = (unsigned long long)oflags | O_CLOEXEC |
-			 (nofollow ? O_NOFOLLOW : 0),
+		.flags = O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0),
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
-	char name[PATH_MAX], path[PATH_MAX];
-	enum gdr_walk_kind kind;
-	int fd;
+	int fd, tries = 0;
 
 	if (__atomic_load_n(&have_openat2, __ATOMIC_RELAXED) >= 0) {
-		fd = (int)syscall(SYS_openat2, root_fd, rel[0] ? rel : ".",
-				  &how, sizeof(how));
+		/* EAGAIN: a rename somewhere on the system raced a ".."
+		 * (openat2(2) says to try again). */
+		do
+			fd = (int)syscall(SYS_openat2, root_fd,
+					  rel[0] ? rel : ".", &how,
+					  sizeof(how));
+		while (fd < 0 && errno == EAGAIN && ++tries < EAGAIN_TRIES);
 		if (fd >= 0 ||
 		    (errno != ENOSYS && errno != EPERM && errno != E2BIG)) {
 			__atomic_store_n(&have_openat2, 1, __ATOMIC_RELAXED);
@@ -122,29 +198,20 @@ static int resolve_in_root(const char *rel, bool nofollow, int oflags)
 			return -1; /* openat2 works: a real EPERM */
 		__atomic_store_n(&have_openat2, -1, __ATOMIC_RELAXED);
 	}
-	/* The walk resolves every link; the name it gives has none. */
-	if (snprintf(path, sizeof(path), "/%s", rel) >= (int)sizeof(path)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	if (gdr_walk(root_lookup, NULL, path, nofollow, name, sizeof(name),
-		     &kind, NULL, NULL))
-		return -1;
-	return openat(root_fd, name[0] ? name : ".",
-		      oflags | O_CLOEXEC | O_NOFOLLOW);
+	return walk_in_root(rel, nofollow);
 }
 
 /*
- * @path opened with @oflags: inside the root when one is set (a path not
- * below it is EXDEV), else as the kernel resolves it.
+ * @path as an O_PATH descriptor: inside the root when one is set (a path
+ * not below it is EXDEV), else as the kernel resolves it.
  */
-static int resolve(const char *path, bool nofollow, int oflags)
+static int resolve(const char *path, bool nofollow)
 {
 	size_t len = strlen(root_path);
 
 	if (root_fd < 0)
 		return open(path,
-			    oflags | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
+			    O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
 	if (strncmp(path, root_path, len) || (path[len] && path[len] != '/')) {
 		errno = EXDEV;
 		return -1;
@@ -152,7 +219,7 @@ static int resolve(const char *path, bool nofollow, int oflags)
 	path += len;
 	while (*path == '/')
 		path++;
-	return resolve_in_root(path, nofollow, oflags);
+	return resolve_in_root(path, nofollow);
 }
 
 /* The regular file or directory @pfd (O_PATH) names, opened for reading. */
@@ -168,10 +235,17 @@ static int reopen(int pfd, const struct stat *st, const char *path)
 	fd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd >= 0 || errno != ENOENT)
 		return fd;
-	/* No /proc: the path once more (inside the root, if one is set),
-	 * then the inode compared. A file swapped in between is refused,
-	 * not read. */
-	fd = resolve(path, false, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	/*
+	 * No /proc: no way to open the inode checked. Under a root (a tree
+	 * someone else may change) nothing is opened: what was checked could
+	 * be swapped for a device before the open. The node's own sysfs and
+	 * procfs cannot be: the path once more, its inode compared.
+	 */
+	if (root_fd >= 0) {
+		errno = ENOSYS;
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &now) || now.st_dev != st->st_dev ||
@@ -186,7 +260,7 @@ static int reopen(int pfd, const struct stat *st, const char *path)
 int gdr_open_node(const char *path)
 {
 	struct stat st;
-	int pfd = resolve(path, false, O_PATH), fd, err;
+	int pfd = resolve(path, false), fd, err;
 
 	if (pfd < 0)
 		return -1;
@@ -210,14 +284,23 @@ int gdr_open_node(const char *path)
 
 ssize_t gdr_readlink_node(const char *path, char *buf, size_t n)
 {
+	struct stat st;
 	ssize_t r;
 	int pfd, err;
 
 	if (root_fd < 0)
 		return readlink(path, buf, n);
-	pfd = resolve(path, true, O_PATH);
+	pfd = resolve(path, true);
 	if (pfd < 0)
 		return -1;
+	/* Not a link: EINVAL, as readlink(2) says (readlinkat of "" would
+	 * say ENOENT). */
+	if (fstat(pfd, &st) || !S_ISLNK(st.st_mode)) {
+		err = errno ? errno : EINVAL;
+		close(pfd);
+		errno = S_ISLNK(st.st_mode) ? err : EINVAL;
+		return -1;
+	}
 	r = readlinkat(pfd, "", buf, n);
 	err = errno;
 	close(pfd);
@@ -228,4 +311,23 @@ ssize_t gdr_readlink_node(const char *path, char *buf, size_t n)
 const char *gdr_open_root(void)
 {
 	return root_path;
+}
+
+int gdr_root_ns_stat(const char *pid_ns, struct stat *st)
+{
+	char dir[64];
+	int fd, err;
+
+	if (root_fd < 0)
+		return ENOENT;
+	/* The directory resolved inside the root; the last name is the
+	 * kernel's own link to the namespace, followed by fstatat. */
+	gdr_fmt(dir, sizeof(dir), "proc/%s", pid_ns);
+	*strrchr(dir, '/') = '\0';
+	fd = resolve_in_root(dir, false);
+	if (fd < 0)
+		return errno ? errno : EIO;
+	err = fstatat(fd, strrchr(pid_ns, '/') + 1, st, 0) ? errno : 0;
+	close(fd);
+	return err;
 }

@@ -269,6 +269,11 @@ int gdr_open_root_set(const char *real);
 /* The root in force, "" when none: a path from outside the node's tree
  * ($CUFILE_ENV_PATH_JSON) is read below it. */
 const char *gdr_open_root(void);
+/* stat(2) of the root's proc/@pid_ns ("1/ns/net"), its directory resolved
+ * inside the root, the namespace link itself followed. 0 or an errno
+ * (ENOENT without a root). */
+struct stat;
+int gdr_root_ns_stat(const char *pid_ns, struct stat *st);
 
 /* --- files (sysfs.c) ------------------------------------------------ */
 /* Read a file below @root into @buf (NUL-terminated, trailing newline and

@@ -147,6 +147,13 @@ int gdr_private_record(void);
 unsigned int gdr_private_recorded(const char *const **paths);
 
 /*
+ * Open the node's file @path for reading as the library does: a regular
+ * file or directory only, checked before it is opened, and resolved
+ * inside the --host-root in force. An fd, or -1 with errno.
+ */
+int gdr_private_open(const char *path);
+
+/*
  * gdr_report_create() of @ctxs, with each GPU's nearest_rdma ranked among
  * @all (gdr-info -d: the report shows one device, the nearest are the
  * node's).

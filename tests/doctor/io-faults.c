@@ -14,6 +14,7 @@
  *   GDR_IO_PLANT_FIFO=PATH  the first write(2) to a regular file first
  *                           makes a FIFO at PATH (something appearing at
  *                           a new output name while it is written)
+ *   GDR_IO_PLANT_FILE=PATH  the same with a regular file ("planted\n")
  *   GDR_IO_NO_OPENAT2=1     openat2(2) fails with ENOSYS, as on kernels
  *                           before 5.6 (the library then walks the host
  *                           tree itself)
@@ -112,12 +113,22 @@ ssize_t write(int fd, const void *buf, size_t n)
 
 	static int planted;
 	const char *plant = getenv("GDR_IO_PLANT_FIFO");
+	const char *plant_file = getenv("GDR_IO_PLANT_FILE");
 
 	if (!real)
 		*(void **)&real = dlsym(RTLD_NEXT, "write");
-	if (plant && !planted && regular(fd) && !memfd(fd)) {
+	if ((plant || plant_file) && !planted && regular(fd) && !memfd(fd)) {
 		planted = 1;
-		mkfifo(plant, 0600);
+		if (plant) {
+			mkfifo(plant, 0600);
+		} else {
+			FILE *f = fopen(plant_file, "wx");
+
+			if (f) {
+				fputs("planted\n", f);
+				fclose(f);
+			}
+		}
 	}
 	if ((max || err) && regular(fd) && !memfd(fd)) {
 		if (err) {

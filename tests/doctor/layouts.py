@@ -729,8 +729,15 @@ LAYOUTS += [
      0, {("node", "gds_rdma_addrs"): ("ok", "fe80::000a (mlx5_0)")}),
     ("gds-cufile-empty-entry",
      gds_node("false", ["10.1.0.7", ""]),
-     0, {("node", "gds_rdma_addrs"): ("unknown", "10.1.0.7 (mlx5_0); 1 entries not judged "
-                                      "(empty, not an address, or past the first 16)")}),
+     0, {("node", "gds_rdma_addrs"): ("wrong", "10.1.0.7 (mlx5_0); 1 entries not IP "
+                                      "addresses (not strings, empty, or longer than "
+                                      "any address)")}),
+    ("gds-cufile-entries-not-strings",
+     dict(gds=True, gpus=[dict(chain=GPU_SW)],
+          nics=[dict(name="mlx5_0", chain=NIC_SW, ll=2, netdev="ens1f0", addrs=["10.1.0.7"])],
+          cufile='{"properties": {"rdma_dev_addr_list": [12, null]}}'),
+     0, {("node", "gds_rdma_addrs"): ("wrong", "2 entries not IP addresses (not strings, "
+                                      "empty, or longer than any address)")}),
     ("gds-cufile-stale-past-16",
      gds_node("false", ["10.1.0.7"] * 16 + ["10.9.9.9"]),
      0, {("node", "gds_rdma_addrs"): "unknown"}),

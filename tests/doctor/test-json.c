@@ -7,6 +7,7 @@
  * pairs to UTF-8 and refuses what a C string cannot hold or JSON does not
  * allow; nesting is capped, never a stack overflow.
  */
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -290,6 +291,29 @@ int main(void)
 			      !json_get(j, "x"),
 		      "json_items of arrays; json_get of an array");
 		json_free(j);
+	}
+
+	/* A program's decimal comma (LC_NUMERIC) does not change JSON. */
+	{
+		static const char *const comma[] = { "de_DE.UTF-8",
+						     "fr_FR.UTF-8",
+						     "de_DE.utf8",
+						     "ru_RU.UTF-8" };
+		const char *got = NULL;
+		char err[128];
+		struct json *j;
+
+		for (i = 0; i < 4 && !got; i++)
+			got = setlocale(LC_NUMERIC, comma[i]);
+		if (!got) {
+			printf("SKIP the decimal comma: no such locale here\n");
+		} else {
+			j = json_parse("{\"a\": 1.5}", err, sizeof(err));
+			CHECK(j && json_num(j, "a", 0) == 1.5,
+			      "1.5 under %s: %s", got, err);
+			json_free(j);
+			setlocale(LC_NUMERIC, "C");
+		}
 	}
 
 	/* Nesting: the cap is 32 levels; far deeper is refused, not a crash. */

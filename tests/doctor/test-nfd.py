@@ -296,7 +296,14 @@ def main():
               stat.S_ISFIFO(os.lstat(path).st_mode) and not leftovers(labels_dir),
               "a FIFO planted at a new name: exit %d, %r" % (res.returncode, res.stderr))
         os.unlink(path)
-        print("ok   a FIFO that appears at a new name meanwhile is refused, not replaced")
+        res = subprocess.run([gdr_info, "--root", roots["one-switch-pix"], "--nfd", path],
+                             capture_output=True, text=True, timeout=30,
+                             env=dict(os.environ, LD_PRELOAD=shim, GDR_IO_PLANT_FILE=path))
+        check(res.returncode == 2 and "appeared while it was written" in res.stderr and
+              open(path).read() == "planted\n" and not leftovers(labels_dir),
+              "a file planted at a new name: exit %d, %r" % (res.returncode, res.stderr))
+        os.unlink(path)
+        print("ok   a FIFO or file that appears at a new name meanwhile is refused, not replaced")
 
     # Writes a file system cuts short (100 bytes a call) still give the
     # whole file; a write that fails names the error (ENOSPC here), exit

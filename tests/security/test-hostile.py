@@ -530,16 +530,21 @@ with Case("root: a FIFO as answers.json") as c:
     r = root_tree(c, {"proc/driver/nvidia/version": NV.encode()}, fifos=["answers.json"])
     c.run(["--root", r], 2)
 
-with Case("root: a 1 GB file and a symlink loop") as c:
-    r = root_tree(c, {"answers.json": answers()},
+with Case("root: a symlink loop") as c:
+    r = root_tree(c, {"answers.json": answers(), "proc/driver/nvidia/version": NV.encode()},
                   links=[("sys/module/nvidia_peermem", "loop"), ("sys/module/loop", "nvidia_peermem")])
+    rc, out, err = c.run(["--root", r], (0, 1), timeout=60)
+    check(b"580.159.04" in out, "the version file beside a loop: %r" % out[-300:])
+
+with Case("root: a 1 GB file is refused as --from refuses it, never cut silently") as c:
+    r = root_tree(c, {"answers.json": answers()})
     big = os.path.join(r, "proc/driver/nvidia/version")
     os.makedirs(os.path.dirname(big), exist_ok=True)
     with open(big, "wb") as f:
         f.write(NV.encode())
         f.truncate(1 << 30)
-    rc, out, err = c.run(["--root", r], (0, 1), timeout=60)
-    check(b"580.159.04" in out, "the 1 GB version file: %r" % out[-300:])
+    rc, out, err = c.run(["--root", r], 2, timeout=60)
+    check(b"is larger than 1048576 bytes" in err, "the 1 GB version file: %r" % err[-300:])
 
 with Case("root: nested 100 deep") as c:
     r = root_tree(c, {"answers.json": answers(), "/".join(["d"] * 100) + "/f": b"x"})

@@ -145,6 +145,21 @@ static void whole_allocation(void)
 	a = cycle(c, big + 8 * MiB, 8 * MiB); /* 64 <= 16 x 8: whole */
 	CHECK_INT(a ? a->length : 0, 64 * MiB);
 	done(c);
+
+	/* Never wider than the NIC's max_mr_size: the buffer fits, its
+	 * allocation does not. */
+	check_scope = "whole allocation bounded by the NIC's max_mr_size";
+	c = fresh(GDR_CACHE_WHOLE_ALLOC, (size_t)-1, 0);
+	fake_model.nic[0].max_mr_size = 2 * MiB;
+	p = fake_alloc_device(0, 4 * MiB);
+	a = cycle(c, p, 1 * MiB);
+	CHECK(a && a->addr == (void *)p);
+	CHECK_INT(a ? a->length : 0, 1 * MiB);
+	fake_model.nic[0].max_mr_size = 4 * MiB; /* a new probe: fits */
+	gdr_probe_reset();
+	a = cycle(c, p + 2 * MiB, 1 * MiB);
+	CHECK_INT(a ? a->length : 0, 4 * MiB);
+	done(c);
 }
 
 static void freed_and_reallocated(void)

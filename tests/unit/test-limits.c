@@ -15,6 +15,8 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <sys/syscall.h>
@@ -181,6 +183,55 @@ static int status_ipc_lock(void)
 			v = (int)((eff >> 14) & 1);
 	fclose(f);
 	return v;
+}
+
+/*
+ * A host root whose proc is this machine's procfs (bind-mounted, in a
+ * mount namespace of a child): the addresses are read when this process
+ * is in the network namespace of that proc's init (a hostNetwork pod),
+ * EXDEV otherwise. Skipped where a mount namespace cannot be made.
+ */
+static void host_network_case(void)
+{
+	char dir[] = "/tmp/gdr-hostnet-XXXXXX", proc[64];
+	struct stat a, b;
+	int status = 0, want;
+	pid_t pid;
+
+	if (stat("/proc/self/ns/net", &a) || stat("/proc/1/ns/net", &b)) {
+		printf("SKIP host network: /proc/1/ns/net unreadable\n");
+		return;
+	}
+	want = a.st_dev == b.st_dev && a.st_ino == b.st_ino ? 0 : EXDEV;
+	if (!mkdtemp(dir)) {
+		CHECK(0);
+		return;
+	}
+	snprintf(proc, sizeof(proc), "%s/proc", dir);
+	CHECK_INT(mkdir(proc, 0700), 0);
+	pid = fork();
+	if (pid == 0) {
+		char buf[256];
+
+		if (unshare(CLONE_NEWNS) ||
+		    mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		    mount("/proc", proc, NULL, MS_BIND | MS_REC, NULL))
+			_exit(77);
+		if (gdr_open_root_set(dir))
+			_exit(101);
+		_exit(gdr_if_addrs("lo", buf, sizeof(buf)) == want ? 0 : 102);
+	}
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	rmdir(proc);
+	rmdir(dir);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+		printf("SKIP host network: no mount namespace here\n");
+	else
+		CHECK_(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		       "host network (want %s): status %d",
+		       want ? "EXDEV" : "0",
+		       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
 /* The other way to tell: the initial namespace's uid map is one line
@@ -351,7 +402,32 @@ int main(void)
 		CHECK_INT(gdr_open_root_set("/tmp"), 0);
 		CHECK_INT(gdr_if_addrs("lo", buf, sizeof(buf)), EXDEV);
 		CHECK_STR(buf, "");
+		/* readlink under a root says what readlink(2) says: EINVAL
+		 * for what is not a link, ENOENT for nothing, EXDEV for a
+		 * path outside the root. */
+		{
+			char f[] = "/tmp/gdr-readlink-XXXXXX";
+			int fd = mkstemp(f);
+
+			CHECK(fd >= 0);
+			errno = 0;
+			CHECK(gdr_readlink_node(f, buf, sizeof(buf)) < 0 &&
+			      errno == EINVAL);
+			errno = 0;
+			CHECK(gdr_readlink_node("/tmp/gdr-no-such-name", buf,
+						sizeof(buf)) < 0 &&
+			      errno == ENOENT);
+			errno = 0;
+			CHECK(gdr_readlink_node("/etc/hostname", buf,
+						sizeof(buf)) < 0 &&
+			      errno == EXDEV);
+			if (fd >= 0) {
+				close(fd);
+				unlink(f);
+			}
+		}
 		CHECK_INT(gdr_open_root_set(NULL), 0);
+		host_network_case();
 	}
 	{
 		char addrs[4096], want[sizeof(addrs)], got[sizeof(addrs)];

@@ -329,7 +329,8 @@ int main(void)
 			  0);
 		CHECK_INT(c.allow_compat_mode, -2);
 		CHECK_INT(c.num_addrs, 1);
-		CHECK_INT(c.dropped, 3);
+		CHECK_INT(c.not_addrs, 3);
+		CHECK_INT(c.dropped, 0);
 		/* Not JSON: said so, with the line. */
 		CHECK_INT(gdr_parse_cufile("{ /* open", &c), EINVAL);
 		CHECK_HAS(c.why, "comment is not closed");

@@ -47,9 +47,10 @@ static const char *item(const struct gdr_report *r, const char *section,
 /* The self-tests run, for the labels. */
 /*
  * A message to stderr. Its words may come from input (device names, a
- * snapshot's, the environment): no C0 or C1 control byte reaches the
- * terminal (an escape sequence in a name); each is written as \xNN, the
- * line's own newlines kept.
+ * snapshot's, the environment): no control byte reaches the terminal (an
+ * escape sequence in a name: C0, DEL, C1 raw or UTF-8-encoded): every
+ * byte outside printable ASCII is written as \xNN, the line's own
+ * newlines kept.
  */
 static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void warn(const char *fmt, ...)
@@ -63,19 +64,12 @@ static void warn(const char *fmt, ...)
 	va_end(ap);
 	for (i = 0; msg[i] && o + 5 < sizeof(out); i++) {
 		unsigned char c = (unsigned char)msg[i];
-		unsigned char d = (unsigned char)msg[i + 1];
 
-		if ((c < 0x20 && c != '\n') || c == 0x7f ||
-		    (c == 0xc2 && d >= 0x80 && d < 0xa0)) {
+		if ((c < 0x20 && c != '\n') || c >= 0x7f)
 			o += (size_t)snprintf(out + o, sizeof(out) - o,
 					      "\\x%02x", c);
-			if (c == 0xc2) /* the C1 character's second byte */
-				o += (size_t)snprintf(out + o, sizeof(out) - o,
-						      "\\x%02x", d),
-					i++;
-		} else {
+		else
 			out[o++] = (char)c;
-		}
 	}
 	out[o] = '\0';
 	fputs(out, stderr);

@@ -105,9 +105,20 @@ int replace_file(const char *file, const void *data, size_t len, char *err,
 		if (renameat2(AT_FDCWD, tmp, AT_FDCWD, file,
 			      RENAME_NOREPLACE) == 0)
 			return 0;
-		/* EEXIST: checked below like a name that existed; EINVAL or
-		 * ENOSYS: a file system without RENAME_NOREPLACE, likewise. */
-		if (errno != EEXIST && errno != EINVAL && errno != ENOSYS) {
+		/* Something appeared at the new name: refused, whatever it
+		 * is (what kind, if replace_check can tell). */
+		if (errno == EEXIST) {
+			if (!replace_check(file, &exists, err, n))
+				snprintf(err, n,
+					 "%s appeared while it was written: "
+					 "nothing was replaced (name a new "
+					 "file, or that one)",
+					 file);
+			goto fail;
+		}
+		/* EINVAL or ENOSYS: a file system without RENAME_NOREPLACE:
+		 * checked and renamed as over a file that existed. */
+		if (errno != EINVAL && errno != ENOSYS) {
 			snprintf(err, n, "renaming %s to %s failed: %s", tmp,
 				 file, strerror(errno));
 			goto fail;

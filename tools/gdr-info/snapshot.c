@@ -208,9 +208,12 @@ static void keep_file(struct capture *cap, const char *name)
 	if (tree_find(cap->t, name))
 		return;
 	snprintf(full, sizeof(full), "%s/%s", live_root, name);
-	fd = tree_open_file(AT_FDCWD, full, 1, &st);
+	/* Opened as the library opens it: inside --host-root (a directory
+	 * swapped for a link meanwhile leads nowhere else), a regular file
+	 * only, the inode checked. */
+	fd = gdr_private_open(full);
 	buf = malloc(TREE_CAPTURE_FILE);
-	if (fd < 0 || !buf) {
+	if (fd < 0 || !buf || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		cap->bad++;
 	} else {
 		while (got < TREE_CAPTURE_FILE) {
@@ -228,10 +231,10 @@ static void keep_file(struct capture *cap, const char *name)
 				;
 			cap->cut += r > 0;
 		}
-		/* A file whose read fails is recorded as read so far, as a
-		 * failing attribute is not the report's concern here. */
-		if (tree_add(cap->t, name, GDR_WALK_FILE, buf, got, err,
-			     sizeof(err)))
+		/* A read that fails is not kept (and counted): a part of
+		 * the file would replay as if it were all of it. */
+		if (r < 0 || tree_add(cap->t, name, GDR_WALK_FILE, buf, got,
+				      err, sizeof(err)))
 			cap->bad++;
 	}
 	free(buf);
@@ -430,6 +433,11 @@ int snapshot_replay(const char *source, int is_dir, struct ibv_context ***ctxs,
 	ans = tree_find(&snap, "answers.json");
 	if (!ans || ans->kind != GDR_WALK_FILE) {
 		snprintf(err, n, "%s has no answers.json (not a snapshot?)",
+			 source);
+		return -1;
+	}
+	if (strlen(ans->data) != ans->size) {
+		snprintf(err, n, "%s: answers.json holds a NUL byte: not JSON",
 			 source);
 		return -1;
 	}

@@ -261,24 +261,10 @@ int tree_open_file(int dirfd, const char *name, int nofollow, struct stat *st)
 		snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
 		fd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 		err = errno;
-		if (fd < 0 && err == ENOENT) {
-			/* No /proc: the name again, then its inode compared
-			 * (a file swapped in meanwhile is refused). */
-			struct stat now;
-
-			fd = openat(dirfd, name,
-				    O_RDONLY | O_CLOEXEC | O_NONBLOCK |
-					    O_NOCTTY |
-					    (nofollow ? O_NOFOLLOW : 0));
-			err = errno;
-			if (fd >= 0 &&
-			    (fstat(fd, &now) || now.st_dev != st->st_dev ||
-			     now.st_ino != st->st_ino)) {
-				close(fd);
-				fd = -1;
-				err = EFTYPE_TREE;
-			}
-		}
+		/* No /proc: the inode checked cannot be opened, and the
+		 * name opened again could be a device by then: nothing. */
+		if (fd < 0 && err == ENOENT)
+			err = ENOSYS;
 	}
 	close(pfd);
 	errno = err;
@@ -733,8 +719,9 @@ static int read_dir_at(struct tree *t, int dfd, const char *rel, int depth,
 			struct stat now;
 			int fd = tree_open_file(dirfd(d), de->d_name, 1, &now);
 			size_t got = 0;
+			/* As --from reads a member: whole, up to the cap. */
 			char *data = fd < 0 ? NULL
-					    : read_capped(fd, TREE_CAPTURE_FILE,
+					    : read_capped(fd, TREE_MAX_FILE + 1,
 							  &got);
 
 			if (fd >= 0)
@@ -742,6 +729,13 @@ static int read_dir_at(struct tree *t, int dfd, const char *rel, int depth,
 			if (!data) {
 				snprintf(err, n, "%s: cannot read",
 					 tree_printable(name, pr, sizeof(pr)));
+				rc = -1;
+			} else if (got > TREE_MAX_FILE) {
+				snprintf(err, n,
+					 "%s is larger than %zu bytes: not a "
+					 "snapshot's file",
+					 tree_printable(name, pr, sizeof(pr)),
+					 TREE_MAX_FILE);
 				rc = -1;
 			} else {
 				rc = tree_add(t, name, GDR_WALK_FILE, data, got,

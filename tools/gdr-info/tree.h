@@ -26,7 +26,7 @@
  * (cufile.json: 256 KiB, so that a replay reads what live did; a sysfs
  * attribute is a page). A longer file is kept cut, and the capture says
  * so. */
-#define TREE_CAPTURE_FILE ((size_t)256 << 10)
+#define TREE_CAPTURE_FILE (((size_t)256 << 10) + 1)
 
 struct tree_node {
 	char *name; /* relative, normalised: "sys/class/infiniband" */
@@ -67,7 +67,8 @@ const struct tree_node *tree_find(struct tree *t, const char *name);
  * opened for reading only if it is a regular file: resolved to an O_PATH
  * descriptor first, checked, and the inode checked opened (opening a
  * device or a FIFO can act, so anything else is never opened). The fd
- * with *@st, or -1 with errno (EFTYPE_TREE: not a regular file).
+ * with *@st, or -1 with errno (EFTYPE_TREE: not a regular file; ENOSYS:
+ * /proc is not mounted, so the inode checked cannot be opened).
  */
 int tree_open_file(int dirfd, const char *name, int nofollow, struct stat *st);
 
@@ -92,8 +93,8 @@ int tree_read_dir(struct tree *t, const char *dir, char *err, size_t n);
 
 /*
  * Write @t's files and directories as a tar archive to @file, whole or
- * not at all (replace.h: a link at @file is replaced, never written
- * through). 0, or -1 with the reason in @err.
+ * not at all (replace.h: only over a regular file or at a new name). 0,
+ * or -1 with the reason in @err.
  */
 int tree_write_tar(struct tree *t, const char *file, char *err, size_t n);
 
