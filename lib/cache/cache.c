@@ -484,6 +484,8 @@ GDR_EXPORT struct ibv_mr *gdr_cache_get_ex(struct gdr_cache *c, void *ptr,
 			info_size);
 }
 
+void (*gdr_cache_put_pause)(struct gdr_cache *c, struct ibv_mr *mr);
+
 /* The entry and the life (*@gen) in which it holds @mr. */
 static struct entry *find_mr(struct gdr_cache *c, const struct ibv_mr *mr,
 			     uint32_t *gen)
@@ -522,6 +524,8 @@ GDR_EXPORT int gdr_cache_put(struct gdr_cache *c, struct ibv_mr *mr)
 		return EINVAL;
 	}
 	e = find_mr(c, mr, &gen);
+	if (__builtin_expect(gdr_cache_put_pause != NULL, 0))
+		gdr_cache_put_pause(c, mr);
 	err = e ? cache_put_entry_at(c, e, gen) : EINVAL;
 	if (err == EINVAL) {
 		gdr_fail(EINVAL,

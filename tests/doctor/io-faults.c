@@ -18,6 +18,8 @@
  *   GDR_IO_NO_OPENAT2=1     openat2(2) fails with ENOSYS, as on kernels
  *                           before 5.6 (the library then walks the host
  *                           tree itself)
+ *   GDR_IO_OPENAT2_EAGAIN=N each of the first N openat2(2) calls fails
+ *                           with EAGAIN (a rename elsewhere raced a "..")
  *   GDR_IO_NO_PROC_FD=1     opening /proc/self/fd/N fails with ENOENT, as
  *                           where /proc is not mounted
  *
@@ -160,8 +162,16 @@ long syscall(long nr, ...)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
 #ifdef SYS_openat2
+	static long eagains;
+
 	if (nr == SYS_openat2 && getenv("GDR_IO_NO_OPENAT2")) {
 		errno = ENOSYS;
+		return -1;
+	}
+	if (nr == SYS_openat2 && getenv("GDR_IO_OPENAT2_EAGAIN") &&
+	    eagains < atol(getenv("GDR_IO_OPENAT2_EAGAIN"))) {
+		eagains++;
+		errno = EAGAIN;
 		return -1;
 	}
 #endif

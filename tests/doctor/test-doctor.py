@@ -176,6 +176,8 @@ def main():
             ({"GPUDIRECT_CACHE_MAX_BYTES": "18446744073709551616"}, 0, "wrong",
              "GPUDIRECT_CACHE_MAX_BYTES=18446744073709551616 is larger than "
              "18446744073709551615", "dmabuf", None),
+            ({"GPUDIRECT_PATH": "p" * 60}, 1, "wrong",
+             "GPUDIRECT_PATH=%s... is not a path" % ("p" * 40), "none", None),
             ({"GPUDIRECT_CACHE_MAX_BYTES": "18446744073709551615", "GPUDIRECT_DEBUG": "1"}, 0,
              "info", "GPUDIRECT_CACHE_MAX_BYTES=18446744073709551615, GPUDIRECT_DEBUG=1",
              "dmabuf", None)]:
@@ -279,7 +281,9 @@ def main():
     shim = layouts.io_faults(gdr_info)
     kernels = [("openat2", {})]
     if shim:
-        kernels += [("walk", {"LD_PRELOAD": shim, "GDR_IO_NO_OPENAT2": "1"})]
+        kernels += [("walk", {"LD_PRELOAD": shim, "GDR_IO_NO_OPENAT2": "1"}),
+                    # a rename elsewhere raced a ".." a few times
+                    ("eagain", {"LD_PRELOAD": shim, "GDR_IO_OPENAT2_EAGAIN": "5"})]
     else:
         print("SKIP host-root without openat2: no io-faults preload")
 
@@ -342,6 +346,10 @@ def main():
         f.write(" " * (200 << 10) + body)
     cap = host_case("200-kib", {}, ["false (/etc/cufile.json)"])
     check("cut" not in cap.stderr, "a 200 KiB file said cut: %r" % cap.stderr)
+    with open(link, "w") as f:
+        f.write(" " * ((256 << 10) - len(body)) + body)
+    cap = host_case("256-kib", {}, ["false (/etc/cufile.json)"])
+    check("cut" not in cap.stderr, "a file of exactly 256 KiB said cut: %r" % cap.stderr)
     with open(link, "w") as f:
         f.write(" " * (300 << 10) + body)
     cap = host_case("300-kib", {}, ["unknown (/etc/cufile.json: larger than the 256 KiB "

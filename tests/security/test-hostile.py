@@ -506,6 +506,71 @@ with Case("from: FILE is a FIFO: refused, never opened") as c:
     check(b"is not a regular file" in err, "--from FIFO: %r" % err)
     unblock(fifo, t)
 
+with Case("from: an answers.json holding a NUL byte") as c:
+    snap = os.path.join(c.dir, "s.tar")
+    with tarfile.open(snap, "w", format=tarfile.GNU_FORMAT) as t:
+        member(t, "proc/driver/nvidia/version", NV.encode())
+        member(t, "answers.json", answers() + b"\0{{{{ garbage")
+    rc, out, err = c.run(["--from", snap], 2)
+    check(b"holds a NUL byte" in err, "NUL in answers.json: %r" % err)
+
+with Case("host-root: DIR/sys a link to the container's /sys: refused") as c:
+    h = os.path.join(c.dir, "host")
+    os.makedirs(os.path.join(h, "proc"))
+    os.symlink("/sys", os.path.join(h, "sys"))
+    rc, out, err = c.run(["--host-root", h], 2)
+    check(b"sys is not a directory inside" in err, "sys -> /sys: %r" % err)
+
+with Case("host-root: a directory swapped for an outside link while it is read") as c:
+    # A tree someone else changes as the doctor reads it: etc/ and a link
+    # to a directory outside the tree trade places in a loop. Neither the
+    # live report nor the capture may ever show the outside file, with
+    # openat2 or with the walk done without it.
+    import ctypes
+    import threading
+    outside = os.path.join(c.dir, "outside")
+    os.makedirs(outside)
+    with open(os.path.join(outside, "cufile.json"), "w") as f:
+        f.write('{"properties": {"allow_compat_mode": true, "rdma_dev_addr_list": ["OUTSIDE"]}}')
+    h = root_tree(c, {"proc/driver/nvidia/version": NV.encode(),
+                      "etc/cufile.json": b'{"properties": {"allow_compat_mode": false}}'},
+                  links=[("etclink", outside)])
+    os.makedirs(os.path.join(h, "sys"), exist_ok=True)
+    libc = ctypes.CDLL(None, use_errno=True)
+    stop = threading.Event()
+
+    def swap():
+        a, b = os.path.join(h, "etc").encode(), os.path.join(h, "etclink").encode()
+        while not stop.is_set():
+            libc.renameat2(-100, a, -100, b, 2)  # RENAME_EXCHANGE
+    t = threading.Thread(target=swap, daemon=True)
+    t.start()
+    shim = os.environ.get("GDR_IO_FAULTS")
+    escapes = 0
+    runs = 0
+    try:
+        for i in range(100):
+            for extra in ([{}] + ([{"LD_PRELOAD": shim, "GDR_IO_NO_OPENAT2": "1"}]
+                                  if shim else [])):
+                cap = os.path.join(c.dir, "cap%d.tar" % i)
+                p = subprocess.run([gdr_info, "--host-root", h, "--capture", cap],
+                                   capture_output=True, timeout=30, cwd=c.dir,
+                                   env=dict(os.environ, **extra))
+                runs += 1
+                kept = b""
+                if os.path.exists(cap):
+                    with tarfile.open(cap) as tf:
+                        for m in tf.getmembers():
+                            if m.isfile():
+                                kept += tf.extractfile(m).read()
+                    os.unlink(cap)
+                escapes += b"OUTSIDE" in p.stdout or b"OUTSIDE" in kept
+    finally:
+        stop.set()
+        t.join(5)
+    check(escapes == 0, "%d of %d reads or captures showed a file outside the host tree"
+          % (escapes, runs))
+
 with Case("host-root: links that point outside resolve inside the host tree") as c:
     # The container's own files (outside the host tree) must never be read
     # in place of the host's: absolute links, and links that climb.

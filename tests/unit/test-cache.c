@@ -750,6 +750,58 @@ static void second_put(void)
 	fake_ibv.guard_freed = 0;
 }
 
+/*
+ * The window between a put's find and its give-back: a stale second put
+ * finds an idle entry, and before it gives the reference back the entry
+ * is dropped, freed and opened again for another get's MR (the free
+ * list empty, so the freed entry is the next one taken). The stale put
+ * must not take the new life's reference: EINVAL, the new MR still
+ * registered and its own put 0.
+ */
+static struct ibv_mr *pause_other;
+static char *pause_range;
+static char pause_host[4096];
+
+static void pause_reuse(struct gdr_cache *c, struct ibv_mr *mr)
+{
+	(void)mr;
+	gdr_cache_put_pause = NULL; /* once */
+	CHECK_INT(gdr_cache_invalidate(c, pause_range, 4096), 0);
+	pause_other = gdr_cache_get(c, pause_host, sizeof(pause_host));
+	CHECK(pause_other != NULL);
+}
+
+static void put_window(void)
+{
+	struct ibv_mr *mr[64], *stale;
+	struct gdr_cache *c;
+	int i, bad = 0, live;
+	char *p;
+
+	check_scope = "a stale put whose entry is reused in the put's window";
+	c = fresh(0, (size_t)-1, 0);
+	p = fake_alloc_device(0, 64 * 65536);
+	/* 64 cached entries, idle: one slab, its free list empty. */
+	for (i = 0; i < 64; i++) {
+		mr[i] = gdr_cache_get(c, p + (size_t)i * 65536, 4096);
+		bad += !mr[i] || gdr_cache_put(c, mr[i]) != 0;
+	}
+	CHECK_INT(bad, 0);
+	stale = mr[5];
+	pause_range = p + 5 * 65536;
+	gdr_cache_put_pause = pause_reuse;
+	live = fake_ibv.live_mrs;
+	CHECK_INT(gdr_cache_put(c, stale), EINVAL);
+	gdr_cache_put_pause = NULL;
+	/* mr[5] released by the invalidate, the host MR registered. */
+	CHECK_INT(fake_ibv.live_mrs, live);
+	CHECK(pause_other != NULL);
+	if (pause_other)
+		CHECK_INT(gdr_cache_put(c, pause_other), 0);
+	CHECK_INT(fake_ibv.live_mrs, live - 1);
+	done(c);
+}
+
 static void errors(void)
 {
 	struct gdr_cache_attr attr = { 0 };
@@ -1155,6 +1207,7 @@ int main(void)
 	invalidate_purge();
 	host_memory();
 	second_put();
+	put_window();
 	errors();
 	concurrent_misses();
 	faults();
