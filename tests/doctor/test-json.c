@@ -16,6 +16,24 @@
 
 static int failed, passed;
 
+/* Allocation faults (meson.build wraps calloc and malloc): the
+ * fail_at-th allocation from now on fails; 0: none does. */
+static int fail_at, allocs;
+void *__real_calloc(size_t n, size_t size);
+void *__real_malloc(size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_malloc(size_t size);
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+	return fail_at && ++allocs == fail_at ? NULL : __real_calloc(n, size);
+}
+
+void *__wrap_malloc(size_t size)
+{
+	return fail_at && ++allocs == fail_at ? NULL : __real_malloc(size);
+}
+
 #define CHECK(c, ...)                                                          \
 	do {                                                                   \
 		if (c) {                                                       \
@@ -314,6 +332,34 @@ int main(void)
 			json_free(j);
 			setlocale(LC_NUMERIC, "C");
 		}
+	}
+
+	/* Every allocation of a parse failing in turn: NULL and "out of
+	 * memory", never a crash (ASan and valgrind see no leak). */
+	{
+		const char *text = "{\"a\": 1, \"b\": \"s\", \"c\": [true, "
+				   "null, {\"d\": \"\\u00e9\"}]}";
+		char err[128];
+		struct json *j;
+		int k, oom = 0;
+
+		for (k = 1;; k++) {
+			fail_at = k;
+			allocs = 0;
+			j = json_parse(text, err, sizeof(err));
+			fail_at = 0;
+			if (j) {
+				json_free(j);
+				break;
+			}
+			oom += strstr(err, "out of memory") != NULL;
+			CHECK(strstr(err, "out of memory") ||
+				      strstr(err, "bad string") ||
+				      strstr(err, "expected"),
+			      "allocation %d failing: %s", k, err);
+		}
+		CHECK(k > 5 && oom >= 3,
+		      "%d allocations, %d said out of memory", k, oom);
 	}
 
 	/* Nesting: the cap is 32 levels; far deeper is refused, not a crash. */

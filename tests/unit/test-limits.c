@@ -234,6 +234,81 @@ static void host_network_case(void)
 		       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
+/*
+ * Where /proc/self/ns/user cannot be read, the uid map tells (process.c's
+ * fallback): a child in a mount namespace of its own puts a tmpfs on
+ * /proc holding only self/uid_map (@map; NULL: none), and reports
+ * user_ns + 1 as its exit status (@close_stdin: with fd 0 closed).
+ * 77 where no mount namespace can be made.
+ */
+static int user_ns_from_map(const char *map, bool close_stdin)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct gdr_limits l;
+		char why[128];
+		FILE *f;
+
+		if (unshare(CLONE_NEWNS) ||
+		    mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		    mount("tmpfs", "/proc", "tmpfs", 0, NULL) ||
+		    mkdir("/proc/self", 0755))
+			_exit(77);
+		if (map) {
+			f = fopen("/proc/self/uid_map", "w");
+			if (!f || fputs(map, f) < 0 || fclose(f))
+				_exit(99);
+		}
+		if (close_stdin)
+			close(0);
+		if (gdr_process_limits(&l, why, sizeof(why)))
+			_exit(98);
+		_exit(l.user_ns + 1);
+	}
+	if (pid < 0)
+		return -1;
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void uid_map_fallback(void)
+{
+	static const struct {
+		const char *map;
+		bool close_stdin;
+		int user_ns;
+	} cases[] = {
+		{ "         0          0 4294967295\n", false, 0 },
+		{ "         0          0 4294967295\n", true, 0 },
+		{ "         0       1000          1\n", false, 1 },
+		{ "         0          0 4294967294\n", false, 1 },
+		{ "         0          0 4294967295\n"
+		  "4294967295 4294967295          1\n",
+		  false, 1 },
+		{ "", false, -1 },
+		{ "not a map\n", false, -1 },
+		{ NULL, false, -1 },
+	};
+	unsigned int i;
+	int got;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		got = user_ns_from_map(cases[i].map, cases[i].close_stdin);
+		if (got == 77) {
+			printf("SKIP the uid map fallback: no mount namespace "
+			       "here\n");
+			return;
+		}
+		CHECK_(got == cases[i].user_ns + 1,
+		       "uid map %d (%s%s): user_ns %d, want %d", i,
+		       cases[i].map ? "given" : "none",
+		       cases[i].close_stdin ? ", stdin closed" : "", got - 1,
+		       cases[i].user_ns);
+	}
+}
+
 /* The other way to tell: the initial namespace's uid map is one line
  * mapping all 4294967295 ids from 0 to 0. */
 static int uid_map_says_user_ns(void)
@@ -385,6 +460,9 @@ int main(void)
 			CHECK_HAS(e.value, "64 KiB (hard ");
 		}
 	}
+
+	check_scope = "the user namespace from the uid map (no ns/user)";
+	uid_map_fallback();
 
 	check_scope =
 		"CAP_IPC_LOCK in a user namespace (the kernel's own answer)";

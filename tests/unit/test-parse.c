@@ -2,9 +2,11 @@
 /* Parsers of outside input (kernel releases, the NVIDIA version file,
  * numbers) and the file reader under them; the errno tables. */
 #include <errno.h>
+#include <string.h>
 
 #include "check.h"
 #include "fakes.h"
+#include "walk.h"
 
 /* A read(2) that fails is an error, never the end of the file. */
 static void read_errors(void)
@@ -55,6 +57,22 @@ static void read_errors(void)
 	fault_at = 0;
 	fixture_remove(&fx);
 	gdr_seam_install(NULL);
+}
+
+/* A namespace of two files, "a" and "a/b" (as a crafted snapshot may
+ * hold both), for gdr_walk. */
+static int file_table(void *ctx, const char *name, enum gdr_walk_kind *kind,
+		      char *target, size_t n)
+{
+	(void)ctx;
+	(void)target;
+	(void)n;
+	if (!strcmp(name, "a") || !strcmp(name, "a/b")) {
+		*kind = GDR_WALK_FILE;
+		return 0;
+	}
+	errno = ENOENT;
+	return -1;
 }
 
 static void kernel(const char *s, int ok, int maj, int min, int patch,
@@ -172,6 +190,10 @@ int main(void)
 	kernel("4.18.0-513.el8.x86_64", 1, 4, 18, 0, 0);
 	kernel("6.1.0-57-amd64", 1, 6, 1, 0, 1);
 	kernel("5.11.22", 1, 5, 11, 22, 0);
+	/* Six digits a number at most: a seventh is not a version. */
+	kernel("999999.1", 1, 999999, 1, 0, 1);
+	kernel("1234567.1", 0, 0, 0, 0, 0);
+	kernel("6.1.1234567", 1, 6, 1, 0, 1);
 	kernel("5.4.0-182-generic", 1, 5, 4, 0, 0);
 	kernel("6.8-rc1", 1, 6, 8, 0, 1);
 	kernel("10.0.0", 1, 10, 0, 0, 1);
@@ -361,6 +383,23 @@ int main(void)
 		CHECK_INT(gdr_parse_cufile("[1, 2]", &c), EINVAL);
 		CHECK_HAS(c.why, "not a JSON object");
 		CHECK_INT(gdr_parse_cufile(NULL, &c), EINVAL);
+	}
+
+	check_scope = "a walk through a file is ENOTDIR (walk.c)";
+	{
+		enum gdr_walk_kind kind;
+		char out[64];
+
+		errno = 0;
+		CHECK_INT(gdr_walk(file_table, NULL, "/a/b", 0, out,
+				   sizeof(out), &kind, NULL, NULL),
+			  -1);
+		CHECK_INT(errno, ENOTDIR);
+		CHECK_INT(gdr_walk(file_table, NULL, "/a", 0, out, sizeof(out),
+				   &kind, NULL, NULL),
+			  0);
+		CHECK_STR(out, "a");
+		CHECK_INT(kind, GDR_WALK_FILE);
 	}
 
 	check_scope = "a message cut to its buffer says so";
