@@ -20,6 +20,9 @@
  *                           tree itself)
  *   GDR_IO_OPENAT2_EAGAIN=N each of the first N openat2(2) calls fails
  *                           with EAGAIN (a rename elsewhere raced a "..")
+ *   GDR_IO_RENAMEAT2_ERRNO=E renameat2(2) fails with E (EINVAL: a file
+ *                           system without RENAME_NOREPLACE)
+ *   GDR_IO_RENAME_ERRNO=E   rename(2) fails with E
  *   GDR_IO_NO_PROC_FD=1     opening /proc/self/fd/N fails with ENOENT, as
  *                           where /proc is not mounted
  *
@@ -220,4 +223,33 @@ int open64(const char *path, int flags, ...)
 		return -1;
 	}
 	return real(path, flags, mode);
+}
+
+int renameat2(int olddir, const char *oldpath, int newdir, const char *newpath,
+	      unsigned int flags)
+{
+	static int (*real)(int, const char *, int, const char *, unsigned int);
+	const char *e = getenv("GDR_IO_RENAMEAT2_ERRNO");
+
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "renameat2");
+	if (e) {
+		errno = atoi(e);
+		return -1;
+	}
+	return real(olddir, oldpath, newdir, newpath, flags);
+}
+
+int rename(const char *oldpath, const char *newpath)
+{
+	static int (*real)(const char *, const char *);
+	const char *e = getenv("GDR_IO_RENAME_ERRNO");
+
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "rename");
+	if (e) {
+		errno = atoi(e);
+		return -1;
+	}
+	return real(oldpath, newpath);
 }

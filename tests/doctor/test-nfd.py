@@ -304,6 +304,37 @@ def main():
               "a file planted at a new name: exit %d, %r" % (res.returncode, res.stderr))
         os.unlink(path)
         print("ok   a FIFO or file that appears at a new name meanwhile is refused, not replaced")
+        # A file system without RENAME_NOREPLACE (renameat2 EINVAL or
+        # ENOSYS): a new name is still written, by rename.
+        for e in ("22", "38"):
+            path = os.path.join(labels_dir, "no-noreplace-" + e)
+            res = subprocess.run([gdr_info, "--root", roots["one-switch-pix"], "--nfd", path],
+                                 capture_output=True, text=True, timeout=30,
+                                 env=dict(os.environ, LD_PRELOAD=shim, GDR_IO_RENAMEAT2_ERRNO=e))
+            check(res.returncode in (0, 1) and os.path.isfile(path) and not leftovers(labels_dir),
+                  "renameat2 errno %s: exit %d, %r" % (e, res.returncode, res.stderr))
+        # renameat2 failing otherwise (ENOSPC): refused, nothing written.
+        path = os.path.join(labels_dir, "enospc")
+        res = subprocess.run([gdr_info, "--root", roots["one-switch-pix"], "--nfd", path],
+                             capture_output=True, text=True, timeout=30,
+                             env=dict(os.environ, LD_PRELOAD=shim, GDR_IO_RENAMEAT2_ERRNO="28"))
+        check(res.returncode == 2 and "No space left" in res.stderr and
+              not os.path.exists(path) and not leftovers(labels_dir),
+              "renameat2 ENOSPC: exit %d, %r" % (res.returncode, res.stderr))
+        # The rename over an existing file fails (EIO): exit 2, the file
+        # as it was, no dot-file left beside it.
+        path = os.path.join(labels_dir, "rename-fails")
+        with open(path, "w") as f:
+            f.write("old\n")
+        res = subprocess.run([gdr_info, "--root", roots["one-switch-pix"], "--nfd", path],
+                             capture_output=True, text=True, timeout=30,
+                             env=dict(os.environ, LD_PRELOAD=shim, GDR_IO_RENAME_ERRNO="5"))
+        check(res.returncode == 2 and "renaming" in res.stderr and
+              open(path).read() == "old\n" and not leftovers(labels_dir),
+              "a failing rename: exit %d, %r, left %s" % (res.returncode, res.stderr,
+                                                         leftovers(labels_dir)))
+        os.unlink(path)
+        print("ok   renameat2 without RENAME_NOREPLACE, failing renames leave nothing")
 
     # Writes a file system cuts short (100 bytes a call) still give the
     # whole file; a write that fails names the error (ENOSPC here), exit
