@@ -276,6 +276,17 @@ def main():
     os.rmdir(target)
     print("ok   mode 0644 under every umask; a failed rename leaves nothing")
 
+    # An empty name: refused before anything is made (no dot-file in the
+    # working directory), for --nfd and --capture alike.
+    for opt in ("--nfd", "--capture"):
+        args = ["--root", roots["one-switch-pix"]] if opt == "--nfd" else []
+        res = subprocess.run([os.path.abspath(gdr_info)] + args + [opt, ""],
+                             capture_output=True, text=True,
+                             timeout=30, cwd=labels_dir)
+        check(res.returncode == 2 and "an empty file name" in res.stderr and
+              not leftovers(labels_dir),
+              "%s '': exit %d, %r" % (opt, res.returncode, res.stderr))
+
     # A directory that cannot take the file: exit 2, nothing left.
     blocker = os.path.join(out, "not-a-dir")
     open(blocker, "w").close()
