@@ -674,10 +674,9 @@ static void probe_nic(const struct gdr_seam *s, struct ibv_pd *pd,
 		      struct gdr_nic *nic)
 {
 	char bdf[GDR_BDF_LEN];
+	struct ibv_device_attr attr;
 	struct ibv_mr *mr;
 	int err;
-
-	struct ibv_device_attr attr;
 
 	nic->pci = gdr_nic_pci(nic->key.name, bdf, sizeof(bdf)) == 0;
 	/* The longest MR the device takes: a longer registration is refused
