@@ -291,9 +291,17 @@ static void uid_map_fallback(void)
 		{ "not a map\n", false, -1 },
 		{ NULL, false, -1 },
 	};
+	const char *preload = getenv("LD_PRELOAD");
 	unsigned int i;
 	int got;
 
+	/* Valgrind answers for /proc/self itself, not from the tmpfs put
+	 * there: the plain and ASan runs check this. */
+	if (preload && strstr(preload, "vgpreload")) {
+		printf("SKIP the uid map fallback: under valgrind, which "
+		       "answers for /proc/self itself\n");
+		return;
+	}
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		got = user_ns_from_map(cases[i].map, cases[i].close_stdin);
 		if (got == 77) {
