@@ -64,6 +64,9 @@ enum gdr_mem_type {
 	GDR_MEM_CUDA_MANAGED = 4, /* managed memory: refused */
 	/* stream-ordered pool memory (cuMemAllocAsync) */
 	GDR_MEM_CUDA_POOL = 5,
+	/* Since 0.4: a dma-buf this process was given (gdr_import_register,
+	 * gdr_register_dmabuf): memory another process or device owns */
+	GDR_MEM_DMABUF = 6,
 };
 
 /**
@@ -135,6 +138,17 @@ enum gdr_reg_flags {
 	 * DMA-BUF path is not taken, and the reason says so.
 	 */
 	GDR_REG_PCIE_MAPPING = 1u << 2,
+	/*
+	 * Since 0.4: the caller vouches that VMM memory the driver does not
+	 * mark GPUDirect RDMA capable was created with
+	 * allocFlags.gpuDirectRDMACapable=1 by its owner: memory imported
+	 * with cuMemImportFromShareableHandle, whose flags do not travel.
+	 * If that is false, NVIDIA does not promise that the NIC's accesses
+	 * reach the memory correctly: the registration can succeed and
+	 * transfers then fail or move wrong data. Memory of a context (CUDA
+	 * IPC, cuMemAlloc on a GPU without GPUDirect RDMA) is still refused.
+	 */
+	GDR_REG_OWNER_RDMA_CAPABLE = 1u << 3,
 };
 
 /**
@@ -146,6 +160,9 @@ enum gdr_reg_flags {
  *             library's order of preference. A single bit forces that path:
  *             it never falls back. Overrides GPUDIRECT_PATH.
  * @flags:     GDR_REG_* bits.
+ *
+ * The struct never grows: struct gdr_cache_attr embeds it. (An import's
+ * iova is its descriptor's field, or gdr_register_dmabuf()'s argument.)
  */
 struct gdr_reg_attr {
 	uint32_t comp_mask;
@@ -413,9 +430,195 @@ int gdr_path_parse(const char *name, enum gdr_path *path);
 
 /**
  * gdr_mem_type_str - the name of a memory type: "unknown", "host",
- * "cuda-host", "cuda-device", "cuda-managed", "cuda-pool".
+ * "cuda-host", "cuda-device", "cuda-managed", "cuda-pool", "dma-buf".
  */
 const char *gdr_mem_type_str(enum gdr_mem_type type);
+
+/* --- memory another process owns (since 0.4) ------------------------------ */
+
+/*
+ * The owner of device memory exports it as dma-buf file descriptors with
+ * gdr_export(); another process (a transfer engine) receives them with a
+ * descriptor, over a unix socket (gdr_export_send/gdr_export_recv) or any
+ * other way, and registers them with gdr_import_register(). The importer
+ * needs no CUDA: only the NIC's DMA-BUF support. A dma-buf from any other
+ * exporter registers with gdr_register_dmabuf().
+ */
+
+/* The most dma-buf fds one export has: the plain one and the PCIe-mapped. */
+#define GDR_EXPORT_MAX_FDS 2
+/* The version of struct gdr_export_desc this library writes and reads. */
+#define GDR_EXPORT_DESC_VERSION 1
+/* The bytes of a packed descriptor (gdr_export_pack): fixed. */
+#define GDR_EXPORT_WIRE_LEN 160
+
+/* Bits of gdr_export()'s @flags. */
+enum gdr_export_flags {
+	/*
+	 * Also export the PCIe-mapped dma-buf (for NICs with a Data Direct
+	 * function, and for a C2C-attached GPU read by a NIC on PCIe). The
+	 * call fails with EOPNOTSUPP where the driver (older than 12.8) or
+	 * the GPU cannot make it.
+	 */
+	GDR_EXPORT_PCIE_MAPPING = 1u << 0,
+};
+
+/* How a dma-buf maps the GPU's memory. */
+enum gdr_dmabuf_mapping {
+	GDR_DMABUF_MAPPING_DEFAULT = 0, /* the driver's choice */
+	/* CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE */
+	GDR_DMABUF_MAPPING_PCIE = 1,
+};
+
+/**
+ * struct gdr_export_desc - what an importer needs to register an export.
+ * @version:     GDR_EXPORT_DESC_VERSION.
+ * @num_fds:     how many fds the export has (1 or 2), in the order of
+ *               @mapping.
+ * @mapping:     enum gdr_dmabuf_mapping of fds[i]; no two alike.
+ * @dmabuf_size: the bytes each dma-buf spans: the page-aligned span
+ *               around the buffer.
+ * @offset:      where the buffer starts in the dma-buf.
+ * @length:      the buffer's bytes (@offset + @length <= @dmabuf_size).
+ * @iova:        the owner's address of the buffer, the importer's default
+ *               iova: an MR then has the address the owner's own MR would
+ *               have, so peers need not know who registered.
+ * @buffer_id:   the allocation's CU_POINTER_ATTRIBUTE_BUFFER_ID (unique
+ *               on the node, not per process).
+ * @dmabuf_ino:  the inode of each dma-buf: ties the fds received to this
+ *               descriptor (fds of another export are refused).
+ * @mem_type:    enum gdr_mem_type of the owner's memory.
+ * @owner_pid:   the exporting process, in its own PID namespace (for
+ *               messages only).
+ * @lib_version: the owner's libgpudirect, major << 16 | minor << 8 | micro.
+ * @gpu_bus_id:  the exporting GPU's PCI address, "0000:65:00.0".
+ * @gpu_uuid:    the GPU's UUID (cuDeviceGetUuid), 16 bytes.
+ * @boot_id:     the owner's node and boot (/proc/sys/kernel/random/
+ *               boot_id, 16 bytes): a descriptor from another node, or
+ *               from before a reboot, is refused.
+ */
+struct gdr_export_desc {
+	uint32_t version;
+	uint32_t num_fds;
+	uint32_t mapping[GDR_EXPORT_MAX_FDS];
+	uint64_t dmabuf_size;
+	uint64_t offset;
+	uint64_t length;
+	uint64_t iova;
+	uint64_t buffer_id;
+	uint64_t dmabuf_ino[GDR_EXPORT_MAX_FDS];
+	uint32_t mem_type;
+	uint32_t owner_pid;
+	uint32_t lib_version;
+	char gpu_bus_id[16];
+	uint8_t gpu_uuid[16];
+	uint8_t boot_id[16];
+};
+
+/**
+ * gdr_export - export the device memory [@ptr, +@len) as dma-buf fds, the
+ * way the library's own registrations do: the page-aligned span around
+ * it, under the context that owns it (VMM and pool memory: the current
+ * context of its GPU, else the primary one, retained for the call only).
+ * @flags: GDR_EXPORT_* bits.
+ * @desc:  filled in for the importer.
+ * @fds:   room for GDR_EXPORT_MAX_FDS: fds[i] (close-on-exec) has mapping
+ *         desc->mapping[i]; the rest are -1. The caller owns them: close
+ *         them once sent (an importer's MR holds its own reference).
+ *
+ * Memory the library would refuse to register (host, managed, memory not
+ * GPUDirect RDMA capable, a range past its allocation) is refused alike,
+ * with the same words. Returns 0, or -1 with errno set (EINVAL, ENODEV,
+ * EOPNOTSUPP, ENOMEM, EIO) and nothing left open.
+ */
+int gdr_export(void *ptr, size_t len, uint32_t flags,
+	       struct gdr_export_desc *desc, int *fds);
+
+/**
+ * gdr_export_pack - write @desc as GDR_EXPORT_WIRE_LEN bytes into @buf
+ * (@size at least that): little-endian, fixed layout, with a magic and
+ * the version first. Returns 0, or -1 with errno EINVAL (@size too small,
+ * a field out of range).
+ */
+int gdr_export_pack(const struct gdr_export_desc *desc, void *buf, size_t size);
+
+/**
+ * gdr_export_unpack - read a packed descriptor of @size bytes from another
+ * process (untrusted): every field is checked. Returns 0, or -1 with
+ * errno: EPROTO (not a descriptor, a version this library does not read,
+ * a field out of range: the message says which), EXDEV (made on another
+ * node or before a reboot).
+ */
+int gdr_export_unpack(const void *buf, size_t size,
+		      struct gdr_export_desc *desc);
+
+/**
+ * gdr_export_send - send @desc and its desc->num_fds @fds over the
+ * connected unix socket @sock in one message (SCM_RIGHTS). The fds stay
+ * the caller's. Returns 0, or -1 with errno (the socket's, or EINVAL).
+ */
+int gdr_export_send(int sock, const struct gdr_export_desc *desc,
+		    const int *fds);
+
+/**
+ * gdr_export_recv - receive one gdr_export_send() message from @sock
+ * (blocking as the socket is set up: SO_RCVTIMEO bounds the wait). The
+ * descriptor is unpacked and its fds checked (dma-bufs, the descriptor's
+ * own, of its size); @fds (room for GDR_EXPORT_MAX_FDS) gets them, the
+ * caller owns them. On any failure every fd that arrived is closed and
+ * @fds is all -1: ECONNRESET (the peer closed), EPROTO (a short, long or
+ * malformed message, fds missing or extra, not dma-bufs), EXDEV, or the
+ * socket's errno. Returns 0 or -1 with errno set.
+ */
+int gdr_export_recv(int sock, struct gdr_export_desc *desc, int *fds);
+
+/**
+ * gdr_import_register - register an export another process made with
+ * gdr_export() on @pd: Data Direct with the PCIe-mapped fd where the NIC
+ * has that function, else DMA-BUF with the plain fd (no nvidia-peermem:
+ * there is no address here to pin). @fds as gdr_export_recv() gives
+ * them; they are checked against @desc and stay the caller's (the MR
+ * holds its own reference: close them when done).
+ * @attr: as for gdr_register_ex(); GDR_REG_SYNC_MEMOPS and
+ *        GDR_REG_OWNER_RDMA_CAPABLE do not apply (EINVAL);
+ *        GDR_REG_PCIE_MAPPING takes the PCIe-mapped fd on the DMA-BUF
+ *        path too. The MR's iova is desc->iova: set another there
+ *        before the call to have another.
+ * @info: the decision record, as for gdr_register_ex(); mem_type
+ *        GDR_MEM_DMABUF, device -1, export_index the index in @fds.
+ *
+ * The MR's addr is its iova. It keeps the owner's memory alive until it
+ * is released with gdr_deregister(), whatever the owner frees or however
+ * it exits. Returns the MR, or NULL with errno set.
+ */
+struct ibv_mr *gdr_import_register(struct ibv_pd *pd,
+				   const struct gdr_export_desc *desc,
+				   const int *fds,
+				   const struct gdr_reg_attr *attr,
+				   struct gdr_reg_info *info, size_t info_size);
+
+/**
+ * gdr_import_register_multi - gdr_import_register() on each of @num PDs,
+ * all or nothing, with gdr_register_multi()'s arguments, records and
+ * errors. Release with gdr_deregister_multi().
+ */
+int gdr_import_register_multi(struct ibv_pd *const *pds, unsigned int num,
+			      const struct gdr_export_desc *desc,
+			      const int *fds, const struct gdr_reg_attr *attr,
+			      struct ibv_mr **mrs, struct gdr_reg_info *infos,
+			      size_t info_size);
+
+/**
+ * gdr_register_dmabuf - register [@offset, +@len) of the dma-buf @fd from
+ * any exporter (another GPU vendor's, udmabuf) on @pd at address @iova,
+ * with the library's checks, record and words: DMA-BUF, or Data Direct
+ * when GDR_REG_PCIE_MAPPING says the fd has the PCIe mapping. @fd stays
+ * the caller's. Returns the MR (addr @iova), or NULL with errno set.
+ */
+struct ibv_mr *gdr_register_dmabuf(struct ibv_pd *pd, int fd, uint64_t offset,
+				   size_t len, uint64_t iova,
+				   const struct gdr_reg_attr *attr,
+				   struct gdr_reg_info *info, size_t info_size);
 
 /* --- registration cache ------------------------------------------------- */
 

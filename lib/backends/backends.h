@@ -12,11 +12,27 @@
 /* --- backends (dmabuf.c, data-direct.c, peermem.c, host.c, common.c) ----- */
 struct gdr_exports;
 
+/*
+ * A dma-buf this process was given (lib/register/import.c): the caller's
+ * fds, never closed here, and where the buffer lies in them. No CUDA is
+ * asked about it: the conditions of the GPU's side are the exporter's.
+ */
+struct gdr_import_src {
+	int fd[2];    /* [pcie]: the plain and the PCIe-mapped dma-buf, or -1 */
+	int index[2]; /* [pcie]: the fd's index in the caller's array */
+	uint64_t offset; /* the buffer's first byte in the dma-buf */
+	uint64_t size;	 /* the dma-buf's bytes */
+	/* why an fd is missing, for the path that would have used it */
+	const char *no_pcie;
+	const char *no_plain;
+};
+
 /* One registration request, as the dispatcher hands it to a backend. */
 struct gdr_req {
 	struct ibv_pd *pd;
-	void *ptr;
+	void *ptr; /* an import: its iova, for words and mr->addr */
 	size_t len;
+	uint64_t iova; /* the MR's address on the wire */
 	int access;
 	uint32_t flags; /* GDR_REG_* */
 	const struct gdr_node *node;
@@ -27,6 +43,8 @@ struct gdr_req {
 	struct gdr_exports *xs;
 	/* the call's node and GPU verdicts (conditions.c) */
 	struct gdr_check_memo *memo;
+	/* an imported dma-buf, or NULL */
+	const struct gdr_import_src *imp;
 };
 
 struct gdr_backend {
@@ -89,10 +107,15 @@ struct gdr_exports {
 	int err[2];
 	CUresult res[2];
 	char why[2][GDR_WHY_LEN];
+	bool borrowed; /* the fds are an import's: never closed here */
 };
 /* What a registration that the kernel refused with EINVAL adds. */
 extern const char gdr_access_hint[];
 void gdr_exports_init(struct gdr_exports *x);
+/* The exports of an import: its fds, as if exported (a missing one is
+ * refused with its reason); gdr_exports_close() leaves them open. */
+void gdr_exports_import(struct gdr_exports *x,
+			const struct gdr_import_src *imp);
 void gdr_exports_close(struct gdr_exports *x);
 
 /*

@@ -32,8 +32,8 @@ struct ibv_mr *gdr_reg_va(const struct gdr_req *req, const char *efault,
 	int err;
 
 	errno = 0;
-	mr = s->verbs.reg_mr_iova2(req->pd, req->ptr, req->len,
-				   (uintptr_t)req->ptr, (unsigned)req->access);
+	mr = s->verbs.reg_mr_iova2(req->pd, req->ptr, req->len, req->iova,
+				   (unsigned)req->access);
 	if (mr)
 		return mr;
 	err = errno ? errno : EIO;

@@ -39,11 +39,11 @@ static struct ibv_mr *data_direct_reg(const struct gdr_req *req, char *why,
 		errno = err;
 		return NULL;
 	}
-	gdr_pcie_map_set(req->pi.device, GDR_PCIE_MAP_OK);
+	if (!req->imp)
+		gdr_pcie_map_set(req->pi.device, GDR_PCIE_MAP_OK);
 	errno = 0;
-	mr = m->ops.reg_dmabuf_mr(req->pd, r.offset, req->len,
-				  (uintptr_t)req->ptr, fd, req->access,
-				  GDR_MLX5DV_DATA_DIRECT);
+	mr = m->ops.reg_dmabuf_mr(req->pd, r.offset, req->len, req->iova, fd,
+				  req->access, GDR_MLX5DV_DATA_DIRECT);
 	return gdr_dmabuf_finish(req, &r, mr, "mlx5dv_reg_dmabuf_mr",
 				 ", DATA_DIRECT", why, n);
 }

@@ -84,7 +84,9 @@ static struct ibv_mr *dmabuf_reg(const struct gdr_req *req, char *why, size_t n)
 	int fd, err, pcie;
 
 	note[0] = '\0';
-	pcie = want_pcie(req, note, sizeof(note), why, n);
+	/* An import's mapping is the exporter's: the caller says which. */
+	pcie = req->imp ? (req->flags & GDR_REG_PCIE_MAPPING) != 0
+			: want_pcie(req, note, sizeof(note), why, n);
 	if (pcie < 0) {
 		errno = EOPNOTSUPP;
 		return NULL;
@@ -103,7 +105,7 @@ static struct ibv_mr *dmabuf_reg(const struct gdr_req *req, char *why, size_t n)
 			"NOT_SUPPORTED to it (remembered)",
 			req->pi.device);
 		err = gdr_dmabuf_export(req, false, &r, &fd, &res, why, n);
-	} else if (pcie && !err) {
+	} else if (pcie && !err && !req->imp) {
 		gdr_pcie_map_set(req->pi.device, GDR_PCIE_MAP_OK);
 	}
 	if (err) {
@@ -111,8 +113,8 @@ static struct ibv_mr *dmabuf_reg(const struct gdr_req *req, char *why, size_t n)
 		return NULL;
 	}
 	errno = 0;
-	mr = s->verbs.reg_dmabuf_mr(req->pd, r.offset, req->len,
-				    (uintptr_t)req->ptr, fd, req->access);
+	mr = s->verbs.reg_dmabuf_mr(req->pd, r.offset, req->len, req->iova, fd,
+				    req->access);
 	mr = gdr_dmabuf_finish(req, &r, mr, "ibv_reg_dmabuf_mr", "", why, n);
 	if (mr && note[0])
 		gdr_copy(why, n, note); /* the policy, for the record */

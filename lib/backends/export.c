@@ -151,13 +151,36 @@ void gdr_exports_init(struct gdr_exports *x)
 	x->count = 0;
 	x->last = -1;
 	x->err[0] = x->err[1] = 0;
+	x->borrowed = false;
+}
+
+void gdr_exports_import(struct gdr_exports *x, const struct gdr_import_src *imp)
+{
+	int i;
+
+	gdr_exports_init(x);
+	x->borrowed = true;
+	for (i = 0; i < 2; i++) {
+		x->r[i].base = 0;
+		x->r[i].size = imp->size;
+		x->r[i].offset = imp->offset;
+		x->res[i] = CUDA_SUCCESS;
+		if (imp->fd[i] >= 0) {
+			x->fd[i] = imp->fd[i];
+			x->number[i] = imp->index[i];
+			continue;
+		}
+		x->err[i] = EOPNOTSUPP;
+		gdr_copy(x->why[i], sizeof(x->why[i]),
+			 i ? imp->no_pcie : imp->no_plain);
+	}
 }
 
 void gdr_exports_close(struct gdr_exports *x)
 {
 	int i;
 
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 2 && !x->borrowed; i++) {
 		if (x->fd[i] >= 0 && close(x->fd[i]))
 			gdr_debug("close(dma-buf fd %d) failed: %s", x->fd[i],
 				  strerror(errno));
@@ -258,8 +281,11 @@ struct ibv_mr *gdr_dmabuf_finish(const struct gdr_req *req,
 		err = errno ? errno : EIO;
 		/* An MR that failed used no export. */
 		req->xs->last = -1;
-		bar1 = gdr_bar1_cause(gdr_dev_get(req->pi.device), err,
-				      req->len, clause, sizeof(clause));
+		/* An import's GPU is the exporter's: not this process's. */
+		bar1 = req->imp ? GDR_BAR1_NOT_IT
+				: gdr_bar1_cause(gdr_dev_get(req->pi.device),
+						 err, req->len, clause,
+						 sizeof(clause));
 		gdr_fmt(why, n,
 			"%s(offset %llu, %zu bytes%s) on %s failed with %s%s%s%s",
 			call, (unsigned long long)r->offset, req->len, extra,
@@ -272,7 +298,8 @@ struct ibv_mr *gdr_dmabuf_finish(const struct gdr_req *req,
 		errno = err;
 		return NULL;
 	}
-	/* libibverbs leaves the dma-buf offset in addr; callers expect ptr. */
+	/* libibverbs leaves the dma-buf offset in addr; callers expect ptr
+	 * (an import: its iova). */
 	mr->addr = req->ptr;
 	return mr;
 }

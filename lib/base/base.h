@@ -49,6 +49,8 @@
  * a socket): the seam's open refuses it, never blocks on it. Past every
  * real errno; named by gdr_errno_name(). */
 #define GDR_ENOTREG 4097
+/* An fd that is not a dma-buf (the dma-buf checks of lib/os/share.c). */
+#define GDR_ENOTDMABUF 4098
 
 #define GDR_MSG_LEN 1024
 /* A reason in words; the public record keeps the first GDR_REASON_LEN. */
@@ -231,5 +233,19 @@ unsigned int gdr_ranges_overlaps(const struct gdr_ranges *x, uintptr_t a,
 size_t gdr_ranges_num_blocks(const struct gdr_ranges *x);
 /* Free everything (no reader may be inside); the index is empty again. */
 void gdr_ranges_clear(struct gdr_ranges *x);
+
+/* --- the export descriptor on the wire (desc.c) ------------------------- */
+/* @d as GDR_EXPORT_WIRE_LEN bytes into @out: 0, or EINVAL (a field out of
+ * range, named in @why). */
+int gdr_desc_pack(const struct gdr_export_desc *d, uint8_t *out, char *why,
+		  size_t n);
+/*
+ * Read @size bytes from another process into *@d, every field checked: 0,
+ * EPROTO (not a descriptor, another version, cut or padded, a field out of
+ * range), or EXDEV when @boot_id (NULL: not checked) is not the
+ * descriptor's; the reason in @why, *@d all zero on failure.
+ */
+int gdr_desc_unpack(const uint8_t *in, size_t size, const uint8_t *boot_id,
+		    struct gdr_export_desc *d, char *why, size_t n);
 
 #endif /* GDR_BASE_H */

@@ -49,6 +49,7 @@
 	X(CU_POINTER_ATTRIBUTE_BUFFER_ID, 7)                                   \
 	X(CU_POINTER_ATTRIBUTE_IS_MANAGED, 8)                                  \
 	X(CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, 9)                              \
+	X(CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, 10)                 \
 	X(CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, 11)                           \
 	X(CU_POINTER_ATTRIBUTE_RANGE_SIZE, 12)                                 \
 	X(CU_POINTER_ATTRIBUTE_MAPPED, 13)                                     \
@@ -141,6 +142,9 @@ typedef struct CUctx_st *CUcontext;
 typedef struct CUstream_st *CUstream;
 typedef struct CUmemPoolHandle_st *CUmemoryPool;
 typedef uint64_t cuuint64_t;
+typedef struct CUuuid_st {
+	char bytes[16];
+} CUuuid;
 
 /* --- used by the gpu tests only (VMM and allocation kinds) ------------- */
 typedef unsigned long long CUmemGenericAllocationHandle;

@@ -48,6 +48,7 @@ const char *gdr_mem_type_name(enum gdr_mem_type type)
 	case GDR_MEM_CUDA_DEVICE: return "cuda-device";
 	case GDR_MEM_CUDA_MANAGED: return "cuda-managed";
 	case GDR_MEM_CUDA_POOL: return "cuda-pool";
+	case GDR_MEM_DMABUF: return "dma-buf";
 	case GDR_MEM_UNKNOWN: /* fall through */
 	default: return "unknown";
 	}

@@ -89,7 +89,11 @@ int cache_plan_miss(struct gdr_cache *c, void *ptr, size_t len, struct plan *p,
 	p->b = b;
 	p->num_maps = 0;
 	p->why[0] = '\0';
-	err = gdr_classify(ptr, len, pi, why, n);
+	err = gdr_classify(ptr, len,
+			   c->have_reg &&
+				   (c->reg.comp_mask & GDR_REG_ATTR_FLAGS) &&
+				   (c->reg.flags & GDR_REG_OWNER_RDMA_CAPABLE),
+			   pi, why, n);
 	if (err)
 		return err;
 	p->device = pi->type == GDR_MEM_CUDA_DEVICE ||

@@ -20,12 +20,14 @@ enum {
 	A_BUFFER_ID,
 	A_POOL, /* only asked of drivers >= 11.3 */
 	A_RDMA, /* likewise */
+	A_IPC,	/* likewise */
 	A_COUNT
 };
 
 /* The checks on device memory once the driver has described it. */
 static int check_device(void *ptr, size_t len, unsigned int rdma,
-			struct gdr_ptr_info *pi, char *why, size_t n)
+			unsigned int ipc, bool vouched, struct gdr_ptr_info *pi,
+			char *why, size_t n)
 {
 	uintptr_t p = (uintptr_t)ptr, start = pi->range_start;
 	size_t size = pi->range_size;
@@ -54,13 +56,47 @@ static int check_device(void *ptr, size_t len, unsigned int rdma,
 			ptr);
 		return EINVAL;
 	}
-	if (!rdma) {
+	/*
+	 * Memory of a context that is neither RDMA nor IPC capable is what
+	 * cuIpcOpenMemHandle maps in an importer (measured on the H100:
+	 * the owner's cuMemAlloc reads 1 and 1). Only the owner can export
+	 * it.
+	 */
+	if (!rdma && pi->ctx && !ipc) {
+		gdr_fmt(why, n,
+			"%p is CUDA IPC memory another process owns (mapped "
+			"with cuIpcOpenMemHandle: the driver marks it neither "
+			"GPUDirect RDMA nor IPC capable here), and only its "
+			"owner can export it: register it in the owning "
+			"process, or have the owner export it with "
+			"gdr_export() and register that here with "
+			"gdr_import_register()",
+			ptr);
+		return EINVAL;
+	}
+	/* VMM memory: made without the flag, or imported from another
+	 * process (whose flags do not travel). The caller may vouch. */
+	if (!rdma && !pi->ctx && !vouched) {
+		gdr_fmt(why, n,
+			"%p is VMM memory the driver does not mark GPUDirect "
+			"RDMA capable (IS_GPU_DIRECT_RDMA_CAPABLE=0): either it "
+			"was created without allocFlags.gpuDirectRDMACapable=1 "
+			"(create it with the flag, on a GPU that supports "
+			"GPUDirect RDMA), or it was imported from another "
+			"process (cuMemImportFromShareableHandle), whose flags "
+			"do not travel: have the owner export it with "
+			"gdr_export() and register that with "
+			"gdr_import_register(), or, if the owner created it "
+			"with the flag, pass GDR_REG_OWNER_RDMA_CAPABLE",
+			ptr);
+		return EINVAL;
+	}
+	if (!rdma && pi->ctx) {
 		gdr_fmt(why, n,
 			"%p is device memory that is not GPUDirect RDMA capable "
 			"(CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE=0): "
-			"create VMM memory with allocFlags.gpuDirectRDMACapable"
-			"=1 (cuMemCreate), on a GPU that supports GPUDirect "
-			"RDMA (gdr-info)",
+			"allocate it on a GPU that supports GPUDirect RDMA "
+			"(gdr-info)",
 			ptr);
 		return EINVAL;
 	}
@@ -83,8 +119,8 @@ static int check_device(void *ptr, size_t len, unsigned int rdma,
 	return 0;
 }
 
-int gdr_classify(void *ptr, size_t len, struct gdr_ptr_info *pi, char *why,
-		 size_t n)
+int gdr_classify(void *ptr, size_t len, bool vouched, struct gdr_ptr_info *pi,
+		 char *why, size_t n)
 {
 	CUpointer_attribute attrs[A_COUNT] = {
 		[A_TYPE] = CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
@@ -96,9 +132,10 @@ int gdr_classify(void *ptr, size_t len, struct gdr_ptr_info *pi, char *why,
 		[A_BUFFER_ID] = CU_POINTER_ATTRIBUTE_BUFFER_ID,
 		[A_POOL] = CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
 		[A_RDMA] = CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE,
+		[A_IPC] = CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
 	};
 	const struct gdr_cuda_lib *lib = gdr_cuda_table();
-	unsigned int type = 0, managed = 0, rdma = 1;
+	unsigned int type = 0, managed = 0, rdma = 1, ipc = 1;
 	unsigned long long buffer_id = 0;
 	int ordinal = -1;
 	CUcontext ctx = NULL;
@@ -110,7 +147,7 @@ int gdr_classify(void *ptr, size_t len, struct gdr_ptr_info *pi, char *why,
 		[A_MANAGED] = &managed,	    [A_CONTEXT] = &ctx,
 		[A_START] = &start,	    [A_SIZE] = &size,
 		[A_BUFFER_ID] = &buffer_id, [A_POOL] = &pool,
-		[A_RDMA] = &rdma,
+		[A_RDMA] = &rdma,	    [A_IPC] = &ipc,
 	};
 	char name[64];
 	CUresult r;
@@ -174,5 +211,5 @@ int gdr_classify(void *ptr, size_t len, struct gdr_ptr_info *pi, char *why,
 			ptr, type);
 		return EINVAL;
 	}
-	return check_device(ptr, len, rdma, pi, why, n);
+	return check_device(ptr, len, rdma, ipc, vouched, pi, why, n);
 }

@@ -120,6 +120,7 @@ static void describe_nvidia_driver(const struct gdr_subject *s,
 }
 
 const struct gdr_check gdr_check_nvidia_driver = {
+	.gpu_side = true,
 	.key = "nvidia_driver",
 	.scope = GDR_SCOPE_NODE,
 	.eval = eval_nvidia_driver,
@@ -166,6 +167,7 @@ static void describe_cuda_api(const struct gdr_subject *s,
 }
 
 const struct gdr_check gdr_check_cuda_api = {
+	.gpu_side = true,
 	.key = "cuda_driver_api",
 	.scope = GDR_SCOPE_NODE,
 	.eval = eval_cuda_api,
@@ -384,6 +386,7 @@ static void describe_cuda_pcie(const struct gdr_subject *s,
 }
 
 const struct gdr_check gdr_check_cuda_pcie = {
+	.gpu_side = true,
 	.key = "cuda_pcie_mapping",
 	.scope = GDR_SCOPE_NODE,
 	.eval = eval_cuda_pcie,
@@ -426,6 +429,7 @@ static void describe_gpu_dmabuf(const struct gdr_subject *s,
 }
 
 const struct gdr_check gdr_check_gpu_dmabuf = {
+	.gpu_side = true,
 	.key = "dmabuf_supported",
 	.scope = GDR_SCOPE_GPU,
 	.eval = eval_gpu_dmabuf,
@@ -480,6 +484,7 @@ static void describe_gpu_pcie(const struct gdr_subject *s,
 }
 
 const struct gdr_check gdr_check_gpu_pcie = {
+	.gpu_side = true,
 	.key = "pcie_mapping",
 	.scope = GDR_SCOPE_GPU,
 	.changes = true, /* a refused PCIe export is remembered mid-call */
@@ -906,6 +911,8 @@ int gdr_checks_first_failure(const struct gdr_check *const *needs,
 	struct gdr_eval e;
 
 	for (; *needs; needs++) {
+		if (s->imported && (*needs)->gpu_side)
+			continue;
 		/* The steady state only asks for verdicts. */
 		if (quiet_pass(*needs, s) != GDR_FAIL)
 			continue;

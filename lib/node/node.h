@@ -246,8 +246,10 @@ struct gdr_ptr_info {
 };
 /* Classify [ptr, ptr+len). 0, or an errno with the reason in @why
  * (managed or array memory, range past the allocation, no RDMA flag). */
-int gdr_classify(void *ptr, size_t len, struct gdr_ptr_info *pi, char *why,
-		 size_t n);
+/* @vouched: the caller says VMM memory not marked RDMA capable was made
+ * so by its owner (GDR_REG_OWNER_RDMA_CAPABLE). */
+int gdr_classify(void *ptr, size_t len, bool vouched, struct gdr_ptr_info *pi,
+		 char *why, size_t n);
 
 /* --- BAR1 (probe.c) ------------------------------------------------------ */
 /* A GPU's BAR1 as read at one moment: err 0 and b, or an errno and why. */
@@ -348,6 +350,9 @@ struct gdr_subject {
 	bool dmabuf_usable;
 	/* the GPU's BAR1 as read for this evaluation; NULL: not read */
 	const struct gdr_bar1_view *bar1;
+	/* a registration of a dma-buf another process exported: the
+	 * conditions of the GPU's side are not asked */
+	bool imported;
 	/* a registration call's verdicts so far; NULL: ask every time */
 	struct gdr_check_memo *memo;
 	/* the report's host facts; NULL: not read (a registration) */
@@ -385,6 +390,9 @@ struct gdr_check {
 	/* The verdict can change within a call (an answer the call itself
 	 * learns): never taken from the memo. */
 	bool changes;
+	/* About the GPU and its driver: the exporter's concern, not asked
+	 * for a dma-buf this process was given (gdr_subject.imported). */
+	bool gpu_side;
 };
 
 /* Every condition a backend lists. */

@@ -54,7 +54,9 @@
 	X(cuMemGetAddressRange, cuMemGetAddressRange_v2, 3020, 0,              \
 	  (CUdeviceptr * base, size_t * size, CUdeviceptr ptr))                \
 	X(cuDeviceTotalMem, cuDeviceTotalMem_v2, 3020, 0,                      \
-	  (size_t * bytes, CUdevice dev))
+	  (size_t * bytes, CUdevice dev))                                      \
+	X(cuDeviceGetUuid, cuDeviceGetUuid_v2, 11040, 0,                       \
+	  (CUuuid * uuid, CUdevice dev))
 
 struct gdr_cuda_ops {
 #define GDR_CUDA_MEMBER(name, sym, ver, req, params) CUresult(*name) params;
@@ -183,6 +185,41 @@ int gdr_verbs_files(char *ibv, size_t n1, char *mlx5, size_t n2);
 /* The real libibverbs, with the newer entry points resolved at run time. */
 void gdr_verbs_real(struct gdr_verbs_ops *ops);
 
+/* --- sharing memory with another process (share.c) --------------------- */
+/* What the kernel says of a dma-buf fd. */
+struct gdr_dmabuf_facts {
+	uint64_t size;	   /* its bytes (lseek SEEK_END) */
+	uint64_t ino;	   /* its inode: the same in every process holding it */
+	char exporter[32]; /* fdinfo exp_name ("nv_dmabuf", "udmabuf"), or "" */
+};
+/*
+ * The seam's dmabuf_facts in production (dmabuf.c): 0 with *@f, GDR_ENOTDMABUF when
+ * @fd is open but not a dma-buf, EBADF when it is not open, or the errno
+ * of a failed look (the reason in @why).
+ */
+int gdr_dmabuf_facts_real(int fd, struct gdr_dmabuf_facts *f, char *why,
+			  size_t n);
+/* "xxxxxxxx-xxxx-..." (dashes anywhere, 32 hex digits) into 16 bytes: 0 or
+ * EINVAL. */
+int gdr_parse_uuid(const char *text, uint8_t out[16]);
+/* The node's boot id (procfs sys/kernel/random/boot_id): 0, or an errno
+ * with the reason in @why. */
+int gdr_boot_id(uint8_t id[16], char *why, size_t n);
+/* The most fds one message carries (GDR_EXPORT_MAX_FDS). */
+#define GDR_FDS_MAX 2
+/* One sendmsg of @buf with @nfds fds (SCM_RIGHTS), EINTR retried: 0, the
+ * errno, or EMSGSIZE when only part of @buf went. */
+int gdr_fds_send(int sock, const void *buf, size_t len, const int *fds,
+		 unsigned int nfds);
+/*
+ * One recvmsg (close-on-exec fds, EINTR retried) into @buf: *@got bytes,
+ * the first @max fds in @fds (*@nfds of them; any more are closed) and
+ * *@cut when the message, its fds or its control data did not fit. 0 or
+ * the errno (no fd kept then).
+ */
+int gdr_fds_recv(int sock, void *buf, size_t len, size_t *got, int *fds,
+		 unsigned int max, unsigned int *nfds, bool *cut);
+
 /* --- the seam (seam.c) -------------------------------------------------- */
 /*
  * Everything outside the process that the library reads or calls. The
@@ -227,6 +264,9 @@ struct gdr_seam {
 	int (*if_addrs)(const char *dev, char *out, size_t n);
 	/* Reads the environment; secure_getenv in production. */
 	char *(*getenv)(const char *name);
+	/* What dma-buf @fd is (gdr_dmabuf_facts_real's contract). */
+	int (*dmabuf_facts)(int fd, struct gdr_dmabuf_facts *f, char *why,
+			    size_t n);
 	/* open(2) for reading, read(2) and readlink(2). */
 	int (*open_file)(const char *path);
 	ssize_t (*read_fd)(int fd, void *buf, size_t n);

@@ -30,6 +30,7 @@ void gdr_seam_default(struct gdr_seam *s)
 	s->gpu_bar1 = gdr_nvml_bar1;
 	s->limits = gdr_process_limits;
 	s->if_addrs = gdr_if_addrs;
+	s->dmabuf_facts = gdr_dmabuf_facts_real;
 	s->verbs_files = gdr_verbs_files;
 	/* Ignores the environment in setuid/setgid processes. */
 	s->getenv = secure_getenv;

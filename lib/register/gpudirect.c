@@ -20,7 +20,8 @@ const struct gdr_backend *const gdr_backends[] = {
 #define ATTR_KNOWN                                                             \
 	(GDR_REG_ATTR_ACCESS | GDR_REG_ATTR_PATH_MASK | GDR_REG_ATTR_FLAGS)
 #define FLAGS_KNOWN                                                            \
-	(GDR_REG_STRICT_ORDERING | GDR_REG_SYNC_MEMOPS | GDR_REG_PCIE_MAPPING)
+	(GDR_REG_STRICT_ORDERING | GDR_REG_SYNC_MEMOPS |                       \
+	 GDR_REG_PCIE_MAPPING | GDR_REG_OWNER_RDMA_CAPABLE)
 #define DEFAULT_ACCESS                                                         \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                    \
 	 IBV_ACCESS_REMOTE_READ)
@@ -178,7 +179,7 @@ static void record(struct gdr_reg_info *rec, struct reasons *full,
 
 static int check_args(struct ibv_pd *pd, void *ptr, size_t len,
 		      const struct gdr_reg_attr *attr, uint32_t known,
-		      char *why, size_t n)
+		      bool imported, char *why, size_t n)
 {
 	if (attr && (attr->comp_mask & ~(uint32_t)ATTR_KNOWN)) {
 		gdr_fmt(why, n,
@@ -192,8 +193,9 @@ static int check_args(struct ibv_pd *pd, void *ptr, size_t len,
 	    (attr->flags & ~(uint32_t)FLAGS_KNOWN)) {
 		gdr_fmt(why, n,
 			"gdr_reg_attr.flags has unknown bits 0x%x; use "
-			"GDR_REG_STRICT_ORDERING, GDR_REG_SYNC_MEMOPS and "
-			"GDR_REG_PCIE_MAPPING only",
+			"GDR_REG_STRICT_ORDERING, GDR_REG_SYNC_MEMOPS, "
+			"GDR_REG_PCIE_MAPPING and GDR_REG_OWNER_RDMA_CAPABLE "
+			"only",
 			attr->flags & ~(uint32_t)FLAGS_KNOWN);
 		return EINVAL;
 	}
@@ -211,7 +213,8 @@ static int check_args(struct ibv_pd *pd, void *ptr, size_t len,
 		gdr_fmt(why, n, "%s", gdr_msg_pd_null);
 		return EINVAL;
 	}
-	if (!ptr) {
+	/* An import's "pointer" is its iova, which may well be 0. */
+	if (!ptr && !imported) {
 		gdr_fmt(why, n, "ptr is NULL; pass the buffer to register");
 		return EINVAL;
 	}
@@ -231,7 +234,8 @@ static int check_args(struct ibv_pd *pd, void *ptr, size_t len,
 
 static bool is_device(const struct gdr_ptr_info *pi)
 {
-	return pi->type == GDR_MEM_CUDA_DEVICE || pi->type == GDR_MEM_CUDA_POOL;
+	return pi->type == GDR_MEM_CUDA_DEVICE ||
+	       pi->type == GDR_MEM_CUDA_POOL || pi->type == GDR_MEM_DMABUF;
 }
 
 /*
@@ -448,7 +452,8 @@ walk(struct gdr_req *req, uint32_t mask, const char *mask_src,
 	subj.node = req->node;
 	subj.memo = req->memo;
 	subj.nic = found;
-	if (device) {
+	subj.imported = req->imp != NULL;
+	if (device && !req->imp) {
 		subj.cuda = gdr_cuda_get(false);
 		subj.dev = gdr_dev_get(req->pi.device);
 	}
@@ -497,9 +502,18 @@ walk(struct gdr_req *req, uint32_t mask, const char *mask_src,
 	for (i = 0; i < rec->num_attempts && gdr_backends[i]; i++)
 		write_later(req, &subj, mask_src, rec, &full, i, why,
 			    sizeof(why));
-	gdr_fmt(msg, msg_len, "cannot register [%p, +%zu) (%s", req->ptr,
-		req->len, gdr_mem_type_name(req->pi.type));
-	if (device)
+	if (req->imp)
+		gdr_fmt(msg, msg_len,
+			"cannot register [0x%llx, +%zu) (dma-buf fd %d at "
+			"offset %llu",
+			(unsigned long long)req->iova, req->len,
+			req->imp->fd[0] >= 0 ? req->imp->fd[0]
+					     : req->imp->fd[1],
+			(unsigned long long)req->imp->offset);
+	else
+		gdr_fmt(msg, msg_len, "cannot register [%p, +%zu) (%s",
+			req->ptr, req->len, gdr_mem_type_name(req->pi.type));
+	if (device && !req->imp)
 		gdr_append(msg, msg_len, " on GPU %d", req->pi.device);
 	gdr_append(msg, msg_len, ") with %s: ", gdr_pd_name(req->pd));
 	explain(rec, &full, device, mask, msg, msg_len);
@@ -641,11 +655,13 @@ static int settle(struct gdr_reg_call *call, struct ibv_pd *pd, void *ptr,
 	const struct gdr_node *node;
 	int err;
 
-	call->mask_src = known == paths_known()
+	call->mask_src = call->imp ? "a dma-buf, which has no address here to "
+				     "pin or lock"
+			 : known == paths_known()
 				 ? "the default"
 				 : "the 0.1 ABI this program was built against";
 	call->mask = known;
-	err = check_args(pd, ptr, len, attr, known, why, n);
+	err = check_args(pd, ptr, len, attr, known, call->imp != NULL, why, n);
 	if (err)
 		return err;
 	node = gdr_node_get();
@@ -659,7 +675,8 @@ static int settle(struct gdr_reg_call *call, struct ibv_pd *pd, void *ptr,
 	} else if (node->env_mask) {
 		call->mask = node->env_mask & known;
 		call->mask_src =
-			known == paths_known()
+			call->imp ? "GPUDIRECT_PATH and a dma-buf's paths"
+			: known == paths_known()
 				? "GPUDIRECT_PATH"
 				: "GPUDIRECT_PATH and the 0.1 ABI this "
 				  "program was built against";
@@ -675,8 +692,12 @@ static int settle(struct gdr_reg_call *call, struct ibv_pd *pd, void *ptr,
 			     : 0;
 	req->xs = &call->xs;
 	req->memo = &call->memo;
+	req->imp = call->imp;
+	req->iova = (uint64_t)(uintptr_t)ptr;
 	if (!call->classified) {
-		err = gdr_classify(ptr, len, &call->pi, why, n);
+		err = gdr_classify(ptr, len,
+				   req->flags & GDR_REG_OWNER_RDMA_CAPABLE,
+				   &call->pi, why, n);
 		if (err) {
 			rec->mem_type = call->pi.type;
 			rec->device = call->pi.device;
@@ -687,7 +708,7 @@ static int settle(struct gdr_reg_call *call, struct ibv_pd *pd, void *ptr,
 	req->pi = call->pi;
 	rec->mem_type = req->pi.type;
 	rec->device = req->pi.device;
-	if (is_device(&req->pi))
+	if (is_device(&req->pi) && !call->imp)
 		req->cu = &gdr_cuda_table()->cu;
 	if (attr && (attr->comp_mask & GDR_REG_ATTR_ACCESS)) {
 		req->access = attr->access;
@@ -782,6 +803,7 @@ static struct ibv_mr *host_direct(struct ibv_pd *pd, void *ptr, size_t len,
 	req.pd = pd;
 	req.ptr = ptr;
 	req.len = len;
+	req.iova = (uint64_t)(uintptr_t)ptr;
 	req.node = node;
 	req.pi = *pi;
 	req.access = DEFAULT_ACCESS;
@@ -811,6 +833,14 @@ int gdr_register_internal(struct ibv_pd *pd, void *ptr, size_t len,
 	return gdr_errno_public(err);
 }
 
+struct ibv_mr *gdr_reg_small_info(size_t info_size)
+{
+	return gdr_fail(EINVAL,
+			"info_size %zu is smaller than the first fields of "
+			"struct gdr_reg_info (%zu); pass sizeof(*info)",
+			info_size, (size_t)GDR_REG_INFO_MIN_SIZE);
+}
+
 static struct ibv_mr *register_ex(struct ibv_pd *pd, void *ptr, size_t len,
 				  const struct gdr_reg_attr *attr,
 				  struct gdr_reg_info *info, size_t info_size,
@@ -824,11 +854,7 @@ static struct ibv_mr *register_ex(struct ibv_pd *pd, void *ptr, size_t len,
 
 	gdr_clear_error();
 	if (info && info_size < GDR_REG_INFO_MIN_SIZE)
-		return gdr_fail(EINVAL,
-				"info_size %zu is smaller than the first "
-				"fields of struct gdr_reg_info (%zu); pass "
-				"sizeof(*info)",
-				info_size, (size_t)GDR_REG_INFO_MIN_SIZE);
+		return gdr_reg_small_info(info_size);
 	gdr_reg_call_init(&call);
 	err = gdr_reg_one(&call, pd, ptr, len, attr,
 			  v0_1 ? PATHS_0_1 : paths_known(), &rec, info != NULL,

@@ -127,11 +127,13 @@ static unsigned int roll_back(struct ibv_mr **mrs, unsigned int k, char *why,
 	return stay;
 }
 
-GDR_EXPORT int gdr_register_multi(struct ibv_pd *const *pds, unsigned int num,
-				  void *ptr, size_t len,
-				  const struct gdr_reg_attr *attr,
-				  struct ibv_mr **mrs,
-				  struct gdr_reg_info *infos, size_t info_size)
+int gdr_reg_multi(struct ibv_pd *const *pds, unsigned int num, void *ptr,
+		  size_t len, const struct gdr_reg_attr *attr, uint32_t known,
+		  struct ibv_mr **mrs, struct gdr_reg_info *infos,
+		  size_t info_size,
+		  int (*prepare)(struct gdr_reg_call *call, void *arg,
+				 char *why, size_t n),
+		  void *arg)
 {
 	struct gdr_reg_call call;
 	struct gdr_reg_info rec;
@@ -156,16 +158,17 @@ GDR_EXPORT int gdr_register_multi(struct ibv_pd *const *pds, unsigned int num,
 			gdr_reg_give_info(&rec, info_at(infos, info_size, i),
 					  info_size, false);
 	err = check_multi(pds, num, mrs, infos, info_size, why, sizeof(why));
+	gdr_reg_call_init(&call);
+	if (!err && prepare)
+		err = prepare(&call, arg, why, sizeof(why));
 	if (err) {
 		gdr_fail(err, "%s", why);
 		return -1;
 	}
-	gdr_reg_call_init(&call);
 	call.reuse = true;
 	for (k = 0; k < num; k++) {
-		err = gdr_reg_one(&call, pds[k], ptr, len, attr,
-				  gdr_reg_paths(), &rec, infos != NULL, &mrs[k],
-				  why, sizeof(why));
+		err = gdr_reg_one(&call, pds[k], ptr, len, attr, known, &rec,
+				  infos != NULL, &mrs[k], why, sizeof(why));
 		if (infos)
 			gdr_reg_give_info(&rec, info_at(infos, info_size, k),
 					  info_size, false);
@@ -191,6 +194,16 @@ GDR_EXPORT int gdr_register_multi(struct ibv_pd *const *pds, unsigned int num,
 	room = GDR_MSG_LEN - 1 - strlen(head) - strlen(tail);
 	gdr_fail(err, "%s%.*s%s", head, (int)room, why, tail);
 	return -1;
+}
+
+GDR_EXPORT int gdr_register_multi(struct ibv_pd *const *pds, unsigned int num,
+				  void *ptr, size_t len,
+				  const struct gdr_reg_attr *attr,
+				  struct ibv_mr **mrs,
+				  struct gdr_reg_info *infos, size_t info_size)
+{
+	return gdr_reg_multi(pds, num, ptr, len, attr, gdr_reg_paths(), mrs,
+			     infos, info_size, NULL, NULL);
 }
 
 GDR_EXPORT int gdr_deregister_multi(struct ibv_mr **mrs, unsigned int num)

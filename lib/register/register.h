@@ -39,6 +39,9 @@ struct gdr_reg_decided {
  * what comes before @memo; the rest is valid only as its flags say.
  */
 struct gdr_reg_call {
+	/* an imported dma-buf (import.c; its exports set with
+	 * gdr_exports_import), or NULL */
+	const struct gdr_import_src *imp;
 	struct gdr_ptr_info pi;
 	bool classified;
 	bool synced;
@@ -67,12 +70,35 @@ int gdr_reg_one(struct gdr_reg_call *call, struct ibv_pd *pd, void *ptr,
 		size_t len, const struct gdr_reg_attr *attr, uint32_t known,
 		struct gdr_reg_info *rec, bool texts, struct ibv_mr **mr,
 		char *why, size_t n);
+/* An info_size below GDR_REG_INFO_MIN_SIZE refused: NULL, errno EINVAL,
+ * the words in gdr_last_error(). */
+struct ibv_mr *gdr_reg_small_info(size_t info_size);
 /* Every path bit this library knows. */
 uint32_t gdr_reg_paths(void);
 /* Copy what fits of @rec into the caller's @info of @size bytes (@v0_1:
  * a caller built against 0.1). */
 void gdr_reg_give_info(const struct gdr_reg_info *rec,
 		       struct gdr_reg_info *info, size_t size, bool v0_1);
+
+/* --- one buffer on several PDs (multi.c) ---------------------------------- */
+/*
+ * gdr_register_multi() over the paths in @known, with @prepare (or NULL)
+ * run on the call after the arguments are checked (an errno there fails
+ * the call as a whole, the reason in @why). Sets gdr_last_error(); 0 or -1.
+ */
+int gdr_reg_multi(struct ibv_pd *const *pds, unsigned int num, void *ptr,
+		  size_t len, const struct gdr_reg_attr *attr, uint32_t known,
+		  struct ibv_mr **mrs, struct gdr_reg_info *infos,
+		  size_t info_size,
+		  int (*prepare)(struct gdr_reg_call *call, void *arg,
+				 char *why, size_t n),
+		  void *arg);
+
+/* --- imports (import.c) ---------------------------------------------------- */
+/* Check @desc and its @fds (dma-bufs, the descriptor's own) and describe
+ * them in *@imp: 0, or EINVAL/EBADF with the reason in @why. */
+int gdr_import_check(const struct gdr_export_desc *desc, const int *fds,
+		     struct gdr_import_src *imp, char *why, size_t n);
 
 /* --- registration for the cache (gpudirect.c) ----------------------------- */
 /* gdr_register_ex() without touching gdr_last_error(): 0 and the MR in

@@ -361,7 +361,7 @@ int main(void)
 
 		t0 = cutest_now_ns();
 		for (k = 0; k < PER; k++)
-			gdr_classify(buf, len, &pi, msg, sizeof(msg));
+			gdr_classify(buf, len, false, &pi, msg, sizeof(msg));
 		attrs_t[i] = (cutest_now_ns() - t0) / PER;
 		t0 = cutest_now_ns();
 		for (k = 0; k < PER; k++)

@@ -178,11 +178,13 @@ static void classify(void)
 					   d),
 		  CUDA_SUCCESS);
 	CHECK_INT(ct.cuMemFree(d), CUDA_SUCCESS);
-	CHECK_INT(gdr_classify((void *)d, 4096, &pi, why, sizeof(why)), 0);
+	CHECK_INT(gdr_classify((void *)d, 4096, false, &pi, why, sizeof(why)),
+		  0);
 	CHECK_INT(pi.type, GDR_MEM_HOST);
 	check_scope = "address freed and allocated again";
 	CHECK_INT(ct.cuMemAlloc(&d2, 4 * MiB), CUDA_SUCCESS);
-	CHECK_INT(gdr_classify((void *)d2, 4096, &pi, why, sizeof(why)), 0);
+	CHECK_INT(gdr_classify((void *)d2, 4096, false, &pi, why, sizeof(why)),
+		  0);
 	CHECK_INT(ct.cuPointerGetAttribute(&id2, CU_POINTER_ATTRIBUTE_BUFFER_ID,
 					   d2),
 		  CUDA_SUCCESS);

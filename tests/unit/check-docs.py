@@ -83,7 +83,14 @@ def split(row):
     return fixed, re.compile(rx, re.S)
 
 
+# Prefixes that say which call or what failed, before the reason itself.
+PREFIXES = [r"cannot export \[.*?\): ", r"gdr_export_recv: the fds received do not match: ",
+            r"gdr_export_recv: (?=the |recvmsg)"]
+
+
 def reasons(msg):
+    for pre in PREFIXES:
+        msg = re.sub("^" + pre, "", msg, flags=re.S)
     m = re.match(r"cannot register \[.*?\) \(.*?\) with [^:]+: (.*)$", msg, re.S)
     if not m:
         return [msg]
@@ -110,7 +117,8 @@ def main():
         env["GDR_MESSAGES_OUT"] = os.path.join(tmp, "messages")
         for test, args in [("test-decide", []), ("test-faults", []), ("test-cache", []),
                            ("test-report", []), ("test-faults-alloc", ["alloc"]),
-                           ("test-multi", []), ("test-rank", [])]:
+                           ("test-multi", []), ("test-rank", []),
+                           ("test-share", [])]:
             try:
                 rc = subprocess.run([os.path.join(build, "tests/unit", test)] + args,
                                     env=env, stdout=subprocess.DEVNULL,

@@ -649,6 +649,16 @@ static CUresult f_busid(char *id, int len, CUdevice d)
 	FAULT_CU("cuDeviceGetPCIBusId");
 	return model_cu.cuDeviceGetPCIBusId(id, len, d);
 }
+static CUresult f_uuid(CUuuid *u, CUdevice d)
+{
+	int i;
+
+	FAULT_CU("cuDeviceGetUuid");
+	/* GPU-d0d0d0d0-...: a UUID of its own per device */
+	for (i = 0; i < 16; i++)
+		u->bytes[i] = (char)(0xd0 + d);
+	return CUDA_SUCCESS;
+}
 /* MAPPING_BASE_ADDR/SIZE of @a. */
 static void mapping_of(const struct fake_alloc *a, uintptr_t *start,
 		       size_t *size)
@@ -681,6 +691,12 @@ static CUresult ptr_attr(CUpointer_attribute at, void *data,
 		break;
 	case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
 		*(unsigned int *)data = a ? !a->not_rdma : 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+		/* cuMemAlloc memory in its owner; not memory it mapped from
+		 * another process, nor VMM or pool memory */
+		*(unsigned int *)data =
+			a && !a->vmm && !a->pool && !a->ipc_imported;
 		break;
 	case CU_POINTER_ATTRIBUTE_CONTEXT:
 		*(CUcontext *)data = a && !a->vmm && !a->pool
@@ -994,6 +1010,7 @@ static int fake_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags,
 	ops->cuDeviceGetAttribute = f_attr;
 	ops->cuDeviceGetName = f_name;
 	ops->cuDeviceGetPCIBusId = f_busid;
+	ops->cuDeviceGetUuid = f_uuid;
 	ops->cuPointerGetAttribute = f_ptr_attr;
 	ops->cuPointerGetAttributes = f_ptr_attrs;
 	ops->cuPointerSetAttribute = f_set_attr;
@@ -1204,6 +1221,46 @@ static int v_query_port(struct ibv_context *ctx, uint8_t port,
 	if (fault_inject("ibv_query_port"))
 		return EIO;
 	return model_ibv.query_port(ctx, port, a);
+}
+
+/*
+ * The fake driver's dma-bufs are memfds named "fake-dmabuf": those are
+ * dma-bufs here, of the memfd's size and inode, exporter
+ * fake_ibv.exporter (default "nv_dmabuf"); any other open file is not.
+ */
+static int fake_dmabuf_facts(int fd, struct gdr_dmabuf_facts *f, char *why,
+			     size_t n)
+{
+	char path[64], target[128];
+	struct stat st;
+	ssize_t len;
+
+	memset(f, 0, sizeof(*f));
+	if (fault_inject("dmabuf facts")) {
+		snprintf(why, n, "fstatfs on fd %d failed: %s", fd,
+			 strerror(EIO));
+		return EIO;
+	}
+	if (fd < 0 || fstat(fd, &st)) {
+		snprintf(why, n, "fd %d is not open", fd);
+		return EBADF;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	len = readlink(path, target, sizeof(target) - 1);
+	target[len > 0 ? len : 0] = '\0';
+	if (strncmp(target, "/memfd:fake-dmabuf", 18)) {
+		/* the words of the real check (lib/os/dmabuf.c) */
+		snprintf(why, n,
+			 "fd %d is not a dma-buf (its file system has magic "
+			 "0x%lx, not the dma-buf one)",
+			 fd, 0x1021994ul /* tmpfs */);
+		return GDR_ENOTDMABUF;
+	}
+	f->size = (uint64_t)st.st_size;
+	f->ino = (uint64_t)st.st_ino;
+	snprintf(f->exporter, sizeof(f->exporter), "%s",
+		 fake_ibv.exporter[0] ? fake_ibv.exporter : "nv_dmabuf");
+	return 0;
 }
 
 /* --- fixtures ------------------------------------------------------------- */
@@ -1586,6 +1643,8 @@ void fakes_install(const struct fixture *f, const char *kernel,
 	s.limits = gdr_model_limits;
 	s.if_addrs = gdr_model_if_addrs;
 	s.verbs_files = gdr_model_verbs_files;
+	if (!fake_real_verbs)
+		s.dmabuf_facts = fake_dmabuf_facts;
 	env_path = path;
 	env_debug = debug;
 	s.getenv = fake_getenv;

@@ -39,6 +39,9 @@ struct fake_alloc {
 	int pool;
 	int vmm;      /* no owning context */
 	int not_rdma; /* not GPUDirect RDMA capable */
+	/* mapped from another process with cuIpcOpenMemHandle (with
+	 * not_rdma: neither RDMA nor IPC capable here, as measured) */
+	int ipc_imported;
 	unsigned long long buffer_id;
 	/* VMM: the reservation holding the mapping (0: the mapping itself) */
 	uintptr_t res_start;
@@ -114,7 +117,9 @@ struct fake_verbs {
 	 * reads an MR after its ibv_dereg_mr crashes, with or without a
 	 * sanitizer (libibverbs frees it). */
 	int guard_freed;
-	char last_exp_name[64];	 /* fdinfo exp_name of the fd passed */
+	char last_exp_name[64]; /* fdinfo exp_name of the fd passed */
+	/* what the fake says exported its dma-bufs ("": nv_dmabuf) */
+	char exporter[32];
 	size_t last_dmabuf_size; /* fdinfo size of the fd passed */
 };
 

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "fakes.h"
@@ -92,6 +94,9 @@ int main(int argc, char **argv)
 				    .gpu_bus_id = "0000:06:00.0" };
 	struct gdr_nic_rank rank;
 	unsigned int nrank = 1;
+	struct gdr_export_desc desc, got;
+	uint8_t wire[GDR_EXPORT_WIRE_LEN];
+	int fds[GDR_EXPORT_MAX_FDS], rfds[GDR_EXPORT_MAX_FDS], sv[2];
 	struct fixture fx;
 	enum gdr_path p;
 	char *text = NULL;
@@ -126,6 +131,43 @@ int main(int argc, char **argv)
 	AFTER_FAILURE("gdr_deregister_multi",
 		      CHECK_INT(gdr_deregister_multi(mrs, 1), 0));
 	CHECK(mrs[0] == NULL);
+
+	/* Memory another process owns: export, hand over, import. */
+	fixture_write(fx.proc, "sys/kernel/random/boot_id",
+		      "1b4e28ba-2fa1-11d2-883f-0016d3cca427\n");
+	AFTER_FAILURE("gdr_export",
+		      CHECK_INT(gdr_export(dev, 4096, 0, &desc, fds), 0));
+	AFTER_FAILURE("gdr_export_pack",
+		      CHECK_INT(gdr_export_pack(&desc, wire, sizeof(wire)), 0));
+	AFTER_FAILURE("gdr_export_unpack",
+		      CHECK_INT(gdr_export_unpack(wire, sizeof(wire), &desc),
+				0));
+	CHECK_INT(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	AFTER_FAILURE("gdr_export_send",
+		      CHECK_INT(gdr_export_send(sv[0], &desc, fds), 0));
+	AFTER_FAILURE("gdr_export_recv",
+		      CHECK_INT(gdr_export_recv(sv[1], &got, rfds), 0));
+	AFTER_FAILURE("gdr_import_register",
+		      mr = gdr_import_register(&fake_pd, &got, rfds, NULL, NULL,
+					       0));
+	CHECK(mr != NULL);
+	if (mr)
+		gdr_deregister(mr);
+	AFTER_FAILURE("gdr_import_register_multi",
+		      CHECK_INT(gdr_import_register_multi(pds, 1, &got, rfds,
+							  NULL, mrs, NULL, 0),
+				0));
+	gdr_deregister_multi(mrs, 1);
+	AFTER_FAILURE("gdr_register_dmabuf",
+		      mr = gdr_register_dmabuf(&fake_pd, fds[0], 0, 4096, 0,
+					       NULL, NULL, 0));
+	CHECK(mr != NULL);
+	if (mr)
+		gdr_deregister(mr);
+	close(sv[0]);
+	close(sv[1]);
+	close(fds[0]);
+	close(rfds[0]);
 
 	fixture_pci(&fx, "pci0000:00/0000:00:02.0/0000:06:00.0", 0);
 	AFTER_FAILURE("gdr_rank_nics",

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What handing memory to another process needs from the system besides
+ * the dma-buf's own facts (dmabuf.c): the node's boot id, and one message
+ * with fds over a unix socket (SCM_RIGHTS) each way.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "os.h"
+
+/* A hex digit's value, -1 for anything else. */
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int gdr_parse_uuid(const char *text, uint8_t out[16])
+{
+	unsigned int i = 0;
+	int hi, lo;
+
+	while (*text && i < 16) {
+		if (*text == '-') {
+			text++;
+			continue;
+		}
+		hi = hexval(text[0]);
+		lo = hi < 0 ? -1 : hexval(text[1]);
+		if (lo < 0)
+			return EINVAL;
+		out[i++] = (uint8_t)(hi << 4 | lo);
+		text += 2;
+	}
+	return i == 16 && !*text ? 0 : EINVAL;
+}
+
+int gdr_boot_id(uint8_t id[16], char *why, size_t n)
+{
+	char text[64];
+	int err;
+
+	err = gdr_read_file(gdr_seam()->procfs_root,
+			    "/sys/kernel/random/boot_id", text, sizeof(text));
+	if (!err && gdr_parse_uuid(text, id))
+		err = EPROTO;
+	if (err)
+		gdr_fmt(why, n,
+			"the node's boot id (%s/sys/kernel/random/boot_id) "
+			"could not be read: %s",
+			gdr_seam()->procfs_root, strerror(err));
+	return err;
+}
+
+int gdr_fds_send(int sock, const void *buf, size_t len, const int *fds,
+		 unsigned int nfds)
+{
+	union {
+		struct cmsghdr align;
+		char b[CMSG_SPACE(sizeof(int) * GDR_FDS_MAX)];
+	} ctl;
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *c;
+	ssize_t sent;
+
+	if (nfds > GDR_FDS_MAX)
+		return EINVAL;
+	memset(&ctl, 0, sizeof(ctl));
+	if (nfds) {
+		msg.msg_control = ctl.b;
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+	}
+	do
+		sent = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	while (sent < 0 && errno == EINTR);
+	if (sent < 0)
+		return errno ? errno : EIO;
+	/* A stream socket may take part of it: the message is then broken
+	 * for the reader, which says so. */
+	return (size_t)sent == len ? 0 : EMSGSIZE;
+}
+
+/* Take the fds of every SCM_RIGHTS in @msg: the first @max into @fds,
+ * the rest closed; their count in *@nfds, *@extra when some were closed. */
+static void take_fds(struct msghdr *msg, int *fds, unsigned int max,
+		     unsigned int *nfds, bool *extra)
+{
+	struct cmsghdr *c;
+	size_t i, k;
+	int fd;
+
+	for (c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+		    c->cmsg_len < CMSG_LEN(0))
+			continue;
+		k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < k; i++) {
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+			if (*nfds < max) {
+				fds[(*nfds)++] = fd;
+			} else {
+				close(fd);
+				*extra = true;
+			}
+		}
+	}
+}
+
+int gdr_fds_recv(int sock, void *buf, size_t len, size_t *got, int *fds,
+		 unsigned int max, unsigned int *nfds, bool *cut)
+{
+	/* Room for more than @max fds, so that extra ones arrive (and are
+	 * closed) rather than being dropped by the kernel unseen. */
+	union {
+		struct cmsghdr align;
+		char b[CMSG_SPACE(sizeof(int) * GDR_FDS_MAX * 4)];
+	} ctl;
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	bool extra = false;
+	ssize_t r;
+
+	*got = 0;
+	*nfds = 0;
+	*cut = false;
+	if (max > GDR_FDS_MAX)
+		return EINVAL;
+	msg.msg_control = ctl.b;
+	msg.msg_controllen = sizeof(ctl.b);
+	do
+		r = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return errno ? errno : EIO;
+	take_fds(&msg, fds, max, nfds, &extra);
+	*got = (size_t)r;
+	*cut = extra || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC));
+	return 0;
+}
