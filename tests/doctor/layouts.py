@@ -457,6 +457,13 @@ LAYOUTS += [
     ("cuda-driver-api-11070",
      dict(driver=11070, gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
      0, {("node", "cuda_driver_api"): "ok", ("mlx5_0", "path_gpu0"): ("ok", "dmabuf")}),
+    # A driver older than an entry point the library cannot work without
+    # (cuDeviceGetPCIBusId, CUDA 4.1): unavailable, as the loader says of a
+    # real one; the remedy names the entry point's API (test-doctor.py).
+    ("cuda-driver-api-4000",
+     dict(driver=4000, gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     1, {("node", "cuda_driver_api"): ("missing", "unavailable"),
+         ("node", "cuda_devices"): ("missing", "0")}),
     ("data-direct-driver-api-12079",
      dict(driver=12079, mlx5dv=2, gpus=[dict(chain=GPU_SW, pcie=0)],
           nics=[dict(name="mlx5_0", chain=NIC_SW, dd=DD_PATH)]),
@@ -527,6 +534,15 @@ LAYOUTS += [
      dict(gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
      0, {("gpu0", "iommu_mode"): ("ok", "none (no IOMMU group; kernel command line: "
                                   "no IOMMU setting)")}),
+    # /proc/cmdline unreadable (absent here): the mode still shows, and
+    # says why the command line does not
+    ("iommu-cmdline-unreadable",
+     dict(gpus=[dict(chain=GPU_SW, group=20, iommu_type="identity")],
+          nics=[dict(name="mlx5_0", chain=NIC_SW)], cmdline=None),
+     0, {("gpu0", "iommu_mode"): ("ok", "passthrough (identity; /proc/cmdline unreadable: "
+                                  "ENOENT)"),
+         ("mlx5_0", "iommu_mode"): ("ok", "none (no IOMMU group; /proc/cmdline unreadable: "
+                                    "ENOENT)")}),
     # ATS on both ends with ACS redirect at the switch's downstream ports:
     # without Direct Translated P2P the traffic still goes up; with it,
     # translated requests go peer to peer.
@@ -782,6 +798,15 @@ LAYOUTS += [
      gds_node("false", ["10.1.0.7", "mlx5_0"]),
      0, {("node", "gds_rdma_addrs"): ("wrong", "10.1.0.7 (mlx5_0), mlx5_0 (not an IP "
                                       "address)")}),
+    # Two RDMA devices on one netdev (Soft-RoCE over a ConnectX port's
+    # netdev): an address is named with one device, the first the report
+    # lists, not each in turn overwriting it.
+    ("gds-cufile-two-devices-one-netdev",
+     dict(gds=True, gpus=[dict(chain=GPU_SW)],
+          nics=[dict(name="mlx5_0", chain=NIC_SW, ll=2, netdev="ens1f0", addrs=["10.1.0.7"]),
+                dict(name="rxe0", ll=2, netdev="ens1f0", addrs=["10.1.0.7"])],
+          cufile=CUFILE % ("false", '"10.1.0.7"')),
+     0, {("node", "gds_rdma_addrs"): ("ok", "10.1.0.7 (mlx5_0)")}),
 ]
 
 # BAR1 is nearly used up from 90%. A 250 MiB window, where 90% is a whole

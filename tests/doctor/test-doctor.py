@@ -253,6 +253,16 @@ def main():
           and not any(sec == "mlx5_0" for sec, _ in items),
           "-d mlx5_3: nearest_rdma %r, sections %s (%s)" %
           (near, sorted({sec for sec, _ in items}), far.stderr.strip()))
+    # A snapshot's driver older than a required entry point: the remedy
+    # names the entry point and the CUDA API that brought it (4.1: 4010).
+    old_cuda = layouts.node(out, "cuda-driver-api-4000-remedy", **dict(
+        next(l for l in layouts.LAYOUTS if l[0] == "cuda-driver-api-4000")[1]))
+    res = run(gdr_info, "--root", old_cuda, "--json")
+    rem = [i.get("remedy") for i in json.loads(res.stdout)["items"]
+           if i["key"] == "cuda_driver_api"] if res.stdout else []
+    check(rem == ["the CUDA driver (API 4000) lacks cuDeviceGetPCIBusId (CUDA 4.1 API); "
+                  "upgrade the NVIDIA driver"],
+          "a CUDA 4.0 driver: the remedy is %r (%s)" % (rem, res.stderr.strip()))
     # A capture that fails is an internal error (exit 2): no self-test is
     # run after it.
     st = run(gdr_info, "--host-root", root, "--self-test", "--capture",
@@ -299,6 +309,11 @@ def main():
             check(cap.returncode in (0, 1) and gds(cap) == want and back.stdout == cap.stdout,
                   "%s (%s): exit %d, gds_compat_mode %s (want %s), replay %s (%s)" %
                   (what, how, cap.returncode, gds(cap), want, gds(back), cap.stderr.strip()))
+            # Every path the report read was kept, and the capture says
+            # so (not "0 of N paths could not be kept").
+            check(re.search(r"snapshot written to .* \(\d+ paths and the CUDA/verbs "
+                            r"answers[;)]", cap.stderr) and "could not be kept" not in cap.stderr,
+                  "%s (%s): the capture says %r" % (what, how, cap.stderr.strip()))
         return cap
 
     # Without /proc under --host-root nothing is opened: the inode checked

@@ -84,6 +84,7 @@ enum op {
 	OP_CACHE_VMM,	/* the cache over VMM mappings */
 	OP_MULTI,	/* one buffer on three rails of three kinds */
 	OP_RANK,	/* the rails ranked for GPU 0 */
+	OP_CACHE_SPAN,	/* the cache over a buffer across two VMM chunks */
 	OP_COUNT
 };
 static const char *const op_names[OP_COUNT] = { "dmabuf registration",
@@ -95,7 +96,8 @@ static const char *const op_names[OP_COUNT] = { "dmabuf registration",
 						"data-direct registration",
 						"cache over vmm",
 						"multi-PD registration",
-						"rank" };
+						"rank",
+						"cache over two vmm chunks" };
 
 static struct fixture fx;
 static void *dev_ptr;
@@ -181,6 +183,10 @@ static void setup(enum op op)
 	fakes_install(&fx, NULL, NULL, NULL);
 	if (op == OP_VMM || op == OP_CACHE_VMM)
 		dev_ptr = (char *)fake_vmm(0, 2, 2 << 20, 0) + 4096;
+	else if (op == OP_CACHE_SPAN)
+		/* the 4 KiB run() asks for: the last half of the first chunk's
+		 * last page and the first half of the second chunk */
+		dev_ptr = (char *)fake_vmm(0, 2, 2 << 20, 0) + (2 << 20) - 2048;
 	else
 		dev_ptr = (char *)fake_alloc_device(0, 1 << 20) + 4096;
 }
@@ -278,7 +284,7 @@ static int run(enum op op, int *clean)
 		gdr_report_destroy(r);
 		return 0;
 	}
-	if (op == OP_CACHE || op == OP_CACHE_VMM) {
+	if (op == OP_CACHE || op == OP_CACHE_VMM || op == OP_CACHE_SPAN) {
 		struct gdr_cache *c = gdr_cache_create(&fake_pd, NULL);
 
 		if (!c) {

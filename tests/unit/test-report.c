@@ -216,6 +216,28 @@ int main(void)
 	gdr_report_destroy(r);
 	fixture_remove(&fx);
 
+	/* Read, but not understood: said so (not "could not be read"), and
+	 * undecided, with the remedy of looking by hand. */
+	check_scope = "/proc/driver/nvidia/version not understood";
+	fakes_reset();
+	start(&fx, "NVRM version: no number here\n", NULL);
+	r = gdr_report_create(NULL, 0, 0);
+	CHECK(r != NULL);
+	CHECK_STR(find(r, "node", "nvidia_driver", &v),
+		  "unrecognised /proc/driver/nvidia/version");
+	CHECK_INT(v, GDR_VERDICT_UNKNOWN);
+	{
+		struct gdr_report_item item;
+		unsigned int i;
+
+		for (i = 0; i < gdr_report_num_items(r); i++)
+			if (!gdr_report_item(r, i, &item, sizeof(item)) &&
+			    !strcmp(item.key, "nvidia_driver"))
+				CHECK_HAS(item.remedy, "by hand");
+	}
+	gdr_report_destroy(r);
+	fixture_remove(&fx);
+
 	check_scope = "cuDeviceGet fails: the reason shows";
 	fakes_reset();
 	fake_cu.dev_get_result = CUDA_ERROR_INVALID_DEVICE;
