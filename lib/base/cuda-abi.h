@@ -159,7 +159,16 @@ typedef enum CUmemAllocationType_enum {
 
 typedef enum CUmemAllocationHandleType_enum {
 	CU_MEM_HANDLE_TYPE_NONE = 0,
+	CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1,
 } CUmemAllocationHandleType;
+
+typedef struct CUipcMemHandle_st {
+	char reserved[64];
+} CUipcMemHandle;
+
+typedef enum CUipcMem_flags_enum {
+	CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1,
+} CUipcMem_flags;
 
 typedef enum CUmemLocationType_enum {
 	CU_MEM_LOCATION_TYPE_DEVICE = 1,

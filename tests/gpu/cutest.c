@@ -61,33 +61,51 @@ int cutest_init(int no_context, char *why, size_t n)
 	return 0;
 }
 
-int cutest_vmm_alloc(int dev, size_t size, int rdma_capable, CUdeviceptr *va,
-		     CUmemGenericAllocationHandle *h)
+int cutest_vmm_map(int dev, size_t size, CUmemGenericAllocationHandle h,
+		   CUdeviceptr *va)
+{
+	CUmemAccessDesc acc;
+
+	if (ct.cuMemAddressReserve(va, size, 0, 0, 0))
+		return -1;
+	memset(&acc, 0, sizeof(acc));
+	acc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	acc.location.id = dev;
+	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	if (ct.cuMemMap(*va, size, 0, h, 0) ||
+	    ct.cuMemSetAccess(*va, size, &acc, 1)) {
+		ct.cuMemAddressFree(*va, size);
+		return -1;
+	}
+	return 0;
+}
+
+int cutest_vmm_alloc_ex(int dev, size_t size, int rdma_capable,
+			CUmemAllocationHandleType types, CUdeviceptr *va,
+			CUmemGenericAllocationHandle *h)
 {
 	CUmemAllocationProp prop;
-	CUmemAccessDesc acc;
 
 	memset(&prop, 0, sizeof(prop));
 	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.requestedHandleTypes = types;
 	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
 	prop.location.id = dev;
 	prop.allocFlags.gpuDirectRDMACapable = (unsigned char)rdma_capable;
 	if (ct.cuMemCreate(h, size, &prop, 0))
 		return -1;
-	if (ct.cuMemAddressReserve(va, size, 0, 0, 0)) {
-		ct.cuMemRelease(*h);
-		return -1;
-	}
-	memset(&acc, 0, sizeof(acc));
-	acc.location = prop.location;
-	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-	if (ct.cuMemMap(*va, size, 0, *h, 0) ||
-	    ct.cuMemSetAccess(*va, size, &acc, 1)) {
-		ct.cuMemAddressFree(*va, size);
+	if (cutest_vmm_map(dev, size, *h, va)) {
 		ct.cuMemRelease(*h);
 		return -1;
 	}
 	return 0;
+}
+
+int cutest_vmm_alloc(int dev, size_t size, int rdma_capable, CUdeviceptr *va,
+		     CUmemGenericAllocationHandle *h)
+{
+	return cutest_vmm_alloc_ex(dev, size, rdma_capable,
+				   CU_MEM_HANDLE_TYPE_NONE, va, h);
 }
 
 void cutest_vmm_free(CUdeviceptr va, size_t size,

@@ -56,7 +56,17 @@
 	  (void *, CUdeviceptr, size_t, CUmemRangeHandleType,                  \
 	   unsigned long long))                                                \
 	X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", 1,                                  \
-	  (CUdeviceptr, const void *, size_t))
+	  (CUdeviceptr, const void *, size_t))                                 \
+	X(cuIpcGetMemHandle, "cuIpcGetMemHandle", 1,                           \
+	  (CUipcMemHandle *, CUdeviceptr))                                     \
+	X(cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2", 1,                      \
+	  (CUdeviceptr *, CUipcMemHandle, unsigned int))                       \
+	X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle", 1, (CUdeviceptr))        \
+	X(cuMemExportToShareableHandle, "cuMemExportToShareableHandle", 1,     \
+	  (void *, CUmemGenericAllocationHandle, CUmemAllocationHandleType,    \
+	   unsigned long long))                                                \
+	X(cuMemImportFromShareableHandle, "cuMemImportFromShareableHandle", 1, \
+	  (CUmemGenericAllocationHandle *, void *, CUmemAllocationHandleType))
 
 struct cutest {
 #define CUTEST_MEMBER(n, sym, needed, params) CUresult(*n) params;
@@ -80,6 +90,13 @@ int cutest_init(int no_context, char *why, size_t n);
  * accessible, with or without gpuDirectRDMACapable. */
 int cutest_vmm_alloc(int dev, size_t size, int rdma_capable, CUdeviceptr *va,
 		     CUmemGenericAllocationHandle *h);
+/* The same with @types of shareable handle (cuMemExportToShareableHandle). */
+int cutest_vmm_alloc_ex(int dev, size_t size, int rdma_capable,
+			CUmemAllocationHandleType types, CUdeviceptr *va,
+			CUmemGenericAllocationHandle *h);
+/* Reserve, map @h (of @size) and give @dev read-write access at *@va. */
+int cutest_vmm_map(int dev, size_t size, CUmemGenericAllocationHandle h,
+		   CUdeviceptr *va);
 void cutest_vmm_free(CUdeviceptr va, size_t size,
 		     CUmemGenericAllocationHandle h);
 
