@@ -151,6 +151,7 @@ static int importer(int sock)
 	rc = up(1);
 	if (rc)
 		return rc;
+	fakes_reset();
 	fakes_install_real_cuda();
 
 	import_and_check(sock, "cuMemAlloc exported by the owner", 0x234,
@@ -348,6 +349,7 @@ static int life_importer(int sock)
 	rc = up(1);
 	if (rc)
 		return rc;
+	fakes_reset();
 	fakes_install_real_cuda();
 	b0 = free_now();
 	say_done(sock);
@@ -422,6 +424,7 @@ static int bench(void)
 	rc = up(1);
 	if (rc)
 		return rc;
+	fakes_reset();
 	fakes_install_real_cuda();
 	fake_ibv.lean = 1; /* no fdinfo look-up in the recording verbs */
 	s = gdr_seam();
