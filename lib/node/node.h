@@ -86,6 +86,9 @@ struct gdr_dev {
 	 * mapping, 12.8+; GDR_UNKNOWN otherwise, with the reason) */
 	enum gdr_tristate c2c;
 	char c2c_why[128];
+	/* cuDeviceGetUuid, when the driver answered */
+	bool has_uuid;
+	uint8_t uuid[16];
 };
 
 /*

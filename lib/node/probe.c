@@ -369,6 +369,13 @@ static bool fill_dev(const struct gdr_cuda *c, struct gdr_dev *d, int ordinal)
 		strcpy(d->busid, "unknown");
 	d->name[sizeof(d->name) - 1] = '\0';
 	d->busid[sizeof(d->busid) - 1] = '\0';
+	if (cu->cuDeviceGetUuid) {
+		CUuuid u;
+
+		d->has_uuid = cu->cuDeviceGetUuid(&u, d->dev) == CUDA_SUCCESS;
+		if (d->has_uuid)
+			memcpy(d->uuid, u.bytes, sizeof(d->uuid));
+	}
 	probe_c2c(d, c);
 	return sure;
 }
@@ -812,6 +819,7 @@ void gdr_probe_reset(void)
 	mlx5 = NULL;
 	for (d = 0; d < PCIE_MAP_MAX; d++)
 		pcie_map[d] = GDR_PCIE_MAP_UNTRIED;
+	gdr_boot_id_forget();
 	st = cuda;
 	if (st) {
 		for (d = 0; d < st->pub.num_devices; d++)

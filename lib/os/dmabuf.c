@@ -4,8 +4,6 @@
  * dmabuf_facts in production (tests model dma-bufs with memfds).
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -16,36 +14,14 @@
 /* The dma-buf pseudo file system (include/uapi/linux/magic.h). */
 #define DMA_BUF_MAGIC 0x444d4142
 
-/* exp_name from /proc/self/fdinfo/@fd, "" when the kernel does not say. */
-static void exporter_name(int fd, char *out, size_t n)
-{
-	char path[64], buf[1024], *p, *end;
-	ssize_t got;
-	int ffd;
-
-	out[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	ffd = open(path, O_RDONLY | O_CLOEXEC);
-	if (ffd < 0)
-		return;
-	got = read(ffd, buf, sizeof(buf) - 1);
-	close(ffd);
-	if (got <= 0)
-		return;
-	buf[got] = '\0';
-	p = strstr(buf, "\nexp_name:");
-	if (!p)
-		return;
-	p += strlen("\nexp_name:");
-	p += strspn(p, " \t");
-	end = p + strcspn(p, "\n");
-	*end = '\0';
-	gdr_copy(out, n, p);
-}
+/* The device number of the dma-buf file system, once one fd proved it
+ * (0: not yet): then one fstat(2) tells a dma-buf and all its facts. */
+static dev_t dmabuf_dev;
 
 int gdr_dmabuf_facts_real(int fd, struct gdr_dmabuf_facts *f, char *why,
 			  size_t n)
 {
+	dev_t known = __atomic_load_n(&dmabuf_dev, __ATOMIC_RELAXED);
 	struct statfs fs;
 	struct stat st;
 	off_t end;
@@ -55,27 +31,34 @@ int gdr_dmabuf_facts_real(int fd, struct gdr_dmabuf_facts *f, char *why,
 		gdr_fmt(why, n, "fd %d is not open", fd);
 		return EBADF;
 	}
-	if (fstatfs(fd, &fs)) {
-		gdr_fmt(why, n, "fstatfs on fd %d failed: %s", fd,
-			strerror(errno));
-		return errno ? errno : EIO;
+	if (!known || st.st_dev != known) {
+		if (fstatfs(fd, &fs)) {
+			gdr_fmt(why, n, "fstatfs on fd %d failed: %s", fd,
+				strerror(errno));
+			return errno ? errno : EIO;
+		}
+		if ((unsigned long)fs.f_type != DMA_BUF_MAGIC) {
+			gdr_fmt(why, n,
+				"fd %d is not a dma-buf (its file system has "
+				"magic 0x%lx, not the dma-buf one)",
+				fd, (unsigned long)fs.f_type);
+			return GDR_ENOTDMABUF;
+		}
+		__atomic_store_n(&dmabuf_dev, st.st_dev, __ATOMIC_RELAXED);
 	}
-	if ((unsigned long)fs.f_type != DMA_BUF_MAGIC) {
-		gdr_fmt(why, n,
-			"fd %d is not a dma-buf (its file system has magic "
-			"0x%lx, not the dma-buf one)",
-			fd, (unsigned long)fs.f_type);
-		return GDR_ENOTDMABUF;
+	/* The kernel sets a dma-buf inode's size to the buffer's; lseek
+	 * (SEEK_END) says the same where it did not. */
+	f->size = (uint64_t)st.st_size;
+	if (!f->size) {
+		end = lseek(fd, 0, SEEK_END);
+		if (end <= 0) {
+			gdr_fmt(why, n,
+				"lseek(SEEK_END) on dma-buf fd %d failed: %s",
+				fd, end < 0 ? strerror(errno) : "size 0");
+			return end < 0 && errno ? errno : EIO;
+		}
+		f->size = (uint64_t)end;
 	}
-	/* A dma-buf's size is its end: lseek(SEEK_END) is what it offers. */
-	end = lseek(fd, 0, SEEK_END);
-	if (end <= 0) {
-		gdr_fmt(why, n, "lseek(SEEK_END) on dma-buf fd %d failed: %s",
-			fd, end < 0 ? strerror(errno) : "size 0");
-		return end < 0 && errno ? errno : EIO;
-	}
-	f->size = (uint64_t)end;
 	f->ino = (uint64_t)st.st_ino;
-	exporter_name(fd, f->exporter, sizeof(f->exporter));
 	return 0;
 }

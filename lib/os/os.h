@@ -188,23 +188,25 @@ void gdr_verbs_real(struct gdr_verbs_ops *ops);
 /* --- sharing memory with another process (share.c) --------------------- */
 /* What the kernel says of a dma-buf fd. */
 struct gdr_dmabuf_facts {
-	uint64_t size;	   /* its bytes (lseek SEEK_END) */
-	uint64_t ino;	   /* its inode: the same in every process holding it */
-	char exporter[32]; /* fdinfo exp_name ("nv_dmabuf", "udmabuf"), or "" */
+	uint64_t size; /* its bytes */
+	uint64_t ino;  /* its inode: the same in every process holding it */
 };
 /*
- * The seam's dmabuf_facts in production (dmabuf.c): 0 with *@f, GDR_ENOTDMABUF when
- * @fd is open but not a dma-buf, EBADF when it is not open, or the errno
- * of a failed look (the reason in @why).
+ * The seam's dmabuf_facts in production (dmabuf.c): 0 with *@f,
+ * GDR_ENOTDMABUF when @fd is open but not a dma-buf, EBADF when it is not
+ * open, or the errno of a failed look (the reason in @why). After the
+ * first dma-buf, one fstat(2) a call.
  */
 int gdr_dmabuf_facts_real(int fd, struct gdr_dmabuf_facts *f, char *why,
 			  size_t n);
 /* "xxxxxxxx-xxxx-..." (dashes anywhere, 32 hex digits) into 16 bytes: 0 or
  * EINVAL. */
 int gdr_parse_uuid(const char *text, uint8_t out[16]);
-/* The node's boot id (procfs sys/kernel/random/boot_id): 0, or an errno
- * with the reason in @why. */
+/* The node's boot id (procfs sys/kernel/random/boot_id), read once until
+ * gdr_boot_id_forget() (a new seam): 0, or an errno with the reason in
+ * @why. */
 int gdr_boot_id(uint8_t id[16], char *why, size_t n);
+void gdr_boot_id_forget(void);
 /* The most fds one message carries (GDR_EXPORT_MAX_FDS). */
 #define GDR_FDS_MAX 2
 /* One sendmsg of @buf with @nfds fds (SCM_RIGHTS), EINTR retried: 0, the

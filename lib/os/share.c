@@ -5,6 +5,7 @@
  * with fds over a unix socket (SCM_RIGHTS) each way.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -45,15 +46,36 @@ int gdr_parse_uuid(const char *text, uint8_t out[16])
 	return i == 16 && !*text ? 0 : EINVAL;
 }
 
+/* The boot id, read once per seam: it changes only with a reboot. */
+static pthread_mutex_t boot_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool boot_known;
+static uint8_t boot_bytes[16];
+
+void gdr_boot_id_forget(void)
+{
+	pthread_mutex_lock(&boot_lock);
+	boot_known = false;
+	pthread_mutex_unlock(&boot_lock);
+}
+
 int gdr_boot_id(uint8_t id[16], char *why, size_t n)
 {
 	char text[64];
-	int err;
+	int err = 0;
 
-	err = gdr_read_file(gdr_seam()->procfs_root,
-			    "/sys/kernel/random/boot_id", text, sizeof(text));
-	if (!err && gdr_parse_uuid(text, id))
-		err = EPROTO;
+	/* A file read under the lock (no driver call): once per process. */
+	pthread_mutex_lock(&boot_lock);
+	if (!boot_known) {
+		err = gdr_read_file(gdr_seam()->procfs_root,
+				    "/sys/kernel/random/boot_id", text,
+				    sizeof(text));
+		if (!err && gdr_parse_uuid(text, boot_bytes))
+			err = EPROTO;
+		boot_known = !err;
+	}
+	if (!err)
+		memcpy(id, boot_bytes, sizeof(boot_bytes));
+	pthread_mutex_unlock(&boot_lock);
 	if (err)
 		gdr_fmt(why, n,
 			"the node's boot id (%s/sys/kernel/random/boot_id) "

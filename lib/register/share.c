@@ -87,7 +87,6 @@ static int export_checked(void *ptr, size_t len, uint32_t flags,
 	const struct gdr_dev *d;
 	struct gdr_dmabuf_range r;
 	struct gdr_req req;
-	CUuuid uuid;
 	CUresult res;
 	int err, fd, pcie;
 
@@ -167,9 +166,8 @@ static int export_checked(void *ptr, size_t len, uint32_t flags,
 	if (d && !d->why[0])
 		short_bus_id(d->busid, desc->gpu_bus_id,
 			     sizeof(desc->gpu_bus_id));
-	if (d && !d->why[0] && req.cu->cuDeviceGetUuid &&
-	    req.cu->cuDeviceGetUuid(&uuid, d->dev) == CUDA_SUCCESS)
-		memcpy(desc->gpu_uuid, uuid.bytes, sizeof(desc->gpu_uuid));
+	if (d && !d->why[0] && d->has_uuid)
+		memcpy(desc->gpu_uuid, d->uuid, sizeof(desc->gpu_uuid));
 	return 0;
 }
 

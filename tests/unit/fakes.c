@@ -1225,8 +1225,8 @@ static int v_query_port(struct ibv_context *ctx, uint8_t port,
 
 /*
  * The fake driver's dma-bufs are memfds named "fake-dmabuf": those are
- * dma-bufs here, of the memfd's size and inode, exporter
- * fake_ibv.exporter (default "nv_dmabuf"); any other open file is not.
+ * dma-bufs here, of the memfd's size and inode; any other open file is
+ * not.
  */
 static int fake_dmabuf_facts(int fd, struct gdr_dmabuf_facts *f, char *why,
 			     size_t n)
@@ -1258,8 +1258,6 @@ static int fake_dmabuf_facts(int fd, struct gdr_dmabuf_facts *f, char *why,
 	}
 	f->size = (uint64_t)st.st_size;
 	f->ino = (uint64_t)st.st_ino;
-	snprintf(f->exporter, sizeof(f->exporter), "%s",
-		 fake_ibv.exporter[0] ? fake_ibv.exporter : "nv_dmabuf");
 	return 0;
 }
 

@@ -117,9 +117,7 @@ struct fake_verbs {
 	 * reads an MR after its ibv_dereg_mr crashes, with or without a
 	 * sanitizer (libibverbs frees it). */
 	int guard_freed;
-	char last_exp_name[64]; /* fdinfo exp_name of the fd passed */
-	/* what the fake says exported its dma-bufs ("": nv_dmabuf) */
-	char exporter[32];
+	char last_exp_name[64];	 /* fdinfo exp_name of the fd passed */
 	size_t last_dmabuf_size; /* fdinfo size of the fd passed */
 };
 

@@ -260,6 +260,7 @@ static void export_refuses(void)
 			 fx.proc);
 		CHECK_INT(unlink(path), 0);
 	}
+	fakes_install(&fx, NULL, NULL, NULL); /* the boot id is read again */
 	CHECK_INT(gdr_export(p, 4096, 0, &d, fds), -1);
 	err = errno;
 	CHECK_INT(err, EIO);
@@ -712,6 +713,7 @@ static void socket_refuses(void)
 		snprintf(path, sizeof(path), "%s/sys/kernel/random/boot_id",
 			 fx.proc);
 		CHECK_INT(unlink(path), 0);
+		fakes_install(&fx, NULL, NULL, NULL);
 		CHECK_INT(gdr_export_pack(&d, w, sizeof(w)), 0);
 		CHECK_INT(gdr_export_unpack(w, GDR_EXPORT_WIRE_LEN, &other),
 			  -1);
@@ -720,6 +722,7 @@ static void socket_refuses(void)
 		CHECK_INT(send_raw(sv[0], w, GDR_EXPORT_WIRE_LEN, fds, 2), 0);
 		recv_refuses(sv[1], EIO, "boot id");
 		fixture_write(fx.proc, "sys/kernel/random/boot_id", BOOT_ID);
+		fakes_install(&fx, NULL, NULL, NULL);
 	}
 
 	check_scope = "recv: arguments";
@@ -1053,7 +1056,6 @@ static void bare_fd(void)
 
 	check_scope = "bare fd: another exporter's dma-buf";
 	node(WITH_DD);
-	snprintf(fake_ibv.exporter, sizeof(fake_ibv.exporter), "amdgpu");
 	export_one(0, 1 << 20, 0, &d, fds);
 	mr = gdr_register_dmabuf(plain, fds[0], 8192, 4096, 0x10000, NULL,
 				 &info, sizeof(info));
@@ -1239,8 +1241,27 @@ static void faults(void)
 	done();
 }
 
+/* The production check of an fd, on what this machine has (no dma-bufs:
+ * the GPU and vm suites give it real ones). */
+static void real_facts(void)
+{
+	struct gdr_dmabuf_facts f;
+	char why[256];
+	int fd = memfd_create("plain", MFD_CLOEXEC);
+
+	check_scope = "the real dma-buf check";
+	CHECK_INT(gdr_dmabuf_facts_real(fd, &f, why, sizeof(why)),
+		  GDR_ENOTDMABUF);
+	CHECK_HAS(why, "is not a dma-buf (its file system has magic 0x1021994");
+	CHECK_INT(gdr_dmabuf_facts_real(-1, &f, why, sizeof(why)), EBADF);
+	CHECK_HAS(why, "fd -1 is not open");
+	close(fd);
+	CHECK_INT(gdr_dmabuf_facts_real(fd, &f, why, sizeof(why)), EBADF);
+}
+
 int main(void)
 {
+	real_facts();
 	export_describes();
 	export_refuses();
 	export_pcie();

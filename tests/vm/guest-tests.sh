@@ -10,7 +10,7 @@ has() { grep -qF -- "$1" /tmp/t.log; }
 
 echo "guest: $(uname -r), devices: $(ls /sys/class/infiniband | tr '\n' ' ')"
 
-for t in host probe badinput threads cache; do
+for t in host probe badinput threads cache dmabuf; do
 	if timeout 120 "$b/tests/vm/test-vm" "$t" > /tmp/t.log 2>&1; then
 		ok "test-vm $t: $(tail -n 1 /tmp/t.log)"
 		grep -v '^[a-z]*: [0-9]* passed' /tmp/t.log | sed 's/^/     /'

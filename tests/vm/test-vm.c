@@ -15,10 +15,19 @@
  *            memory over both PDs, an RDMA write through each device's
  *            MRs with the data checked, no MR left after
  *            gdr_deregister_multi
+ *   dmabuf   a real dma-buf (udmabuf) on rxe: the kernel's checks of the
+ *            fd, a descriptor and the fd over a real unix socket, and the
+ *            importer's registration refused with rxe's real answer
+ *            (EOPNOTSUPP) and the library's words; without /dev/udmabuf
+ *            the not-a-dma-buf refusal only
  * Exits 77 when there is no RDMA device.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -464,6 +473,124 @@ static void multi(void)
 	ibv_close_device(ctx2[1]);
 }
 
+/* The udmabuf UAPI (linux/udmabuf.h), stable since Linux 4.20. */
+struct vm_udmabuf_create {
+	uint32_t memfd;
+	uint32_t flags;
+	uint64_t offset;
+	uint64_t size;
+};
+#define VM_UDMABUF_CREATE _IOW('u', 0x42, struct vm_udmabuf_create)
+#define VM_UDMABUF_FLAGS_CLOEXEC 0x01
+
+/* A 1 MiB dma-buf of host pages, or -1 (the reason printed). */
+static int make_udmabuf(void)
+{
+	struct vm_udmabuf_create c = { .flags = VM_UDMABUF_FLAGS_CLOEXEC,
+				       .size = 1 << 20 };
+	int dev, mfd, buf;
+
+	dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+	if (dev < 0) {
+		printf("no /dev/udmabuf here (%s)\n", strerror(errno));
+		return -1;
+	}
+	mfd = memfd_create("vm-udmabuf", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+	if (mfd < 0 || ftruncate(mfd, 1 << 20) ||
+	    fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK)) {
+		printf("memfd for udmabuf: %s\n", strerror(errno));
+		close(dev);
+		return -1;
+	}
+	c.memfd = (uint32_t)mfd;
+	buf = ioctl(dev, VM_UDMABUF_CREATE, &c);
+	if (buf < 0)
+		printf("UDMABUF_CREATE: %s\n", strerror(errno));
+	close(mfd);
+	close(dev);
+	return buf;
+}
+
+static void dmabuf(void)
+{
+	struct gdr_reg_attr only = { .comp_mask = GDR_REG_ATTR_PATH_MASK,
+				     .path_mask =
+					     GDR_PATH_BIT(GDR_PATH_DMABUF) };
+	struct gdr_export_desc d, got;
+	struct gdr_dmabuf_facts f;
+	struct gdr_reg_info info;
+	char why[256];
+	struct stat st;
+	int buf, fds, mrs, sv[2], rfds[2], mfd;
+
+	fds = count_fds();
+	mrs = count_mrs();
+	check_scope = "dma-buf: not a dma-buf";
+	mfd = memfd_create("plain", MFD_CLOEXEC);
+	CHECK(ftruncate(mfd, 1 << 20) == 0);
+	CHECK(gdr_register_dmabuf(pd, mfd, 0, 4096, 0, NULL, NULL, 0) == NULL);
+	CHECK_INT(errno, EINVAL);
+	CHECK_HAS(gdr_last_error(), "is not a dma-buf (its file system");
+	close(mfd);
+
+	buf = make_udmabuf();
+	if (buf < 0) {
+		printf("dma-buf: only the not-a-dma-buf refusal was tried\n");
+		CHECK_INT(count_fds(), fds);
+		return;
+	}
+	check_scope = "dma-buf: the kernel's facts of a udmabuf";
+	CHECK_INT(gdr_dmabuf_facts_real(buf, &f, why, sizeof(why)), 0);
+	CHECK_INT(f.size, 1 << 20);
+	CHECK_INT(fstat(buf, &st), 0);
+	CHECK_INT(f.ino, st.st_ino);
+
+	check_scope = "dma-buf: rxe refuses it";
+	CHECK(gdr_register_dmabuf(pd, buf, 4096, 8192, 0x1000, NULL, &info,
+				  sizeof(info)) == NULL);
+	CHECK_INT(errno, EOPNOTSUPP);
+	CHECK_HAS(gdr_last_error(), "does not support DMA-BUF memory regions");
+	CHECK_INT(info.mem_type, GDR_MEM_DMABUF);
+	printf("udmabuf on rxe: %s\n", gdr_last_error());
+	CHECK(gdr_register_dmabuf(pd, buf, 4096, 8192, 0x1000, &only, NULL,
+				  0) == NULL);
+	CHECK_INT(errno, EOPNOTSUPP);
+
+	check_scope = "dma-buf: over a real unix socket";
+	memset(&d, 0, sizeof(d));
+	d.version = GDR_EXPORT_DESC_VERSION;
+	d.num_fds = 1;
+	d.dmabuf_size = 1 << 20;
+	d.offset = 4096;
+	d.length = 8192;
+	d.iova = 0x1000;
+	d.buffer_id = 1;
+	d.dmabuf_ino[0] = (uint64_t)st.st_ino;
+	d.mem_type = GDR_MEM_CUDA_DEVICE;
+	strcpy(d.gpu_bus_id, "0000:00:00.0");
+	CHECK_INT(gdr_boot_id(d.boot_id, why, sizeof(why)), 0);
+	CHECK_INT(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	CHECK_INT(gdr_export_send(sv[0], &d, &buf), 0);
+	CHECK_INT(gdr_export_recv(sv[1], &got, rfds), 0);
+	CHECK(gdr_import_register(pd, &got, rfds, NULL, NULL, 0) == NULL);
+	CHECK_INT(errno, EOPNOTSUPP);
+	CHECK_HAS(gdr_last_error(), "(dma-buf fd");
+	close(rfds[0]);
+	/* A short message with the fd: refused, the fd closed. */
+	d.length = 1 << 21;
+	CHECK_INT(gdr_export_send(sv[0], &d, &buf), -1);
+	CHECK_INT(errno, EINVAL);
+	d.length = 8192;
+	CHECK(send(sv[0], "GDRX", 4, 0) == 4);
+	CHECK_INT(gdr_export_recv(sv[1], &got, rfds), -1);
+	CHECK_INT(errno, EPROTO);
+	close(sv[0]);
+	close(sv[1]);
+	close(buf);
+	CHECK_INT(count_fds(), fds);
+	CHECK_INT(count_mrs(), mrs);
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "all";
@@ -485,6 +612,8 @@ int main(int argc, char **argv)
 		cache();
 	if (!strcmp(what, "multi"))
 		multi();
+	if (!strcmp(what, "dmabuf") || !strcmp(what, "all"))
+		dmabuf();
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	return check_summary(what);
