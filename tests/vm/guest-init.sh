@@ -10,7 +10,7 @@ mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmp /tmp
 mount -t tmpfs run /run
-for m in virtio_pci 9pnet_virtio 9p crc32_generic dummy rdma_rxe ib_uverbs rdma_ucm; do
+for m in virtio_pci 9pnet_virtio 9p crc32_generic dummy rdma_rxe ib_uverbs rdma_ucm vgem; do
 	modprobe "$m" || echo "init: modprobe $m failed"
 done
 mkdir -p /share

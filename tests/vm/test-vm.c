@@ -15,11 +15,11 @@
  *            memory over both PDs, an RDMA write through each device's
  *            MRs with the data checked, no MR left after
  *            gdr_deregister_multi
- *   dmabuf   a real dma-buf (udmabuf) on rxe: the kernel's checks of the
+ *   dmabuf   a real dma-buf (udmabuf, else vgem) on rxe: the kernel's checks of the
  *            fd, a descriptor and the fd over a real unix socket, and the
  *            importer's registration refused with rxe's real answer
- *            (EOPNOTSUPP) and the library's words; without /dev/udmabuf
- *            the not-a-dma-buf refusal only
+ *            (EOPNOTSUPP) and the library's words; without either, the
+ *            not-a-dma-buf refusal only
  * Exits 77 when there is no RDMA device.
  */
 #include <errno.h>
@@ -483,6 +483,60 @@ struct vm_udmabuf_create {
 #define VM_UDMABUF_CREATE _IOW('u', 0x42, struct vm_udmabuf_create)
 #define VM_UDMABUF_FLAGS_CLOEXEC 0x01
 
+/*
+ * The DRM UAPI (drm.h, drm_mode.h) for a vgem dumb buffer exported as a
+ * dma-buf (PRIME), where the guest kernel has no udmabuf (Debian 12's).
+ */
+struct vm_drm_create_dumb {
+	uint32_t height, width, bpp, flags, handle, pitch;
+	uint64_t size;
+};
+struct vm_drm_prime_handle {
+	uint32_t handle, flags;
+	int32_t fd;
+};
+#define VM_DRM_IOCTL_MODE_CREATE_DUMB                                          \
+	_IOWR('d', 0xB2, struct vm_drm_create_dumb)
+#define VM_DRM_IOCTL_PRIME_HANDLE_TO_FD                                        \
+	_IOWR('d', 0x2d, struct vm_drm_prime_handle)
+
+/* A 1 MiB dma-buf from the vgem driver, or -1 (the reason printed). */
+static int make_vgem_dmabuf(void)
+{
+	struct vm_drm_create_dumb c = { .height = 256,
+					.width = 1024,
+					.bpp = 32 };
+	struct vm_drm_prime_handle p = { .flags = O_CLOEXEC | O_RDWR,
+					 .fd = -1 };
+	char path[32];
+	int i, dev = -1;
+
+	/* vgem is the only DRM device of the guest: its card node. */
+	for (i = 0; i < 8 && dev < 0; i++) {
+		snprintf(path, sizeof(path), "/dev/dri/card%d", i);
+		dev = open(path, O_RDWR | O_CLOEXEC);
+	}
+	if (dev < 0) {
+		printf("no /dev/dri/card* here (%s)\n", strerror(errno));
+		return -1;
+	}
+	if (ioctl(dev, VM_DRM_IOCTL_MODE_CREATE_DUMB, &c)) {
+		printf("%s: DRM_IOCTL_MODE_CREATE_DUMB: %s\n", path,
+		       strerror(errno));
+		close(dev);
+		return -1;
+	}
+	p.handle = c.handle;
+	if (ioctl(dev, VM_DRM_IOCTL_PRIME_HANDLE_TO_FD, &p))
+		printf("%s: DRM_IOCTL_PRIME_HANDLE_TO_FD: %s\n", path,
+		       strerror(errno));
+	/* The dma-buf holds the buffer; the device can go. */
+	close(dev);
+	printf("dma-buf from %s: a %llu-byte vgem dumb buffer\n", path,
+	       (unsigned long long)c.size);
+	return p.fd;
+}
+
 /* A 1 MiB dma-buf of host pages, or -1 (the reason printed). */
 static int make_udmabuf(void)
 {
@@ -534,6 +588,8 @@ static void dmabuf(void)
 	close(mfd);
 
 	buf = make_udmabuf();
+	if (buf < 0)
+		buf = make_vgem_dmabuf();
 	if (buf < 0) {
 		printf("dma-buf: only the not-a-dma-buf refusal was tried\n");
 		CHECK_INT(count_fds(), fds);

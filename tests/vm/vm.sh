@@ -32,7 +32,7 @@ RECIPE=5
 SUITE=bookworm
 MIRROR=${GDR_VM_MIRROR:-http://deb.debian.org/debian}
 GUEST_PKGS="rdma-core ibverbs-providers ibverbs-utils perftest rdmacm-utils iproute2 kmod libibverbs1 librdmacm1 procps strace"
-MODULES="virtio_pci 9pnet_virtio 9p crc32_generic dummy rdma_rxe ib_uverbs rdma_ucm"
+MODULES="virtio_pci 9pnet_virtio 9p crc32_generic dummy rdma_rxe ib_uverbs rdma_ucm vgem"
 # What building the guest's programs needs, in the build root.
 BUILD_PKGS="gcc libc6-dev meson ninja-build pkg-config python3 libibverbs-dev librdmacm-dev"
 # The programs the guest suite runs.
