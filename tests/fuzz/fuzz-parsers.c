@@ -12,6 +12,8 @@
  *   json     gdr-info's snapshot reader (answers.json of --from/--root)
  *   tar      gdr-info's archive reader (--from), and a round trip through
  *            its writer (--capture)
+ *   desc     gdr_desc_unpack (the export descriptor another process sends),
+ *            and a round trip through gdr_desc_pack
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,6 +23,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "tree.h"
+#elif defined(TARGET_DESC)
+#include <stdint.h>
+#include "base.h"
 #elif defined(TARGET_JSON)
 #include <stdint.h>
 #include <stdio.h>
@@ -120,6 +125,108 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	tree_free(&t);
 	tree_free(&again);
+	return 0;
+}
+#elif defined(TARGET_DESC)
+/* This node's boot id, as the importer passes it; the seeds carry it. */
+static const uint8_t boot_id[16] = { 0x5e, 0xed, 0xb0, 0x07, 0x1d, 0x00,
+				     0x4f, 0x2a, 0x9c, 0x11, 0x22, 0x33,
+				     0x44, 0x55, 0x66, 0x77 };
+
+/* What a descriptor that unpacked promises (gpudirect.h), and the bytes it
+ * came from are the bytes it packs into. */
+static void desc_ok(const struct gdr_export_desc *d, const uint8_t *in,
+		    size_t size)
+{
+	uint8_t again[GDR_EXPORT_WIRE_LEN];
+	char why[256];
+	unsigned int i, j;
+
+	if (size != GDR_EXPORT_WIRE_LEN ||
+	    d->version != GDR_EXPORT_DESC_VERSION)
+		abort();
+	if (d->num_fds < 1 || d->num_fds > GDR_EXPORT_MAX_FDS)
+		abort();
+	for (i = 0; i < GDR_EXPORT_MAX_FDS; i++) {
+		if (i >= d->num_fds) {
+			if (d->mapping[i] || d->dmabuf_ino[i])
+				abort();
+			continue;
+		}
+		if (d->mapping[i] != GDR_DMABUF_MAPPING_DEFAULT &&
+		    d->mapping[i] != GDR_DMABUF_MAPPING_PCIE)
+			abort();
+		if (!d->dmabuf_ino[i])
+			abort();
+		for (j = 0; j < i; j++)
+			if (d->mapping[j] == d->mapping[i])
+				abort();
+	}
+	if (!d->dmabuf_size || d->dmabuf_size % 4096)
+		abort();
+	if (!d->length || d->offset > d->dmabuf_size ||
+	    d->length > d->dmabuf_size - d->offset)
+		abort();
+	if (d->iova + d->length < d->iova)
+		abort();
+	if (d->mem_type != GDR_MEM_CUDA_DEVICE &&
+	    d->mem_type != GDR_MEM_CUDA_POOL)
+		abort();
+	if (!memchr(d->gpu_bus_id, '\0', sizeof(d->gpu_bus_id)))
+		abort();
+	if (gdr_desc_pack(d, again, why, sizeof(why)) ||
+	    memcmp(again, in, sizeof(again)))
+		abort();
+}
+
+static int all_zero(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	while (n--)
+		if (*b++)
+			return 0;
+	return 1;
+}
+
+/* A refusal says why and leaves nothing behind. */
+static void refused(int err, const struct gdr_export_desc *d, const char *why)
+{
+	if ((err != EPROTO && err != EXDEV) || !why[0] ||
+	    !all_zero(d, sizeof(*d)))
+		abort();
+}
+
+/* Bytes from another process: checked with this node's boot id and with
+ * none; what is accepted keeps every promise. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct gdr_export_desc mine, any;
+	char why[512], why_any[512];
+	int err, err_any;
+
+	why[0] = why_any[0] = '\0';
+	err = gdr_desc_unpack(data, size, boot_id, &mine, why, sizeof(why));
+	err_any = gdr_desc_unpack(data, size, NULL, &any, why_any,
+				  sizeof(why_any));
+	if (err_any)
+		refused(err_any, &any, why_any);
+	else
+		desc_ok(&any, data, size);
+	if (err) {
+		refused(err, &mine, why);
+		/* Another boot only for a descriptor that is fine otherwise. */
+		if ((err == EXDEV) !=
+		    (!err_any && memcmp(any.boot_id, boot_id, sizeof(boot_id))))
+			abort();
+		if (err == EPROTO && !err_any)
+			abort();
+	} else {
+		desc_ok(&mine, data, size);
+		if (err_any || memcmp(&mine, &any, sizeof(mine)) ||
+		    memcmp(mine.boot_id, boot_id, sizeof(boot_id)))
+			abort();
+	}
 	return 0;
 }
 #else

@@ -16,11 +16,11 @@ if ! command -v clang > /dev/null; then
 fi
 pass=0
 fail=0
-for t in kernel nvidia number cmdline cufile env bdf json tar; do
+for t in kernel nvidia number cmdline cufile env bdf json tar desc; do
 	T=$(echo "$t" | tr a-z A-Z)
 	# Each target builds what it fuzzes: the parsers link alone, the node
 	# probe with the layers under it, the doctor's readers without the
-	# library.
+	# library, the export descriptor's reader and writer alone.
 	case $t in
 	kernel | nvidia | number | cmdline | bdf)
 		src="$top/lib/base/parse.c $top/lib/base/error.c $top/lib/base/json.c" ;;
@@ -28,6 +28,7 @@ for t in kernel nvidia number cmdline cufile env bdf json tar; do
 	json) src="$top/lib/base/json.c" ;;
 	cufile) src="$top/lib/base/json.c $top/lib/base/parse.c $top/lib/base/error.c" ;;
 	tar) src="$top/tools/gdr-info/tree.c $top/tools/gdr-info/replace.c $top/lib/base/walk.c" ;;
+	desc) src="$top/lib/base/desc.c $top/lib/base/error.c" ;;
 	esac
 	inc=""
 	for d in lib lib/base lib/os lib/node lib/backends lib/register lib/cache lib/doctor; do
@@ -57,5 +58,18 @@ for t in kernel nvidia number cmdline cufile env bdf json tar; do
 		fail=$((fail + 1))
 	fi
 done
+# The desc seeds are still what desc-seeds.c makes, each answered as it
+# expects (a layout change regenerates them).
+rm -rf "$out/seeds-desc"
+mkdir -p "$out/seeds-desc"
+if clang -std=gnu11 -D_GNU_SOURCE -I"$top/include" -I"$top/lib/base" \
+	"$here/desc-seeds.c" "$top/lib/base/desc.c" "$top/lib/base/error.c" \
+	-o "$out/desc-seeds" && "$out/desc-seeds" "$out/seeds-desc" &&
+	diff -r "$out/seeds-desc" "$here/corpus/desc"; then
+	echo "ok   desc seeds: as tests/fuzz/desc-seeds.c makes them"
+else
+	echo "FAIL desc seeds: tests/fuzz/corpus/desc is not what tests/fuzz/desc-seeds.c makes"
+	fail=$((fail + 1))
+fi
 echo "fuzz: $pass passed, $fail failed"
 [ "$fail" = 0 ]

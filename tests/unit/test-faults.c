@@ -37,9 +37,14 @@ void *malloc(size_t n)
 	return __libc_malloc(n);
 }
 
+/* The arguments of the calloc() failed last: which table it was. */
+static size_t failed_calloc_n, failed_calloc_size;
+
 void *calloc(size_t a, size_t b)
 {
 	if (fault_alloc && fault_inject("calloc")) {
+		failed_calloc_n = a;
+		failed_calloc_size = b;
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -482,74 +487,244 @@ static void release_failure_logged(void)
 
 #ifdef HEAP_CHECKS
 /*
- * When the cache's table of MRs given out but no longer cached (in use
- * when invalidated) cannot grow for lack of memory, the MRs it had no room
- * for are still put back, and afterwards a put of an MR the cache never
- * gave out still answers EINVAL instead of hanging in a table left with
- * no empty slot (the alarm fails the test if it hangs).
+ * The cache's MR table (lib/cache/tables.c: every entry that holds an MR,
+ * by the MR's address, so that a put finds its entry without reading the
+ * MR) doubles when it would be more than half full: with MRTAB_HELD MRs
+ * out, the next get must grow it. Each call of that get fails in turn
+ * (fault_alloc: every allocation among them), the MR table's calloc()
+ * once:
+ *  - a cached miss (GDR_CACHE_HOST) whose MR the table cannot take still
+ *    gives the MR out (a put finds it by a walk): its put gives it back,
+ *    the next get hits it, and an invalidation while it is out (its
+ *    drop tries the add again, and that growth fails too) leaves it to
+ *    its last put, which finds it by the walk when no hint has it;
+ *  - a pass-through get (host memory without GDR_CACHE_HOST) whose MR the
+ *    table cannot take fails with ENOMEM, "out of memory for a cache
+ *    entry", and deregisters that MR.
+ * Whatever failed, the get answers cleanly (the MR, or NULL with errno and
+ * a message) and nothing is lost: every MR given out is put back once
+ * (a second put, and a put of an MR the cache never gave out, are EINVAL
+ * and do not hang in the table: the alarm fails the test), the cache
+ * audits clean, and its destruction leaves no MR and no heap behind.
  */
-static void cache_outside_table_full(void)
+#define MRTAB_HELD 32 /* MRs out before the get that grows the MR table */
+/* Live entries that grow the MR hint past its first 256 slots: it is
+ * rebuilt from the live entries alone (tables.c), so that a dropped entry
+ * missing from the MR table is found by nothing but the walk. */
+#define HINT_REBUILT 129
+
+static char mrtab_buf[(MRTAB_HELD + 2) * 4096] __attribute__((aligned(4096)));
+static char mrtab_more[HINT_REBUILT * 4096] __attribute__((aligned(4096)));
+
+/* The failed call was the MR table's growth: a calloc() of entry pointers
+ * with room for MRTAB_HELD + 1 of them, at most half full. */
+static int mrtab_growth_failed(void)
+{
+	return fault_where && !strcmp(fault_where, "calloc") &&
+	       failed_calloc_size == sizeof(void *) &&
+	       failed_calloc_n >= 2 * (MRTAB_HELD + 1);
+}
+
+static struct gdr_cache_stats mrtab_stats(struct gdr_cache *c)
+{
+	struct gdr_cache_stats st;
+
+	memset(&st, 0xff, sizeof(st));
+	CHECK_INT(gdr_cache_query_stats(c, &st, sizeof(st)), 0);
+	return st;
+}
+
+static void mrtab_audit(struct gdr_cache *c)
+{
+	char why[256] = "";
+
+	CHECK_(gdr_cache_audit(c, why, sizeof(why)) == 0, "gdr_cache_audit: %s",
+	       why);
+}
+
+/*
+ * One run, call @n of the get that grows the table failing (0: none); the
+ * heap is counted unless @warm (the first run: what the library keeps for
+ * the process is not a leak). Whether a call failed; *@growth: it was the
+ * table's growth.
+ */
+static int mrtab_run(int cached, long n, int warm, int *growth)
 {
 	struct gdr_cache_attr attr = { .comp_mask = GDR_CACHE_ATTR_FLAGS,
-				       .flags = GDR_CACHE_HOST };
-	static char buf[65 * 4096];
-	struct ibv_mr *mrs[64], other = { 0 };
+				       .flags = cached ? GDR_CACHE_HOST : 0 };
+	struct ibv_mr *mrs[MRTAB_HELD + 1], *mr, stranger = { 0 };
+	struct gdr_cache_get_info info;
+	struct gdr_cache_stats st;
+	char *p = mrtab_buf + MRTAB_HELD * 4096;
+	static char scope[192];
 	struct gdr_cache *c;
-	int i, bad = 0, calloc_failed = 0;
+	int i, err, out, failed, bad = 0;
+	size_t heap0 = heap_used();
 
-	check_scope = "cache: the outside table out of memory";
-	fakes_reset();
-	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
-	fakes_install(&fx, NULL, NULL, NULL);
+	snprintf(scope, sizeof(scope), "cache: the MR table out of memory, %s",
+		 cached ? "cached" : "pass-through");
+	check_scope = scope;
 	c = gdr_cache_create(&fake_pd, &attr);
 	CHECK(c != NULL);
 	if (!c)
-		return;
-	/* 32 MRs out and invalidated: the table holds them. */
-	for (i = 0; i < 32; i++)
-		bad += !(mrs[i] = gdr_cache_get(c, buf + i * 4096, 4096));
-	CHECK_INT(gdr_cache_invalidate(c, buf, 32 * 4096), 0);
-	/* 32 more, each invalidated while the table cannot grow. */
-	for (i = 32; i < 64; i++) {
-		bad += !(mrs[i] = gdr_cache_get(c, buf + i * 4096, 4096));
+		return 0;
+	for (i = 0; i < MRTAB_HELD; i++)
+		bad += !(mrs[i] = gdr_cache_get(c, mrtab_buf + i * 4096, 4096));
+	CHECK_INT(bad, 0);
+	if (bad)
+		return 0;
+
+	fault_calls = 0;
+	fault_where = NULL;
+	failed_calloc_n = failed_calloc_size = 0;
+	fault_alloc = 1;
+	fault_at = n;
+	errno = 0;
+	mr = gdr_cache_get(c, p, 4096);
+	err = mr ? 0 : errno;
+	fault_at = 0;
+	fault_alloc = 0;
+	failed = fault_where != NULL;
+	*growth = mrtab_growth_failed();
+	if (failed)
+		snprintf(
+			scope, sizeof(scope),
+			"cache: the MR table out of memory, %s, call %ld (%s%s) "
+			"fails",
+			cached ? "cached" : "pass-through", n, fault_where,
+			*growth ? ": the MR table's growth" : "");
+
+	/* A clean answer; the table's growth is the documented one. */
+	if (mr)
+		CHECK(mr->addr == p && mr->length == 4096);
+	else
+		CHECK(err != 0 && gdr_last_error()[0] != '\0');
+	if (*growth && cached) {
+		CHECK(mr != NULL);
+	} else if (*growth) {
+		CHECK(mr == NULL);
+		CHECK_INT(err, ENOMEM);
+		CHECK_HAS(gdr_last_error(), "out of memory for a cache entry");
+	}
+	out = MRTAB_HELD + (mr != NULL);
+	mrs[MRTAB_HELD] = mr;
+	CHECK_INT(fake_ibv.live_mrs, out);
+	st = mrtab_stats(c);
+	CHECK_INT(st.in_use, out);
+	CHECK_INT(st.entries, cached ? out : 0);
+	CHECK_INT(st.passthrough, cached ? 0 : out);
+	mrtab_audit(c);
+
+	if (cached && mr) {
+		/* Put back, the entry is still cached: a hit on that MR. */
+		CHECK_INT(gdr_cache_put(c, mr), 0);
+		mrs[MRTAB_HELD] =
+			gdr_cache_get_ex(c, p, 4096, &info, sizeof(info));
+		CHECK(mrs[MRTAB_HELD] == mr);
+		CHECK_INT(info.result, GDR_CACHE_RESULT_HIT);
+		if (mrs[MRTAB_HELD] != mr)
+			out = MRTAB_HELD;
+	}
+	if (cached) {
+		/* Every entry dropped while its MR is out, any allocation of
+		 * the drop failing: deregistered at its last put. */
 		fault_calls = 0;
 		fault_where = NULL;
 		fault_alloc = 1;
 		fault_at = 1;
-		CHECK_INT(gdr_cache_invalidate(c, buf + i * 4096, 4096), 0);
+		CHECK_INT(gdr_cache_invalidate(c, mrtab_buf, sizeof(mrtab_buf)),
+			  0);
 		fault_at = 0;
 		fault_alloc = 0;
-		calloc_failed += fault_where && !strcmp(fault_where, "calloc");
-	}
-	CHECK_INT(bad, 0);
-	if (calloc_failed == 0) {
-		/* The allocator is not ours to fail here (valgrind replaces
-		 * malloc and calloc in every object): nothing was tested. */
-		printf("SKIP: %s: no allocation fault took effect (valgrind?)\n",
-		       check_scope);
-		for (i = 0; i < 64; i++)
-			bad += mrs[i] && gdr_cache_put(c, mrs[i]) != 0;
+		/* The entry the table could not take was added again by its
+		 * drop, and that growth failed as well. */
+		if (*growth)
+			CHECK(mrtab_growth_failed());
+		st = mrtab_stats(c);
+		CHECK_INT(st.entries, 0);
+		CHECK_INT(st.in_use, out);
+		CHECK_INT(st.invalidations, out);
+		CHECK_INT(fake_ibv.live_mrs, out);
+		mrtab_audit(c);
+		/* Other buffers cached meanwhile: the MR hint forgets the
+		 * dropped entries, and this thread's last get is another. */
+		for (i = 0; i < HINT_REBUILT; i++) {
+			struct ibv_mr *m =
+				gdr_cache_get(c, mrtab_more + i * 4096, 4096);
+
+			bad += !m || gdr_cache_put(c, m) != 0;
+		}
 		CHECK_INT(bad, 0);
-		CHECK_INT(gdr_cache_destroy(c), 0);
+		CHECK_INT(mrtab_stats(c).entries, HINT_REBUILT);
+	}
+
+	/* A stranger, each MR once (the last one first), a second put. */
+	alarm(20);
+	stranger.addr = mrtab_buf + (MRTAB_HELD + 1) * 4096;
+	stranger.length = 4096;
+	CHECK_INT(gdr_cache_put(c, &stranger), EINVAL);
+	CHECK_HAS(gdr_last_error(), "not one the cache gave out");
+	for (i = out - 1; i >= 0; i--)
+		bad += gdr_cache_put(c, mrs[i]) != 0;
+	CHECK_INT(bad, 0);
+	if (mr)
+		CHECK_INT(gdr_cache_put(c, mr), EINVAL);
+	alarm(0);
+	CHECK_INT(fake_ibv.live_mrs, cached ? HINT_REBUILT : 0);
+	CHECK_INT(mrtab_stats(c).in_use, 0);
+	mrtab_audit(c);
+	CHECK_INT(gdr_cache_destroy(c), 0);
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	if (!warm)
+		CHECK_INT(heap_used(), heap0);
+	return failed;
+}
+
+static void cache_mr_table_out_of_memory(void)
+{
+	void *(*volatile alloc)(size_t, size_t) = calloc;
+	int cached, growth, growths;
+	void *probe;
+	long n;
+
+	check_scope = "cache: the MR table out of memory";
+	fakes_reset();
+	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
+	fakes_install(&fx, NULL, NULL, NULL);
+	/* Valgrind replaces calloc() in every object, this test's too: then
+	 * no allocation can be made to fail, and nothing would be tested. */
+	fault_calls = 0;
+	fault_where = NULL;
+	fault_alloc = 1;
+	fault_at = 1;
+	probe = alloc(1, 1);
+	fault_at = 0;
+	fault_alloc = 0;
+	if (probe || !fault_where) {
+		free(probe);
+		printf("SKIP: %s: calloc() is not this test's own (valgrind "
+		       "replaces it), so no allocation can be made to fail\n",
+		       check_scope);
 		return;
 	}
-	CHECK_INT(calloc_failed, 32);
-	CHECK_INT(fake_ibv.live_mrs, 64);
-	/* The ones the table could not take first, then a stranger. */
-	alarm(20);
-	for (i = 63; i >= 32; i--)
-		bad += mrs[i] && gdr_cache_put(c, mrs[i]) != 0;
-	CHECK_INT(bad, 0);
-	other.addr = buf + 64 * 4096;
-	other.length = 4096;
-	CHECK_INT(gdr_cache_put(c, &other), EINVAL);
-	CHECK_HAS(gdr_last_error(), "not one the cache gave out");
-	for (i = 0; i < 32; i++)
-		bad += mrs[i] && gdr_cache_put(c, mrs[i]) != 0;
-	alarm(0);
-	CHECK_INT(bad, 0);
-	CHECK_INT(fake_ibv.live_mrs, 0);
-	CHECK_INT(gdr_cache_destroy(c), 0);
+	for (cached = 0; cached < 2; cached++) {
+		/* Unfaulted: to warm up, then counted. */
+		mrtab_run(cached, 0, 1, &growth);
+		CHECK(!mrtab_run(cached, 0, 0, &growth));
+		growths = 0;
+		for (n = 1; mrtab_run(cached, n, 0, &growth); n++)
+			growths += growth;
+		check_scope =
+			cached ? "cache: the MR table out of memory, cached"
+			       : "cache: the MR table out of memory, "
+				 "pass-through";
+		printf("%s: %ld calls of the get that grows the table, each "
+		       "failed once\n",
+		       check_scope, n - 1);
+		/* The table's growth was among them, once. */
+		CHECK_INT(growths, 1);
+		CHECK(n - 1 >= 2);
+	}
 }
 #endif
 
@@ -571,7 +746,10 @@ int main(int argc, char **argv)
 		sweep((enum op)op, alloc);
 	release_failure_logged();
 #ifdef HEAP_CHECKS
-	cache_outside_table_full();
+	cache_mr_table_out_of_memory();
+#else
+	printf("SKIP: cache: the MR table out of memory: allocation faults "
+	       "need the plain glibc allocator (this is a sanitizer build)\n");
 #endif
 	fixture_remove(&fx);
 	gdr_seam_install(NULL);
