@@ -124,6 +124,10 @@ static int check(const struct gdr_export_desc *d, char *why, size_t n)
 				d->mapping[i]);
 			return EINVAL;
 		}
+		if (!d->dmabuf_ino[i]) {
+			gdr_fmt(why, n, "dmabuf_ino[%u] is 0", i);
+			return EINVAL;
+		}
 		if (i && d->mapping[i] == d->mapping[0]) {
 			gdr_fmt(why, n,
 				"mapping[%u] repeats mapping[0]; each dma-buf "
@@ -131,8 +135,14 @@ static int check(const struct gdr_export_desc *d, char *why, size_t n)
 				i);
 			return EINVAL;
 		}
-		if (!d->dmabuf_ino[i]) {
-			gdr_fmt(why, n, "dmabuf_ino[%u] is 0", i);
+		/* The importer cannot see how a dma-buf maps the memory:
+		 * it takes the owner's word, but never one dma-buf as
+		 * both. */
+		if (i && d->dmabuf_ino[i] == d->dmabuf_ino[0]) {
+			gdr_fmt(why, n,
+				"dmabuf_ino[%u] repeats dmabuf_ino[0]; each "
+				"mapping is a dma-buf of its own",
+				i);
 			return EINVAL;
 		}
 	}

@@ -213,14 +213,26 @@ void gdr_boot_id_forget(void);
  * errno, or EMSGSIZE when only part of @buf went. */
 int gdr_fds_send(int sock, const void *buf, size_t len, const int *fds,
 		 unsigned int nfds);
+/* What gdr_fds_recv() received. */
+struct gdr_fds_msg {
+	size_t got;	   /* bytes */
+	unsigned int nfds; /* fds kept in @fds */
+	bool stream;	   /* a SOCK_STREAM socket */
+	bool data_cut;	   /* the message was longer than the buffer */
+	bool extra_fds;	   /* more fds than @max came: the rest were closed */
+	bool fds_cut;	   /* MSG_CTRUNC: fds the kernel could not hand over
+			     * (this process's fd table is full) */
+};
 /*
- * One recvmsg (close-on-exec fds, EINTR retried) into @buf: *@got bytes,
- * the first @max fds in @fds (*@nfds of them; any more are closed) and
- * *@cut when the message, its fds or its control data did not fit. 0 or
- * the errno (no fd kept then).
+ * Receive one message with its fds (close-on-exec) into @buf: a message of
+ * a SOCK_SEQPACKET or SOCK_DGRAM socket, up to @len bytes (a longer one is
+ * cut, *@m says so); of a SOCK_STREAM socket, @len - 1 bytes, read in as
+ * many pieces as they come, never past them (the end of the stream before
+ * that: fewer). The first @max fds in @fds, any more closed. 0, or the
+ * errno with no fd kept.
  */
-int gdr_fds_recv(int sock, void *buf, size_t len, size_t *got, int *fds,
-		 unsigned int max, unsigned int *nfds, bool *cut);
+int gdr_fds_recv(int sock, void *buf, size_t len, int *fds, unsigned int max,
+		 struct gdr_fds_msg *m);
 
 /* --- the seam (seam.c) -------------------------------------------------- */
 /*

@@ -144,34 +144,70 @@ static void take_fds(struct msghdr *msg, int *fds, unsigned int max,
 	}
 }
 
-int gdr_fds_recv(int sock, void *buf, size_t len, size_t *got, int *fds,
-		 unsigned int max, unsigned int *nfds, bool *cut)
+/* Room for SCM_CREDENTIALS, SCM_PIDFD and SCM_SECURITY (a receiver with
+ * SO_PASSCRED, SO_PASSPIDFD or SO_PASSSEC set gets them first) and for more
+ * fds than a message may carry, so that extra ones arrive and are closed
+ * rather than being dropped by the kernel unseen. */
+#define CTL_ROOM 1024
+
+/* One recvmsg into @buf + @len, EINTR retried: bytes, 0 at the end, or
+ * -1 with errno; fds taken into @m. */
+static ssize_t recv_one(int sock, void *buf, size_t len, int *fds,
+			unsigned int max, struct gdr_fds_msg *m)
 {
-	/* Room for more than @max fds, so that extra ones arrive (and are
-	 * closed) rather than being dropped by the kernel unseen. */
 	union {
 		struct cmsghdr align;
-		char b[CMSG_SPACE(sizeof(int) * GDR_FDS_MAX * 4)];
+		char b[CTL_ROOM];
 	} ctl;
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	bool extra = false;
 	ssize_t r;
 
-	*got = 0;
-	*nfds = 0;
-	*cut = false;
-	if (max > GDR_FDS_MAX)
-		return EINVAL;
 	msg.msg_control = ctl.b;
 	msg.msg_controllen = sizeof(ctl.b);
 	do
 		r = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
 	while (r < 0 && errno == EINTR);
 	if (r < 0)
-		return errno ? errno : EIO;
-	take_fds(&msg, fds, max, nfds, &extra);
-	*got = (size_t)r;
-	*cut = extra || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC));
+		return -1;
+	take_fds(&msg, fds, max, &m->nfds, &m->extra_fds);
+	m->data_cut |= (msg.msg_flags & MSG_TRUNC) != 0;
+	m->fds_cut |= (msg.msg_flags & MSG_CTRUNC) != 0;
+	return r;
+}
+
+int gdr_fds_recv(int sock, void *buf, size_t len, int *fds, unsigned int max,
+		 struct gdr_fds_msg *m)
+{
+	socklen_t tl = sizeof(int);
+	int type = 0, i;
+	size_t want;
+	ssize_t r;
+
+	memset(m, 0, sizeof(*m));
+	if (max > GDR_FDS_MAX || !len)
+		return EINVAL;
+	getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &tl);
+	m->stream = type == SOCK_STREAM;
+	/* A stream has no message edges: read the message's bytes, no more
+	 * (the next message stays), in as many pieces as it comes. */
+	want = m->stream ? len - 1 : len;
+	r = recv_one(sock, buf, want, fds, max, m);
+	if (r < 0)
+		goto fail;
+	m->got = (size_t)r;
+	while (m->stream && r > 0 && m->got < want) {
+		r = recv_one(sock, (char *)buf + m->got, want - m->got, fds,
+			     max, m);
+		if (r < 0)
+			goto fail;
+		m->got += (size_t)r;
+	}
 	return 0;
+fail:
+	r = errno ? errno : EIO;
+	for (i = 0; i < (int)m->nfds; i++)
+		close(fds[i]);
+	m->nfds = 0;
+	return (int)r;
 }

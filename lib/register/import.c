@@ -283,7 +283,7 @@ gdr_import_register_multi(struct ibv_pd *const *pds, unsigned int num,
 {
 	struct multi_import m = { .desc = desc, .fds = fds, .attr = attr };
 
-	return gdr_reg_multi(pds, num,
+	return gdr_reg_multi("gdr_import_register_multi", pds, num,
 			     desc ? (void *)(uintptr_t)desc->iova : NULL,
 			     desc ? desc->length : 0, attr, IMPORT_PATHS, mrs,
 			     infos, info_size, prepare_multi, &m);

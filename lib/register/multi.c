@@ -25,22 +25,22 @@ static bool records_fit(const struct gdr_reg_info *infos, unsigned int num,
 	return num && size <= (UINTPTR_MAX - (uintptr_t)infos) / num;
 }
 
-static int check_multi(struct ibv_pd *const *pds, unsigned int num,
-		       struct ibv_mr **mrs, const struct gdr_reg_info *infos,
-		       size_t info_size, char *why, size_t n)
+static int check_multi(const char *call, struct ibv_pd *const *pds,
+		       unsigned int num, struct ibv_mr **mrs,
+		       const struct gdr_reg_info *infos, size_t info_size,
+		       char *why, size_t n)
 {
 	unsigned int i, j;
 
 	if (!pds || !mrs) {
-		gdr_fmt(why, n,
-			"gdr_register_multi: pds and mrs must not be NULL");
+		gdr_fmt(why, n, "%s: pds and mrs must not be NULL", call);
 		return EINVAL;
 	}
 	if (num == 0 || num > GDR_REG_MULTI_MAX) {
 		gdr_fmt(why, n,
-			"gdr_register_multi: num is %u; pass 1 to %u PDs "
+			"%s: num is %u; pass 1 to %u PDs "
 			"(GDR_REG_MULTI_MAX), or call it again for more",
-			num, GDR_REG_MULTI_MAX);
+			call, num, GDR_REG_MULTI_MAX);
 		return EINVAL;
 	}
 	if (infos && info_size < GDR_REG_INFO_MIN_SIZE) {
@@ -60,18 +60,18 @@ static int check_multi(struct ibv_pd *const *pds, unsigned int num,
 	for (i = 0; i < num; i++) {
 		if (!pds[i]) {
 			gdr_fmt(why, n,
-				"gdr_register_multi: pds[%u] is NULL; pass %u "
+				"%s: pds[%u] is NULL; pass %u "
 				"allocated PDs",
-				i, num);
+				call, i, num);
 			return EINVAL;
 		}
 		for (j = 0; j < i; j++)
 			if (pds[j] == pds[i]) {
 				gdr_fmt(why, n,
-					"gdr_register_multi: pds[%u] is pds[%u] "
+					"%s: pds[%u] is pds[%u] "
 					"again; pass each PD once (one MR per "
 					"PD serves every QP on it)",
-					i, j);
+					call, i, j);
 				return EINVAL;
 			}
 	}
@@ -127,10 +127,10 @@ static unsigned int roll_back(struct ibv_mr **mrs, unsigned int k, char *why,
 	return stay;
 }
 
-int gdr_reg_multi(struct ibv_pd *const *pds, unsigned int num, void *ptr,
-		  size_t len, const struct gdr_reg_attr *attr, uint32_t known,
-		  struct ibv_mr **mrs, struct gdr_reg_info *infos,
-		  size_t info_size,
+int gdr_reg_multi(const char *name, struct ibv_pd *const *pds, unsigned int num,
+		  void *ptr, size_t len, const struct gdr_reg_attr *attr,
+		  uint32_t known, struct ibv_mr **mrs,
+		  struct gdr_reg_info *infos, size_t info_size,
 		  int (*prepare)(struct gdr_reg_call *call, void *arg,
 				 char *why, size_t n),
 		  void *arg)
@@ -157,7 +157,8 @@ int gdr_reg_multi(struct ibv_pd *const *pds, unsigned int num, void *ptr,
 		for (i = 0; i < num; i++)
 			gdr_reg_give_info(&rec, info_at(infos, info_size, i),
 					  info_size, false);
-	err = check_multi(pds, num, mrs, infos, info_size, why, sizeof(why));
+	err = check_multi(name, pds, num, mrs, infos, info_size, why,
+			  sizeof(why));
 	gdr_reg_call_init(&call);
 	if (!err && prepare)
 		err = prepare(&call, arg, why, sizeof(why));
@@ -202,8 +203,9 @@ GDR_EXPORT int gdr_register_multi(struct ibv_pd *const *pds, unsigned int num,
 				  struct ibv_mr **mrs,
 				  struct gdr_reg_info *infos, size_t info_size)
 {
-	return gdr_reg_multi(pds, num, ptr, len, attr, gdr_reg_paths(), mrs,
-			     infos, info_size, NULL, NULL);
+	return gdr_reg_multi("gdr_register_multi", pds, num, ptr, len, attr,
+			     gdr_reg_paths(), mrs, infos, info_size, NULL,
+			     NULL);
 }
 
 GDR_EXPORT int gdr_deregister_multi(struct ibv_mr **mrs, unsigned int num)

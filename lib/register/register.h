@@ -82,14 +82,15 @@ void gdr_reg_give_info(const struct gdr_reg_info *rec,
 
 /* --- one buffer on several PDs (multi.c) ---------------------------------- */
 /*
- * gdr_register_multi() over the paths in @known, with @prepare (or NULL)
+ * gdr_register_multi() over the paths in @known, named @name in its
+ * messages, with @prepare (or NULL)
  * run on the call after the arguments are checked (an errno there fails
  * the call as a whole, the reason in @why). Sets gdr_last_error(); 0 or -1.
  */
-int gdr_reg_multi(struct ibv_pd *const *pds, unsigned int num, void *ptr,
-		  size_t len, const struct gdr_reg_attr *attr, uint32_t known,
-		  struct ibv_mr **mrs, struct gdr_reg_info *infos,
-		  size_t info_size,
+int gdr_reg_multi(const char *name, struct ibv_pd *const *pds, unsigned int num,
+		  void *ptr, size_t len, const struct gdr_reg_attr *attr,
+		  uint32_t known, struct ibv_mr **mrs,
+		  struct gdr_reg_info *infos, size_t info_size,
 		  int (*prepare)(struct gdr_reg_call *call, void *arg,
 				 char *why, size_t n),
 		  void *arg);

@@ -296,8 +296,8 @@ GDR_EXPORT int gdr_export_send(int sock, const struct gdr_export_desc *desc,
 			 "%s%s",
 			 sock, gdr_errno_words(err, words, sizeof(words)),
 			 err == EMSGSIZE ? " (only part of the descriptor "
-					   "went: use a SOCK_SEQPACKET or "
-					   "SOCK_STREAM unix socket)"
+					   "went: a SOCK_SEQPACKET unix socket "
+					   "sends it whole)"
 					 : "");
 		return -1;
 	}
@@ -317,35 +317,55 @@ static void drop_fds(int *fds, unsigned int nfds)
 }
 
 /* The message received, checked: 0 or an errno with the reason. */
-static int check_message(const uint8_t *buf, size_t got, unsigned int nfds,
-			 bool cut, const int *fds, struct gdr_export_desc *desc,
+static int check_message(const uint8_t *buf, const struct gdr_fds_msg *m,
+			 const int *fds, struct gdr_export_desc *desc,
 			 char *why, size_t n)
 {
 	struct gdr_import_src imp;
 	char detail[GDR_WHY_LEN];
 	int err;
 
-	if (!got && !nfds) {
+	if (!m->got && !m->nfds) {
 		gdr_fmt(why, n,
-			"the peer closed the socket before sending a "
-			"descriptor");
+			"the peer closed the socket (or sent an empty message) "
+			"before sending a descriptor");
 		return ECONNRESET;
 	}
-	if (cut) {
+	if (m->extra_fds) {
 		gdr_fmt(why, n,
-			"the message was longer than a descriptor or carried "
-			"more than %d fds; nothing was kept",
+			"the message carried more than %d fds; nothing was "
+			"kept",
 			GDR_EXPORT_MAX_FDS);
 		return EPROTO;
 	}
-	err = unpack_here(buf, got, desc, why, n);
+	if (m->fds_cut) {
+		gdr_fmt(why, n,
+			"the kernel could not hand over every fd of the "
+			"message (%u arrived): this process is at its "
+			"open-files limit (RLIMIT_NOFILE); close fds or raise "
+			"the limit (ulimit -n)",
+			m->nfds);
+		return EMFILE;
+	}
+	/* Another release's longer descriptor: its version says more than
+	 * its length. */
+	err = unpack_here(buf, m->got, desc, why, n);
+	if (m->data_cut &&
+	    (!err || (m->got >= 10 && !memcmp(buf, "GDRX", 4) &&
+		      (buf[8] | buf[9] << 8) == GDR_EXPORT_DESC_VERSION))) {
+		gdr_fmt(why, n,
+			"the message was longer than a descriptor (%d bytes); "
+			"nothing was kept",
+			GDR_EXPORT_WIRE_LEN);
+		return EPROTO;
+	}
 	if (err)
 		return err;
-	if (nfds != desc->num_fds) {
+	if (m->nfds != desc->num_fds) {
 		gdr_fmt(why, n,
 			"the descriptor names %u dma-bufs and the message "
 			"carried %u fds",
-			desc->num_fds, nfds);
+			desc->num_fds, m->nfds);
 		return EPROTO;
 	}
 	err = gdr_import_check(desc, fds, &imp, detail, sizeof(detail));
@@ -360,9 +380,8 @@ GDR_EXPORT int gdr_export_recv(int sock, struct gdr_export_desc *desc, int *fds)
 {
 	uint8_t buf[GDR_EXPORT_WIRE_LEN + 1];
 	char why[GDR_MSG_LEN], words[96];
-	unsigned int nfds, i;
-	size_t got;
-	bool cut;
+	struct gdr_fds_msg m;
+	unsigned int i;
 	int err;
 
 	gdr_clear_error();
@@ -374,8 +393,7 @@ GDR_EXPORT int gdr_export_recv(int sock, struct gdr_export_desc *desc, int *fds)
 	memset(desc, 0, sizeof(*desc));
 	for (i = 0; i < GDR_EXPORT_MAX_FDS; i++)
 		fds[i] = -1;
-	err = gdr_fds_recv(sock, buf, sizeof(buf), &got, fds,
-			   GDR_EXPORT_MAX_FDS, &nfds, &cut);
+	err = gdr_fds_recv(sock, buf, sizeof(buf), fds, GDR_EXPORT_MAX_FDS, &m);
 	if (err) {
 		gdr_fail(err,
 			 "gdr_export_recv: recvmsg on socket %d failed "
@@ -383,9 +401,9 @@ GDR_EXPORT int gdr_export_recv(int sock, struct gdr_export_desc *desc, int *fds)
 			 sock, gdr_errno_words(err, words, sizeof(words)));
 		return -1;
 	}
-	err = check_message(buf, got, nfds, cut, fds, desc, why, sizeof(why));
+	err = check_message(buf, &m, fds, desc, why, sizeof(why));
 	if (err) {
-		drop_fds(fds, nfds);
+		drop_fds(fds, m.nfds);
 		memset(desc, 0, sizeof(*desc));
 		gdr_fail(err, "gdr_export_recv: %s", why);
 		return -1;

@@ -3,7 +3,7 @@
  * The conformance scenarios (conform.h). Each line is one driver answer:
  *
  *   attrs A+0x1000: ok type=2 ord=0 managed=0 ctx=primary
- *         range=A+0x0,4194304 id=#1 pool=no rdma=1
+ *         range=A+0x0,4194304 id=#1 pool=no rdma=1 ipc=1
  *
  * Addresses are written as NAME+offset of the named allocation holding
  * them (or ending right before them), so the transcript does not depend on
@@ -135,7 +135,7 @@ static const char *ctx_name(CUcontext c)
 /* What the classifier asks (classify.c), in one call. */
 static void attrs(uintptr_t p)
 {
-	CUpointer_attribute a[9] = {
+	CUpointer_attribute a[10] = {
 		CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
 		CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
 		CU_POINTER_ATTRIBUTE_IS_MANAGED,
@@ -145,27 +145,28 @@ static void attrs(uintptr_t p)
 		CU_POINTER_ATTRIBUTE_BUFFER_ID,
 		CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
 		CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE,
+		CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
 	};
-	unsigned int type = 7, managed = 7, rdma = 7;
+	unsigned int type = 7, managed = 7, rdma = 7, ipc = 7;
 	int ord = -7;
 	CUcontext ctx = (CUcontext)(uintptr_t)0x7;
 	CUdeviceptr start = 0x7;
 	size_t size = 7;
 	unsigned long long bid = 7;
 	void *pool = (void *)0x7;
-	void *d[9] = { &type, &ord, &managed, &ctx, &start,
-		       &size, &bid, &pool,    &rdma };
+	void *d[10] = { &type, &ord, &managed, &ctx,  &start,
+			&size, &bid, &pool,    &rdma, &ipc };
 	char w[48], s[48], i[16];
-	CUresult r = cu->cuPointerGetAttributes(9, a, d, (CUdeviceptr)p);
+	CUresult r = cu->cuPointerGetAttributes(10, a, d, (CUdeviceptr)p);
 
 	fprintf(out, "attrs %s: %s", where(p, w, sizeof(w)), res(r));
 	if (r == CUDA_SUCCESS)
 		fprintf(out,
 			" type=%u ord=%d managed=%u ctx=%s range=%s,%zu "
-			"id=%s pool=%s rdma=%u",
+			"id=%s pool=%s rdma=%u ipc=%u",
 			type, ord, managed, ctx_name(ctx),
 			where((uintptr_t)start, s, sizeof(s)), size,
-			id(bid, i, sizeof(i)), pool ? "yes" : "no", rdma);
+			id(bid, i, sizeof(i)), pool ? "yes" : "no", rdma, ipc);
 	fprintf(out, "\n");
 }
 

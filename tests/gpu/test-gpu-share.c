@@ -142,11 +142,9 @@ static int importer(int sock)
 	CUipcMemHandle ipc;
 	CUdeviceptr p, va;
 	struct ibv_mr *mr;
+	struct gdr_fds_msg fm;
 	int rc, fds[2], vfd;
-	unsigned int n;
 	uint64_t size;
-	size_t got;
-	bool cut;
 
 	rc = up(1);
 	if (rc)
@@ -177,10 +175,9 @@ static int importer(int sock)
 
 	check_scope = "imported VMM memory";
 	vfd = -1;
-	CHECK_INT(gdr_fds_recv(sock, &size, sizeof(size), &got, &vfd, 1, &n,
-			       &cut),
-		  0);
-	CHECK(n == 1 && got == sizeof(size) && !cut);
+	CHECK_INT(gdr_fds_recv(sock, &size, sizeof(size), &vfd, 1, &fm), 0);
+	CHECK(fm.nfds == 1 && fm.got == sizeof(size) && !fm.data_cut &&
+	      !fm.fds_cut && !fm.extra_fds);
 	CHECK_INT(ct.cuMemImportFromShareableHandle(
 			  &h, (void *)(uintptr_t)vfd,
 			  CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),

@@ -694,9 +694,11 @@ static CUresult ptr_attr(CUpointer_attribute at, void *data,
 		break;
 	case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
 		/* cuMemAlloc memory in its owner; not memory it mapped from
-		 * another process, nor VMM or pool memory */
-		*(unsigned int *)data =
-			a && !a->vmm && !a->pool && !a->ipc_imported;
+		 * another process, nor VMM or pool memory (measured on the
+		 * H100), nor managed or host memory (the record says) */
+		*(unsigned int *)data = a && a->type == CU_MEMORYTYPE_DEVICE &&
+					!a->managed && !a->vmm && !a->pool &&
+					!a->ipc_imported;
 		break;
 	case CU_POINTER_ATTRIBUTE_CONTEXT:
 		*(CUcontext *)data = a && !a->vmm && !a->pool

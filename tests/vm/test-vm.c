@@ -607,7 +607,7 @@ static void dmabuf(void)
 	CHECK_INT(errno, EOPNOTSUPP);
 	CHECK_HAS(gdr_last_error(), "does not support DMA-BUF memory regions");
 	CHECK_INT(info.mem_type, GDR_MEM_DMABUF);
-	printf("udmabuf on rxe: %s\n", gdr_last_error());
+	printf("dma-buf on rxe: %s\n", gdr_last_error());
 	CHECK(gdr_register_dmabuf(pd, buf, 4096, 8192, 0x1000, &only, NULL,
 				  0) == NULL);
 	CHECK_INT(errno, EOPNOTSUPP);
