@@ -235,9 +235,11 @@ static void version_skew_long(void)
 	CHECK_INT(gdr_export(p, 4096, 0, &d, fds), 0);
 	CHECK_INT(gdr_export_pack(&d, w, sizeof(w)), 0);
 	memset(w + 160, 0, 32);
-	w[8] = 2;   /* version 2 */
+	w[8] = 2;    /* version 2 */
 	w[10] = 192; /* its length */
-	w[88] = 0; w[89] = 5; w[90] = 0; /* from 0.5.0 */
+	w[88] = 0;
+	w[89] = 5;
+	w[90] = 0; /* from 0.5.0 */
 	pair(SOCK_SEQPACKET, sv);
 	before = count_fds();
 	CHECK_INT(send_raw2(sv[0], w, sizeof(w), fds, 1, 0), 0);
@@ -551,8 +553,8 @@ static void int_edges(void)
 	CHECK_INT(gdr_export_pack(&d, w, sizeof(w)), 0);
 	d.iova = UINT64_MAX - 4095; /* the end, 2^64, wraps to 0 */
 	CHECK_INT(gdr_export_pack(&d, w, sizeof(w)), -1);
-	CHECK(gdr_register_dmabuf(plain, fd, UINT64_MAX, 1, 0, NULL, NULL,
-				  0) == NULL);
+	CHECK(gdr_register_dmabuf(plain, fd, UINT64_MAX, 1, 0, NULL, NULL, 0) ==
+	      NULL);
 	CHECK_INT(errno, EINVAL);
 	CHECK(gdr_register_dmabuf(plain, fd, 1, SIZE_MAX, 0, NULL, NULL, 0) ==
 	      NULL);
