@@ -487,8 +487,8 @@ static int bench(void)
 	       "ibv_reg_dmabuf_mr+ibv_dereg_mr (recording verbs) %.2f us\n",
 	       q(imp, ROUNDS, 0.5), q(reg, ROUNDS, 0.5));
 	printf("bench: import ratio library/bare = %.4f (quartiles "
-	       "%.4f..%.4f); the difference is the library's checks "
-	       "(fstatfs, fstat, lseek, fdinfo per fd) and walk\n",
+	       "%.4f..%.4f); the library adds one fstat per fd and its "
+	       "walk\n",
 	       q(r2, ROUNDS, 0.5), q(r2, ROUNDS, 0.25), q(r2, ROUNDS, 0.75));
 	close(fds[0]);
 	ct.cuMemFree(p);
