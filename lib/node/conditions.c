@@ -178,6 +178,14 @@ const struct gdr_check gdr_check_cuda_api = {
 
 /* nvidia-peermem hands GPU pages to the RDMA core through the peer-memory
  * API of MLNX_OFED/DOCA-OFED's ib_core; the kernel's own ib_core has none. */
+/* DMA-BUF works, nvidia-peermem is absent: what programs nobody will
+ * port need. */
+static const char peermem_gdr_run[] =
+	"programs that register GPU memory with plain ibv_reg_mr (perftest "
+	"without --use_cuda_dmabuf, MPI and UCX releases older than their "
+	"DMA-BUF support) get EFAULT here: run them under gdr-run, which "
+	"registers that memory through DMA-BUF";
+
 static const char peermem_needs_ofed[] =
 	"nvidia-peermem works only with MLNX_OFED/DOCA-OFED's ib_core, which "
 	"the kernel's inbox drivers lack: install DOCA-OFED (Network Operator: "
@@ -215,11 +223,13 @@ static void eval_peermem(const struct gdr_subject *s, struct gdr_eval *e)
 		gdr_eval_verdict(e, GDR_VERDICT_MISSING, GDR_FAIL);
 	}
 	if (s->dmabuf_usable) {
-		/* Every pair takes DMA-BUF: nothing to fix here. */
+		/* Every pair takes DMA-BUF: nothing to fix here, but programs
+		 * that hand GPU pointers to plain ibv_reg_mr still need
+		 * peermem, or the preload. */
 		gdr_append(e->value, sizeof(e->value),
 			   " (not needed: DMA-BUF is usable)");
 		e->verdict = GDR_VERDICT_INFO;
-		e->remedy = "";
+		e->remedy = nd->peermem_path[0] ? "" : peermem_gdr_run;
 	}
 }
 

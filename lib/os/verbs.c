@@ -27,19 +27,38 @@ static int real_query_port(struct ibv_context *ctx, uint8_t port,
 	return ibv_query_port(ctx, port, attr);
 }
 
+/*
+ * libibverbs' own definition of @name at @version, looked up in
+ * libibverbs.so.1 itself: an interposer of the verbs (libgpudirect-preload,
+ * or any LD_PRELOAD library) is never the one the library calls, so that
+ * its own registrations cannot come back into it. NULL where this
+ * libibverbs lacks it.
+ */
 static void *versioned(const char *name, const char *version)
 {
-	void *sym = dlvsym(RTLD_DEFAULT, name, version);
+	void *lib = dlopen("libibverbs.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	void *sym = NULL;
 
-	return sym ? sym : dlsym(RTLD_DEFAULT, name);
+	if (lib) {
+		sym = dlvsym(lib, name, version);
+		dlclose(lib); /* the reference NOLOAD took; it stays loaded */
+	}
+	return sym;
 }
 
 void gdr_verbs_real(struct gdr_verbs_ops *ops)
 {
-	ops->reg_mr_iova2 = ibv_reg_mr_iova2;
+	void *sym;
+
+	sym = versioned("ibv_reg_mr_iova2", "IBVERBS_1.8");
+	ops->reg_mr_iova2 =
+		sym ? (struct ibv_mr * (*)(struct ibv_pd *, void *, size_t,
+					   uint64_t, unsigned int)) sym
+		    : ibv_reg_mr_iova2;
 	ops->reg_dmabuf_mr =
 		(reg_dmabuf_fn)versioned("ibv_reg_dmabuf_mr", "IBVERBS_1.12");
-	ops->dereg_mr = ibv_dereg_mr;
+	sym = versioned("ibv_dereg_mr", "IBVERBS_1.1");
+	ops->dereg_mr = sym ? (int (*)(struct ibv_mr *))sym : ibv_dereg_mr;
 	ops->alloc_pd = ibv_alloc_pd;
 	ops->dealloc_pd = ibv_dealloc_pd;
 	ops->query_port = real_query_port;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "register.h"
+#include "private/gpudirect-private.h"
 
 const struct gdr_backend *const gdr_backends[] = {
 	&gdr_backend_data_direct,
@@ -693,7 +694,7 @@ static int settle(struct gdr_reg_call *call, struct ibv_pd *pd, void *ptr,
 	req->xs = &call->xs;
 	req->memo = &call->memo;
 	req->imp = call->imp;
-	req->iova = (uint64_t)(uintptr_t)ptr;
+	req->iova = call->has_iova ? call->iova : (uint64_t)(uintptr_t)ptr;
 	if (!call->classified) {
 		err = gdr_classify(ptr, len,
 				   req->flags & GDR_REG_OWNER_RDMA_CAPABLE,
@@ -839,6 +840,45 @@ struct ibv_mr *gdr_reg_small_info(size_t info_size)
 			"info_size %zu is smaller than the first fields of "
 			"struct gdr_reg_info (%zu); pass sizeof(*info)",
 			info_size, (size_t)GDR_REG_INFO_MIN_SIZE);
+}
+
+int gdr_register_iova(struct ibv_pd *pd, void *ptr, size_t len, uint64_t iova,
+		      int access, const struct gdr_ptr_info *pi,
+		      struct ibv_mr **mr, char *why, size_t n)
+{
+	struct gdr_reg_attr attr = { .comp_mask = GDR_REG_ATTR_ACCESS,
+				     .access = access };
+	struct gdr_reg_info rec;
+	struct gdr_reg_call call;
+	int err;
+
+	gdr_reg_call_init(&call);
+	call.has_iova = true;
+	call.iova = iova;
+	call.pi = *pi;
+	call.classified = true;
+	err = gdr_reg_one(&call, pd, ptr, len, &attr, paths_known(), &rec,
+			  false, mr, why, n);
+	gdr_reg_call_end(&call);
+	return gdr_errno_public(err);
+}
+
+GDR_EXPORT int gdr_private_reg_device(struct ibv_pd *pd, void *addr, size_t len,
+				      uint64_t iova, int access,
+				      struct ibv_mr **mr, char *why, size_t n)
+{
+	struct gdr_ptr_info pi;
+
+	*mr = NULL;
+	if (n)
+		why[0] = '\0';
+	if (!pd || !addr || !len ||
+	    gdr_classify(addr, len, false, &pi, why, n) || !is_device(&pi)) {
+		if (n)
+			why[0] = '\0';
+		return ENXIO;
+	}
+	return gdr_register_iova(pd, addr, len, iova, access, &pi, mr, why, n);
 }
 
 static struct ibv_mr *register_ex(struct ibv_pd *pd, void *ptr, size_t len,

@@ -42,6 +42,9 @@ struct gdr_reg_call {
 	/* an imported dma-buf (import.c; its exports set with
 	 * gdr_exports_import), or NULL */
 	const struct gdr_import_src *imp;
+	/* the MR's iova when not the buffer's address (the preload) */
+	bool has_iova;
+	uint64_t iova;
 	struct gdr_ptr_info pi;
 	bool classified;
 	bool synced;
@@ -100,6 +103,14 @@ int gdr_reg_multi(const char *name, struct ibv_pd *const *pds, unsigned int num,
  * them in *@imp: 0, or EINVAL/EBADF with the reason in @why. */
 int gdr_import_check(const struct gdr_export_desc *desc, const int *fds,
 		     struct gdr_import_src *imp, char *why, size_t n);
+
+/* --- registration for the preload (gpudirect.c) --------------------------- */
+/* Device memory [@ptr, +@len) described by @pi, registered with exactly
+ * the caller's @access at @iova, without touching gdr_last_error(): 0 and
+ * the MR in *@mr, or an errno with the message in @why. */
+int gdr_register_iova(struct ibv_pd *pd, void *ptr, size_t len, uint64_t iova,
+		      int access, const struct gdr_ptr_info *pi,
+		      struct ibv_mr **mr, char *why, size_t n);
 
 /* --- registration for the cache (gpudirect.c) ----------------------------- */
 /* gdr_register_ex() without touching gdr_last_error(): 0 and the MR in

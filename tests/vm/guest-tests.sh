@@ -32,6 +32,54 @@ fi
 rdma link delete rxe1 2> /dev/null
 ip link del rdma1 2> /dev/null
 
+# The preload (gdr-run) on Debian's unmodified programs: ibverbs-utils'
+# ibv_rc_pingpong with its buffer check, and perftest's ib_write_bw, both
+# sides under gdr-run; GPUDIRECT_DEBUG shows the preload saw each
+# registration and passed host memory on.
+run="$b/tools/gdr-run/gdr-run"
+pp() { # port, then the wrapper (or nothing)
+	port=$1
+	shift
+	GPUDIRECT_DEBUG=1 timeout 120 "$@" ibv_rc_pingpong -d rxe0 -g 1 -c -n 200 -p "$port" > /tmp/pps.log 2>&1 &
+	srv=$!
+	sleep 1
+	GPUDIRECT_DEBUG=1 timeout 120 "$@" ibv_rc_pingpong -d rxe0 -g 1 -c -n 200 -p "$port" 10.11.0.1 > /tmp/t.log 2>&1
+	c=$?
+	wait $srv
+	s=$?
+	cat /tmp/pps.log >> /tmp/t.log
+	[ $c = 0 ] && [ $s = 0 ]
+}
+if pp 18510 && grep -q "bytes in .* seconds" /tmp/t.log && ! grep -q "libgpudirect-preload" /tmp/t.log; then
+	ok "ibv_rc_pingpong -c on rxe0 without the preload"
+else
+	bad "ibv_rc_pingpong without the preload"
+fi
+if pp 18511 "$run" && grep -q "bytes in .* seconds" /tmp/t.log &&
+	[ "$(grep -c 'ibv_reg_mr(.*): not CUDA device memory: passed to libibverbs' /tmp/t.log)" -ge 2 ] &&
+	! grep -qi "corrupt\|failed" /tmp/t.log; then
+	ok "gdr-run ibv_rc_pingpong -c on rxe0: both sides interposed, buffers checked"
+else
+	bad "gdr-run ibv_rc_pingpong"
+fi
+for w in "" "$run"; do
+	GPUDIRECT_DEBUG=1 timeout 300 $w ib_write_bw -d rxe0 -x 1 -F -p 18520 -s 65536 -n 500 > /tmp/wbs.log 2>&1 &
+	srv=$!
+	sleep 1
+	GPUDIRECT_DEBUG=1 timeout 300 $w ib_write_bw -d rxe0 -x 1 -F -p 18520 -s 65536 -n 500 10.11.0.1 > /tmp/t.log 2>&1
+	c=$?
+	wait $srv
+	s=$?
+	cat /tmp/wbs.log >> /tmp/t.log
+	name="ib_write_bw 64 KiB on rxe0${w:+ under gdr-run}"
+	if [ $c = 0 ] && [ $s = 0 ] && grep -q "^ 65536 *500 " /tmp/t.log &&
+		{ [ -z "$w" ] || grep -q "not CUDA device memory: passed to libibverbs" /tmp/t.log; }; then
+		ok "$name: $(awk '$1 == 65536 && NF >= 5 { print $4 " MB/s" }' /tmp/t.log | head -n 1)"
+	else
+		bad "$name"
+	fi
+done
+
 "$b/examples/gdr-register-one" -d rxe0 > /tmp/t.log 2>&1
 if [ $? = 0 ] && has "through host"; then ok "gdr-register-one -d rxe0"; else bad "gdr-register-one -d rxe0"; fi
 

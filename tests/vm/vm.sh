@@ -36,7 +36,7 @@ MODULES="virtio_pci 9pnet_virtio 9p crc32_generic dummy rdma_rxe ib_uverbs rdma_
 # What building the guest's programs needs, in the build root.
 BUILD_PKGS="gcc libc6-dev meson ninja-build pkg-config python3 libibverbs-dev librdmacm-dev"
 # The programs the guest suite runs.
-VM_TARGETS="tools/gdr-info/gdr-info examples/gdr-register-one examples/gdr-write-bw tests/vm/test-vm tests/vm/vm-syscalls"
+VM_TARGETS="tools/gdr-info/gdr-info examples/gdr-register-one examples/gdr-write-bw tests/vm/test-vm tests/vm/vm-syscalls lib/libgpudirect-preload.so tools/gdr-run/gdr-run"
 CACHE=${GDR_VM_CACHE:-/var/cache/libgpudirect-vm}
 TIMEOUT=${GDR_VM_TIMEOUT:-900}
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg

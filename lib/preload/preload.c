@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libgpudirect-preload.so: GPUDirect RDMA for programs nobody will change.
+ * Loaded with LD_PRELOAD (gdr-run), it interposes libibverbs' registration
+ * calls at the versions programs bind to. Host memory, and anything CUDA
+ * does not call device memory, goes to libibverbs untouched; device memory
+ * goes through the library's walk (Data Direct, DMA-BUF, nvidia-peermem)
+ * with the caller's access flags and iova. Where no path takes it, the
+ * program gets what libibverbs itself answers, and stderr the library's
+ * reason, once per cause.
+ *
+ * The walk is libgpudirect.so.1's (gdr_private_reg_device, the private
+ * interface of this source tree); the library's own verbs calls reach
+ * libibverbs' definitions by libibverbs' handle (lib/os/verbs.c), never
+ * these.
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+
+#include "gpudirect-private.h"
+
+#define PRELOAD_EXPORT __attribute__((visibility("default")))
+
+/* libibverbs' own definitions, found after this object (RTLD_NEXT). */
+struct real {
+	struct ibv_mr *(*reg_mr)(struct ibv_pd *, void *, size_t, int);
+	struct ibv_mr *(*reg_mr_iova)(struct ibv_pd *, void *, size_t, uint64_t,
+				      int);
+	struct ibv_mr *(*reg_mr_iova2)(struct ibv_pd *, void *, size_t,
+				       uint64_t, unsigned int);
+	int (*rereg_mr)(struct ibv_mr *, int, struct ibv_pd *, void *, size_t,
+			int);
+	int (*dereg_mr)(struct ibv_mr *);
+	/* the IBVERBS_1.0 ABI (libibverbs 1.0's compat objects) */
+	void *(*reg_mr_1_0)(void *, void *, size_t, int);
+	int (*rereg_mr_1_0)(void *, int, void *, void *, size_t, int);
+	int (*dereg_mr_1_0)(void *);
+};
+
+static struct real real;
+static pthread_once_t real_once = PTHREAD_ONCE_INIT;
+/* GPUDIRECT_PRELOAD=0: interpose nothing. GPUDIRECT_DEBUG: every reason. */
+static bool off, debug;
+/* libcuda.so.1 was seen loaded: from then on, classify (it stays). */
+static int cuda_seen;
+/* Inside the library: its calls are its own (belt and braces: it reaches
+ * libibverbs by handle). */
+static __thread int inside;
+
+static void *next(const char *name, const char *version)
+{
+	void *sym = dlvsym(RTLD_NEXT, name, version);
+
+	return sym ? sym : dlsym(RTLD_NEXT, name);
+}
+
+static void find_real(void)
+{
+	const char *e = getenv("GPUDIRECT_PRELOAD");
+	const char *d = getenv("GPUDIRECT_DEBUG");
+
+	*(void **)&real.reg_mr = next("ibv_reg_mr", "IBVERBS_1.1");
+	*(void **)&real.reg_mr_iova = next("ibv_reg_mr_iova", "IBVERBS_1.7");
+	*(void **)&real.reg_mr_iova2 = next("ibv_reg_mr_iova2", "IBVERBS_1.8");
+	*(void **)&real.rereg_mr = next("ibv_rereg_mr", "IBVERBS_1.1");
+	*(void **)&real.dereg_mr = next("ibv_dereg_mr", "IBVERBS_1.1");
+	*(void **)&real.reg_mr_1_0 =
+		dlvsym(RTLD_NEXT, "ibv_reg_mr", "IBVERBS_1.0");
+	*(void **)&real.rereg_mr_1_0 =
+		dlvsym(RTLD_NEXT, "ibv_rereg_mr", "IBVERBS_1.0");
+	*(void **)&real.dereg_mr_1_0 =
+		dlvsym(RTLD_NEXT, "ibv_dereg_mr", "IBVERBS_1.0");
+	off = e && !strcmp(e, "0");
+	debug = d && *d && strcmp(d, "0");
+}
+
+static const struct real *reals(void)
+{
+	pthread_once(&real_once, find_real);
+	return &real;
+}
+
+/* --- saying why, once per cause ------------------------------------------ */
+#define SAID_MAX 64
+static pthread_mutex_t said_lock = PTHREAD_MUTEX_INITIALIZER;
+static char said[SAID_MAX][96];
+static unsigned int num_said;
+
+/* @why without its numbers (addresses, lengths, fds): the cause. */
+static void cause_of(const char *why, char *key, size_t n)
+{
+	size_t k = 0;
+
+	for (; *why && k + 1 < n; why++)
+		if (!(*why >= '0' && *why <= '9') &&
+		    !(why[0] == 'x' && why[-1] == '0'))
+			key[k++] = *why;
+	key[k] = '\0';
+}
+
+static void say(const char *call, const char *why)
+{
+	char key[sizeof(said[0])];
+	unsigned int i;
+	bool fresh = true;
+
+	cause_of(why, key, sizeof(key));
+	pthread_mutex_lock(&said_lock);
+	for (i = 0; i < num_said && fresh; i++)
+		fresh = strcmp(said[i], key) != 0;
+	if (fresh && num_said < SAID_MAX)
+		memcpy(said[num_said++], key, sizeof(key));
+	pthread_mutex_unlock(&said_lock);
+	if (fresh || debug)
+		fprintf(stderr, "libgpudirect-preload: %s: %s\n", call, why);
+}
+
+/* --- the MRs this made through a dma-buf (for ibv_rereg_mr) -------------- */
+#define MADE_MAX 4096
+static pthread_mutex_t made_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ibv_mr *made[MADE_MAX];
+static unsigned int num_made;
+
+static void made_add(struct ibv_mr *mr)
+{
+	pthread_mutex_lock(&made_lock);
+	if (num_made < MADE_MAX)
+		made[num_made++] = mr;
+	pthread_mutex_unlock(&made_lock);
+}
+
+/* Whether @mr is one of them; forgotten too when @drop. */
+static bool made_has(struct ibv_mr *mr, bool drop)
+{
+	unsigned int i;
+	bool found = false;
+
+	pthread_mutex_lock(&made_lock);
+	for (i = 0; i < num_made && !found; i++)
+		if (made[i] == mr) {
+			found = true;
+			if (drop)
+				made[i] = made[--num_made];
+		}
+	pthread_mutex_unlock(&made_lock);
+	return found;
+}
+
+/* --- the decision ------------------------------------------------------- */
+/* The loader's count of objects loaded, when libcuda.so.1 was last seen
+ * absent: while it stays, nothing new was loaded, CUDA included. */
+static unsigned long long absent_at = ~0ULL;
+
+static int first_object(struct dl_phdr_info *info, size_t size, void *adds)
+{
+	(void)size;
+	*(unsigned long long *)adds = info->dlpi_adds;
+	return 1;
+}
+
+/*
+ * Whether the process has loaded libcuda.so.1 (it then stays): the
+ * loader's count of objects ever loaded first, which costs a lock and no
+ * search; only when it moved, a dlopen that loads nothing.
+ */
+static bool cuda_now(void)
+{
+	unsigned long long adds = 0;
+	void *cuda;
+
+	dl_iterate_phdr(first_object, &adds);
+	if (adds && adds == __atomic_load_n(&absent_at, __ATOMIC_RELAXED))
+		return false;
+	cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	if (!cuda) {
+		__atomic_store_n(&absent_at, adds, __ATOMIC_RELAXED);
+		return false;
+	}
+	dlclose(cuda);
+	__atomic_store_n(&cuda_seen, 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+/*
+ * Register device memory through the library; NULL when it is not device
+ * memory (a process that never loaded libcuda.so.1 has none: one dlopen
+ * that loads nothing, until it has) or no path took it (the reason said),
+ * for the caller to ask libibverbs as the program would have.
+ */
+static struct ibv_mr *through_library(const char *call, struct ibv_pd *pd,
+				      void *addr, size_t len, uint64_t iova,
+				      int access)
+{
+	struct ibv_mr *mr = NULL;
+	char why[1024];
+	int saved = errno, err;
+
+	if (off || inside || !pd || !addr || !len)
+		return NULL;
+	if (!__atomic_load_n(&cuda_seen, __ATOMIC_RELAXED) && !cuda_now()) {
+		err = ENXIO;
+		goto out;
+	}
+	inside = 1;
+	err = gdr_private_reg_device(pd, addr, len, iova, access, &mr, why,
+				     sizeof(why));
+	inside = 0;
+out:
+	if (err == ENXIO && debug)
+		fprintf(stderr,
+			"libgpudirect-preload: %s(%p, %zu): not CUDA device "
+			"memory: passed to libibverbs\n",
+			call, addr, len);
+	if (err && err != ENXIO)
+		say(call, why);
+	if (!err && debug)
+		fprintf(stderr,
+			"libgpudirect-preload: %s(%p, %zu): registered by "
+			"libgpudirect\n",
+			call, addr, len);
+	if (!err)
+		made_add(mr);
+	errno = saved;
+	return err ? NULL : mr;
+}
+
+/* --- the interposed calls ----------------------------------------------- */
+struct ibv_mr *gdr_preload_reg_mr(struct ibv_pd *pd, void *addr, size_t len,
+				  int access);
+struct ibv_mr *gdr_preload_reg_mr_iova(struct ibv_pd *pd, void *addr,
+				       size_t len, uint64_t iova, int access);
+struct ibv_mr *gdr_preload_reg_mr_iova2(struct ibv_pd *pd, void *addr,
+					size_t len, uint64_t iova,
+					unsigned int access);
+int gdr_preload_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
+			 void *addr, size_t len, int access);
+int gdr_preload_dereg_mr(struct ibv_mr *mr);
+void *gdr_preload_reg_mr_1_0(void *pd, void *addr, size_t len, int access);
+int gdr_preload_rereg_mr_1_0(void *mr, int flags, void *pd, void *addr,
+			     size_t len, int access);
+int gdr_preload_dereg_mr_1_0(void *mr);
+
+__asm__(".symver gdr_preload_reg_mr, ibv_reg_mr@@IBVERBS_1.1");
+__asm__(".symver gdr_preload_reg_mr_1_0, ibv_reg_mr@IBVERBS_1.0");
+__asm__(".symver gdr_preload_reg_mr_iova, ibv_reg_mr_iova@@IBVERBS_1.7");
+__asm__(".symver gdr_preload_reg_mr_iova2, ibv_reg_mr_iova2@@IBVERBS_1.8");
+__asm__(".symver gdr_preload_rereg_mr, ibv_rereg_mr@@IBVERBS_1.1");
+__asm__(".symver gdr_preload_rereg_mr_1_0, ibv_rereg_mr@IBVERBS_1.0");
+__asm__(".symver gdr_preload_dereg_mr, ibv_dereg_mr@@IBVERBS_1.1");
+__asm__(".symver gdr_preload_dereg_mr_1_0, ibv_dereg_mr@IBVERBS_1.0");
+
+PRELOAD_EXPORT struct ibv_mr *gdr_preload_reg_mr(struct ibv_pd *pd, void *addr,
+						 size_t len, int access)
+{
+	const struct real *r = reals();
+	struct ibv_mr *mr;
+
+	mr = through_library("ibv_reg_mr", pd, addr, len,
+			     (uint64_t)(uintptr_t)addr, access);
+	return mr ? mr : r->reg_mr(pd, addr, len, access);
+}
+
+PRELOAD_EXPORT struct ibv_mr *gdr_preload_reg_mr_iova(struct ibv_pd *pd,
+						      void *addr, size_t len,
+						      uint64_t iova, int access)
+{
+	const struct real *r = reals();
+	struct ibv_mr *mr;
+
+	mr = through_library("ibv_reg_mr_iova", pd, addr, len, iova, access);
+	return mr ? mr : r->reg_mr_iova(pd, addr, len, iova, access);
+}
+
+PRELOAD_EXPORT struct ibv_mr *gdr_preload_reg_mr_iova2(struct ibv_pd *pd,
+						       void *addr, size_t len,
+						       uint64_t iova,
+						       unsigned int access)
+{
+	const struct real *r = reals();
+	struct ibv_mr *mr;
+
+	mr = through_library("ibv_reg_mr_iova2", pd, addr, len, iova,
+			     (int)access);
+	return mr ? mr : r->reg_mr_iova2(pd, addr, len, iova, access);
+}
+
+PRELOAD_EXPORT int gdr_preload_rereg_mr(struct ibv_mr *mr, int flags,
+					struct ibv_pd *pd, void *addr,
+					size_t len, int access)
+{
+	const struct real *r = reals();
+
+	/*
+	 * A DMA-BUF MR has no address translation to change: a new range
+	 * is a new export. Refused, as libibverbs refuses bad input, with
+	 * the reason; a change of PD or access goes to libibverbs.
+	 */
+	if (!off && (flags & IBV_REREG_MR_CHANGE_TRANSLATION) &&
+	    made_has(mr, false)) {
+		say("ibv_rereg_mr",
+		    "IBV_REREG_MR_CHANGE_TRANSLATION on an MR of GPU memory "
+		    "that libgpudirect-preload registered through a dma-buf "
+		    "is not supported: ibv_dereg_mr it and ibv_reg_mr the new "
+		    "range");
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	return r->rereg_mr(mr, flags, pd, addr, len, access);
+}
+
+PRELOAD_EXPORT int gdr_preload_dereg_mr(struct ibv_mr *mr)
+{
+	const struct real *r = reals();
+	int err;
+
+	err = r->dereg_mr(mr);
+	/* Forgotten only once libibverbs let it go (it may refuse). */
+	if (!err && !off)
+		made_has(mr, true);
+	return err;
+}
+
+/* The 1.0 ABI's objects are libibverbs' compat wrappers: passed on. */
+PRELOAD_EXPORT void *gdr_preload_reg_mr_1_0(void *pd, void *addr, size_t len,
+					    int access)
+{
+	const struct real *r = reals();
+
+	if (!r->reg_mr_1_0) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	return r->reg_mr_1_0(pd, addr, len, access);
+}
+
+PRELOAD_EXPORT int gdr_preload_rereg_mr_1_0(void *mr, int flags, void *pd,
+					    void *addr, size_t len, int access)
+{
+	const struct real *r = reals();
+
+	return r->rereg_mr_1_0
+		       ? r->rereg_mr_1_0(mr, flags, pd, addr, len, access)
+		       : ENOSYS;
+}
+
+PRELOAD_EXPORT int gdr_preload_dereg_mr_1_0(void *mr)
+{
+	const struct real *r = reals();
+
+	return r->dereg_mr_1_0 ? r->dereg_mr_1_0(mr) : ENOSYS;
+}

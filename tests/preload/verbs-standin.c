@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A stand-in for libibverbs.so.1 (soname and symbol versions alike), for
+ * running unmodified verbs programs where there is no RDMA device: one
+ * device, "standin0", whose ibv_reg_mr refuses memory the kernel could not
+ * pin (EFAULT, as a kernel without nvidia-peermem answers for GPU memory)
+ * and whose ibv_reg_dmabuf_mr takes any dma-buf. Each registration is
+ * logged to $STANDIN_LOG: what a test checks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#define STANDIN __attribute__((visibility("default")))
+
+static struct ibv_device dev = { .node_type = IBV_NODE_CA,
+				 .transport_type = IBV_TRANSPORT_IB,
+				 .name = "standin0",
+				 .dev_name = "uverbs0" };
+static struct ibv_device *list[2] = { &dev, NULL };
+
+struct standin_mr {
+	struct ibv_mr mr;
+	int fd; /* a dma-buf MR's own reference, as the kernel keeps one */
+};
+
+static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logf_(const char *fmt, ...)
+{
+	const char *path = getenv("STANDIN_LOG");
+	va_list ap;
+	FILE *f;
+
+	if (!path || !(f = fopen(path, "a")))
+		return;
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fclose(f);
+}
+
+STANDIN struct ibv_device **ibv_get_device_list(int *num)
+{
+	struct ibv_device **l = malloc(sizeof(list));
+
+	if (num)
+		*num = l ? 1 : 0;
+	if (l)
+		memcpy(l, list, sizeof(list));
+	return l;
+}
+
+STANDIN void ibv_free_device_list(struct ibv_device **l)
+{
+	free(l);
+}
+
+STANDIN const char *ibv_get_device_name(struct ibv_device *d)
+{
+	return d ? d->name : NULL;
+}
+
+STANDIN int ibv_get_device_index(struct ibv_device *d)
+{
+	return d == &dev ? 0 : -1;
+}
+
+STANDIN struct ibv_context *ibv_open_device(struct ibv_device *d)
+{
+	struct ibv_context *c = calloc(1, sizeof(*c));
+
+	if (c) {
+		c->device = d;
+		c->cmd_fd = -1;
+		c->async_fd = -1;
+	}
+	return c;
+}
+
+STANDIN int ibv_close_device(struct ibv_context *c)
+{
+	free(c);
+	return 0;
+}
+
+STANDIN struct ibv_pd *ibv_alloc_pd(struct ibv_context *c)
+{
+	struct ibv_pd *pd = calloc(1, sizeof(*pd));
+
+	if (pd)
+		pd->context = c;
+	return pd;
+}
+
+STANDIN int ibv_dealloc_pd(struct ibv_pd *pd)
+{
+	free(pd);
+	return 0;
+}
+
+STANDIN int ibv_query_device(struct ibv_context *c, struct ibv_device_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->max_mr_size = ~0ULL;
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "standin");
+	return 0;
+}
+
+/* ibv_query_port is a macro over an inline in verbs.h; this is the
+ * exported function the inline falls back to (verbs_get_ctx is NULL for
+ * this context). */
+STANDIN int(ibv_query_port)(struct ibv_context *c, uint8_t port,
+			    struct _compat_ibv_port_attr *compat)
+{
+	struct ibv_port_attr *a = (struct ibv_port_attr *)compat;
+
+	memset(a, 0, sizeof(*a));
+	a->state = IBV_PORT_ACTIVE;
+	a->link_layer = IBV_LINK_LAYER_ETHERNET;
+	return port == 1 ? 0 : EINVAL;
+}
+
+STANDIN const char *ibv_port_state_str(enum ibv_port_state s)
+{
+	return s == IBV_PORT_ACTIVE ? "PORT_ACTIVE" : "PORT_DOWN";
+}
+
+STANDIN enum ibv_fork_status ibv_is_fork_initialized(void)
+{
+	return IBV_FORK_UNNEEDED;
+}
+
+struct ibv_mr *standin_reg_mr(struct ibv_pd *pd, void *addr, size_t len,
+			      int access);
+struct ibv_mr *standin_reg_mr_1_0(struct ibv_pd *pd, void *addr, size_t len,
+				  int access);
+int standin_dereg_mr(struct ibv_mr *mr);
+int standin_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
+		     void *addr, size_t len, int access);
+
+static struct ibv_mr *new_mr(struct ibv_pd *pd, void *addr, size_t len, int fd)
+{
+	struct standin_mr *m = calloc(1, sizeof(*m));
+
+	if (!m) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	m->mr.context = pd->context;
+	m->mr.pd = pd;
+	m->mr.addr = addr;
+	m->mr.length = len;
+	m->mr.lkey = m->mr.rkey = 0x5a5a;
+	m->fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+	return &m->mr;
+}
+
+/* Whether the kernel could pin [@addr, +1): a byte readable through
+ * process_vm_readv, as get_user_pages needs (GPU memory is not). */
+static int pinnable(void *addr)
+{
+	char b;
+	struct iovec local = { &b, 1 }, remote = { addr, 1 };
+
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == 1;
+}
+
+static struct ibv_mr *reg_va(const char *call, struct ibv_pd *pd, void *addr,
+			     size_t len, uint64_t iova, int access)
+{
+	if (!pinnable(addr)) {
+		logf_("%s %p %zu iova=0x%llx access=0x%x: EFAULT\n", call, addr,
+		      len, (unsigned long long)iova, access);
+		errno = EFAULT;
+		return NULL;
+	}
+	logf_("%s %p %zu iova=0x%llx access=0x%x: ok\n", call, addr, len,
+	      (unsigned long long)iova, access);
+	return new_mr(pd, addr, len, -1);
+}
+
+STANDIN struct ibv_mr *standin_reg_mr(struct ibv_pd *pd, void *addr, size_t len,
+				      int access)
+{
+	return reg_va("ibv_reg_mr", pd, addr, len, (uintptr_t)addr, access);
+}
+
+STANDIN struct ibv_mr *standin_reg_mr_1_0(struct ibv_pd *pd, void *addr,
+					  size_t len, int access)
+{
+	return reg_va("ibv_reg_mr@1.0", pd, addr, len, (uintptr_t)addr, access);
+}
+
+STANDIN struct ibv_mr *(ibv_reg_mr_iova)(struct ibv_pd *pd, void *addr,
+					 size_t len, uint64_t iova, int access)
+{
+	return reg_va("ibv_reg_mr_iova", pd, addr, len, iova, access);
+}
+
+STANDIN struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
+					size_t len, uint64_t iova,
+					unsigned int access)
+{
+	return reg_va("ibv_reg_mr_iova2", pd, addr, len, iova, (int)access);
+}
+
+STANDIN struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
+					 size_t len, uint64_t iova, int fd,
+					 int access)
+{
+	char path[64], line[128], exp[64] = "?";
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0) {
+		errno = EBADF; /* the probe: a kernel that takes dma-bufs */
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		sscanf(line, "exp_name: %63s", exp);
+	if (f)
+		fclose(f);
+	if (fstat(fd, &st))
+		st.st_size = -1;
+	logf_("ibv_reg_dmabuf_mr fd offset=%llu len=%zu iova=0x%llx "
+	      "access=0x%x exp_name=%s size=%lld\n",
+	      (unsigned long long)offset, len, (unsigned long long)iova, access,
+	      exp, (long long)st.st_size);
+	return new_mr(pd, (void *)(uintptr_t)offset, len, fd);
+}
+
+STANDIN int standin_dereg_mr(struct ibv_mr *mr)
+{
+	struct standin_mr *m = (struct standin_mr *)mr;
+
+	logf_("ibv_dereg_mr %p %zu\n", mr->addr, mr->length);
+	if (m->fd >= 0)
+		close(m->fd);
+	free(m);
+	return 0;
+}
+
+STANDIN int standin_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
+			     void *addr, size_t len, int access)
+{
+	logf_("ibv_rereg_mr flags=0x%x\n", flags);
+	return 0;
+}
+
+__asm__(".symver standin_reg_mr, ibv_reg_mr@@IBVERBS_1.1");
+__asm__(".symver standin_reg_mr_1_0, ibv_reg_mr@IBVERBS_1.0");
+__asm__(".symver standin_dereg_mr, ibv_dereg_mr@@IBVERBS_1.1");
+__asm__(".symver standin_rereg_mr, ibv_rereg_mr@@IBVERBS_1.1");
