@@ -353,3 +353,31 @@ gdr_private_report_create(struct ibv_context *const *ctxs,
 	gdr_clear_error();
 	return gdr_report_ranked(ctxs, num_ctxs, all, num_all, 0);
 }
+
+GDR_EXPORT int gdr_private_reg_device(struct ibv_pd *pd, void *addr, size_t len,
+				      uint64_t iova, int access,
+				      struct ibv_mr **mr, char *why, size_t n)
+{
+	struct gdr_ptr_info pi;
+
+	*mr = NULL;
+	if (n)
+		why[0] = '\0';
+	if (!pd || !addr || !len ||
+	    gdr_classify(addr, len, false, &pi, why, n) ||
+	    (pi.type != GDR_MEM_CUDA_DEVICE && pi.type != GDR_MEM_CUDA_POOL)) {
+		if (n)
+			why[0] = '\0';
+		return ENXIO;
+	}
+	return gdr_register_iova(pd, addr, len, iova, access, &pi, mr, why, n);
+}
+
+GDR_EXPORT void gdr_private_preload_env(int *off, int *debug)
+{
+	bool o, d;
+
+	gdr_env_preload(&o, &d);
+	*off = o;
+	*debug = d;
+}

@@ -39,6 +39,16 @@ const char *gdr_env_cufile_json(void)
 	return v && v[0] == '/' ? v : NULL;
 }
 
+void gdr_env_preload(bool *off, bool *debug)
+{
+	const struct gdr_seam *s = gdr_seam();
+	const char *v = s->getenv ? s->getenv("GPUDIRECT_PRELOAD") : NULL;
+
+	*off = v && !strcmp(v, "0");
+	v = s->getenv ? s->getenv("GPUDIRECT_DEBUG") : NULL;
+	*debug = v && *v && strcmp(v, "0") != 0;
+}
+
 void gdr_env_probe(struct gdr_node *nd, const struct gdr_seam *s)
 {
 	const char *v = s->getenv ? s->getenv("GPUDIRECT_DEBUG") : NULL;

@@ -217,6 +217,9 @@ extern const char *const gdr_env_names[];
 /* The node's settings (debug, ordering, PCIe mapping, path) into @nd; a
  * bad value is described in nd->env_error. */
 void gdr_env_probe(struct gdr_node *nd, const struct gdr_seam *s);
+/* For libgpudirect-preload.so: GPUDIRECT_PRELOAD=0 (interpose nothing) and
+ * GPUDIRECT_DEBUG (say every decision), read now. */
+void gdr_env_preload(bool *off, bool *debug);
 /* The cache's limits from GPUDIRECT_CACHE_MAX_ENTRIES and _BYTES:
  * decimal digits only, each into its out when set (else left as it is).
  * 0, or EINVAL with the reason in @why. */

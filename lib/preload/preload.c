@@ -65,8 +65,7 @@ static void *next(const char *name, const char *version)
 
 static void find_real(void)
 {
-	const char *e = getenv("GPUDIRECT_PRELOAD");
-	const char *d = getenv("GPUDIRECT_DEBUG");
+	int o = 0, d = 0;
 
 	*(void **)&real.reg_mr = next("ibv_reg_mr", "IBVERBS_1.1");
 	*(void **)&real.reg_mr_iova = next("ibv_reg_mr_iova", "IBVERBS_1.7");
@@ -79,8 +78,9 @@ static void find_real(void)
 		dlvsym(RTLD_NEXT, "ibv_rereg_mr", "IBVERBS_1.0");
 	*(void **)&real.dereg_mr_1_0 =
 		dlvsym(RTLD_NEXT, "ibv_dereg_mr", "IBVERBS_1.0");
-	off = e && !strcmp(e, "0");
-	debug = d && *d && strcmp(d, "0");
+	gdr_private_preload_env(&o, &d);
+	off = o;
+	debug = d;
 }
 
 static const struct real *reals(void)

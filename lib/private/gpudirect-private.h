@@ -176,6 +176,10 @@ int gdr_private_reg_device(struct ibv_pd *pd, void *addr, size_t len,
 			   uint64_t iova, int access, struct ibv_mr **mr,
 			   char *why, size_t n);
 
+/* For libgpudirect-preload.so: *@off when GPUDIRECT_PRELOAD=0, *@debug
+ * when GPUDIRECT_DEBUG asks for every decision. */
+void gdr_private_preload_env(int *off, int *debug);
+
 #ifdef __cplusplus
 }
 #endif

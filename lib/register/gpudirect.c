@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "register.h"
-#include "private/gpudirect-private.h"
 
 const struct gdr_backend *const gdr_backends[] = {
 	&gdr_backend_data_direct,
@@ -861,24 +860,6 @@ int gdr_register_iova(struct ibv_pd *pd, void *ptr, size_t len, uint64_t iova,
 			  false, mr, why, n);
 	gdr_reg_call_end(&call);
 	return gdr_errno_public(err);
-}
-
-GDR_EXPORT int gdr_private_reg_device(struct ibv_pd *pd, void *addr, size_t len,
-				      uint64_t iova, int access,
-				      struct ibv_mr **mr, char *why, size_t n)
-{
-	struct gdr_ptr_info pi;
-
-	*mr = NULL;
-	if (n)
-		why[0] = '\0';
-	if (!pd || !addr || !len ||
-	    gdr_classify(addr, len, false, &pi, why, n) || !is_device(&pi)) {
-		if (n)
-			why[0] = '\0';
-		return ENXIO;
-	}
-	return gdr_register_iova(pd, addr, len, iova, access, &pi, mr, why, n);
 }
 
 static struct ibv_mr *register_ex(struct ibv_pd *pd, void *ptr, size_t len,
