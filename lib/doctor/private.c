@@ -360,11 +360,20 @@ GDR_EXPORT int gdr_private_reg_device(struct ibv_pd *pd, void *addr, size_t len,
 {
 	struct gdr_ptr_info pi;
 
+	int err;
+
 	*mr = NULL;
 	if (n)
 		why[0] = '\0';
-	if (!pd || !addr || !len ||
-	    gdr_classify(addr, len, false, &pi, why, n) ||
+	if (!pd || !addr || !len)
+		return ENXIO;
+	err = gdr_classify(addr, len, false, &pi, why, n);
+	/* Device memory the library refuses (not RDMA capable, past its
+	 * allocation, CUDA IPC): the reason, for the caller to say. */
+	if (err &&
+	    (pi.type == GDR_MEM_CUDA_DEVICE || pi.type == GDR_MEM_CUDA_POOL))
+		return err;
+	if (err ||
 	    (pi.type != GDR_MEM_CUDA_DEVICE && pi.type != GDR_MEM_CUDA_POOL)) {
 		if (n)
 			why[0] = '\0';

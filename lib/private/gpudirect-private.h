@@ -167,9 +167,10 @@ struct gdr_report *gdr_private_report_create(struct ibv_context *const *ctxs,
  * For libgpudirect-preload.so: register [@addr, +@len) if it is device
  * memory the library registers (cuMemAlloc, VMM, capable pool memory),
  * with exactly @access at @iova, through the library's walk. 0 and *@mr;
- * ENXIO with *@mr NULL and @why "" when it is not such memory (host,
- * managed, unknown to CUDA, a process without libcuda.so.1 loaded: the
- * caller goes to libibverbs); else an errno with the reason in @why.
+ * ENXIO with *@mr NULL and @why "" when it is not device memory (host,
+ * managed, unknown to CUDA: the caller goes to libibverbs); else an errno
+ * with the reason in @why (device memory no path took, or that the
+ * library refuses: not RDMA capable, CUDA IPC, past its allocation).
  * Never loads CUDA; gdr_last_error() untouched.
  */
 int gdr_private_reg_device(struct ibv_pd *pd, void *addr, size_t len,
