@@ -88,5 +88,10 @@ int main(int argc, char **argv)
 			return 1;
 	}
 	printf("%.1f\n", (now_ns() - t0) / calls);
+	if (!strcmp(kind, "host"))
+		free(buf);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	ibv_free_device_list(list);
 	return 0;
 }

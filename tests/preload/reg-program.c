@@ -108,6 +108,10 @@ int main(int argc, char **argv)
 	}
 	cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
 	printf("libcuda.so.1 %s\n", cuda ? "loaded" : "not loaded");
+	if (cuda)
+		dlclose(cuda);
+	if (!strcmp(kind, "host"))
+		free(buf);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);

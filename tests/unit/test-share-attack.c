@@ -174,7 +174,16 @@ static void emfile(void)
 	struct rlimit old, lim;
 	char *p;
 
+	const char *preload = getenv("LD_PRELOAD");
+
 	check_scope = "F2 emfile: the fd table is full when the fds arrive";
+	/* Valgrind keeps fds of its own above the limit and lowers what the
+	 * process sees: the plain and ASan runs check this. */
+	if (preload && strstr(preload, "vgpreload")) {
+		printf("SKIP the full fd table: under valgrind, which keeps fds "
+		       "of its own\n");
+		return;
+	}
 	node(0);
 	p = fake_alloc_device(0, 1 << 20);
 	CHECK_INT(gdr_export(p, 4096, GDR_EXPORT_PCIE_MAPPING, &d, fds), 0);

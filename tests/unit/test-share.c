@@ -649,6 +649,7 @@ static void socket_refuses(void)
 	close(sv[1]);
 
 	check_scope = "recv: a short message with its fds";
+	memset(w, 0, sizeof(w));
 	pair(SOCK_SEQPACKET, sv);
 	CHECK_INT(gdr_export_pack(&d, w, sizeof(w)), 0);
 	CHECK_INT(send_raw(sv[0], w, 100, fds, 2), 0);
