@@ -182,6 +182,25 @@ static struct ibv_mr *refuse(int err, const char *why,
 	return gdr_fail(err, "%s", why);
 }
 
+/* What both single-PD calls begin with: true when the record's size or
+ * the options are refused (gdr_last_error() and the record say so). */
+static bool refused_at_start(const struct gdr_reg_attr *attr,
+			     struct gdr_reg_info *info, size_t info_size)
+{
+	char why[GDR_MSG_LEN];
+	int err;
+
+	gdr_clear_error();
+	if (info && info_size < GDR_REG_INFO_MIN_SIZE) {
+		gdr_reg_small_info(info_size);
+		return true;
+	}
+	err = check_attr(attr, why, sizeof(why));
+	if (err)
+		refuse(err, why, info, info_size);
+	return err != 0;
+}
+
 GDR_EXPORT struct ibv_mr *
 gdr_import_register(struct ibv_pd *pd, const struct gdr_export_desc *desc,
 		    const int *fds, const struct gdr_reg_attr *attr,
@@ -191,12 +210,9 @@ gdr_import_register(struct ibv_pd *pd, const struct gdr_export_desc *desc,
 	char why[GDR_MSG_LEN];
 	int err;
 
-	gdr_clear_error();
-	if (info && info_size < GDR_REG_INFO_MIN_SIZE)
-		return gdr_reg_small_info(info_size);
-	err = check_attr(attr, why, sizeof(why));
-	if (!err)
-		err = gdr_import_check(desc, fds, &imp, why, sizeof(why));
+	if (refused_at_start(attr, info, info_size))
+		return NULL;
+	err = gdr_import_check(desc, fds, &imp, why, sizeof(why));
 	if (err)
 		return refuse(err, why, info, info_size);
 	return import_one(pd, &imp, desc->iova, desc->length, attr, info,
@@ -214,12 +230,9 @@ gdr_register_dmabuf(struct ibv_pd *pd, int fd, uint64_t offset, size_t len,
 	bool pcie;
 	int err;
 
-	gdr_clear_error();
-	if (info && info_size < GDR_REG_INFO_MIN_SIZE)
-		return gdr_reg_small_info(info_size);
-	err = check_attr(attr, why, sizeof(why));
-	if (!err)
-		err = dmabuf_of(fd, "fd", &f, why, sizeof(why));
+	if (refused_at_start(attr, info, info_size))
+		return NULL;
+	err = dmabuf_of(fd, "fd", &f, why, sizeof(why));
 	if (!err && (!len || offset >= f.size || len > f.size - offset)) {
 		gdr_fmt(why, sizeof(why),
 			"offset %llu + len %zu does not fit in the dma-buf's "
