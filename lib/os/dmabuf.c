@@ -24,7 +24,6 @@ int gdr_dmabuf_facts_real(int fd, struct gdr_dmabuf_facts *f, char *why,
 	dev_t known = __atomic_load_n(&dmabuf_dev, __ATOMIC_RELAXED);
 	struct statfs fs;
 	struct stat st;
-	off_t end;
 
 	memset(f, 0, sizeof(*f));
 	if (fd < 0 || fstat(fd, &st)) {
@@ -46,19 +45,14 @@ int gdr_dmabuf_facts_real(int fd, struct gdr_dmabuf_facts *f, char *why,
 		}
 		__atomic_store_n(&dmabuf_dev, st.st_dev, __ATOMIC_RELAXED);
 	}
-	/* The kernel sets a dma-buf inode's size to the buffer's; lseek
-	 * (SEEK_END) says the same where it did not. */
-	f->size = (uint64_t)st.st_size;
-	if (!f->size) {
-		end = lseek(fd, 0, SEEK_END);
-		if (end <= 0) {
-			gdr_fmt(why, n,
-				"lseek(SEEK_END) on dma-buf fd %d failed: %s",
-				fd, end < 0 ? strerror(errno) : "size 0");
-			return end < 0 && errno ? errno : EIO;
-		}
-		f->size = (uint64_t)end;
+	/* The kernel sets a dma-buf inode's size to the buffer's (every
+	 * kernel with DMA-BUF memory regions, 5.12 on). */
+	if (st.st_size <= 0) {
+		gdr_fmt(why, n, "dma-buf fd %d says it is %lld bytes", fd,
+			(long long)st.st_size);
+		return EIO;
 	}
+	f->size = (uint64_t)st.st_size;
 	f->ino = (uint64_t)st.st_ino;
 	return 0;
 }

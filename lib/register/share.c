@@ -48,8 +48,10 @@ static int want_pcie(uint32_t flags, const struct gdr_node *node,
 	}
 	if (forced)
 		return 1;
-	/* Needed by every NIC on PCIe reading a C2C-attached GPU. */
-	return node->pcie_policy != GDR_PCIE_OFF && d && d->c2c == GDR_YES;
+	/* Needed by every NIC on PCIe reading a C2C-attached GPU, unless
+	 * the GPU answered NOT_SUPPORTED to it before (remembered). */
+	return node->pcie_policy != GDR_PCIE_OFF && d && d->c2c == GDR_YES &&
+	       gdr_pcie_map_get(d->ordinal) != GDR_PCIE_MAP_UNSUPPORTED;
 }
 
 /* Fill @desc's facts of the fds in @xs, in the order plain, PCIe. */

@@ -325,9 +325,32 @@ static void export_pcie(void)
 
 	check_scope = "export: a C2C GPU that cannot: the plain one serves";
 	fake_model.gpu[0].pcie_mapping = CUDA_ERROR_NOT_SUPPORTED;
-	CHECK_INT(gdr_export(p, 1 << 20, 0, &d, fds), 0);
+	fakes_install(&fx, NULL, NULL, "1"); /* GPUDIRECT_DEBUG=1 */
+	p = fake_alloc_device(0, 1 << 20);
+	{
+		char said[4096] = "";
+		int err_fd = dup(2), log = memfd_create("stderr", 0);
+		ssize_t got;
+
+		fflush(stderr);
+		dup2(log, 2);
+		CHECK_INT(gdr_export(p, 1 << 20, 0, &d, fds), 0);
+		fflush(stderr);
+		dup2(err_fd, 2);
+		close(err_fd);
+		got = pread(log, said, sizeof(said) - 1, 0);
+		said[got > 0 ? got : 0] = '\0';
+		close(log);
+		CHECK_HAS(said, "no PCIe-mapped dma-buf");
+	}
 	CHECK_INT(d.num_fds, 1);
 	CHECK_INT(fds[1], -1);
+	close(fds[0]);
+	/* Remembered: the next export does not ask the GPU again. */
+	fake_cu.flagged_exports = 0;
+	CHECK_INT(gdr_export(p, 1 << 20, 0, &d, fds), 0);
+	CHECK_INT(fake_cu.flagged_exports, 0);
+	CHECK_INT(d.num_fds, 1);
 	close(fds[0]);
 	CHECK_INT(count_fds(), before);
 	done();
@@ -1086,6 +1109,14 @@ static void bare_fd(void)
 	if (mr)
 		gdr_deregister(mr);
 
+	check_scope = "bare fd: options for a pointer";
+	attr.flags = GDR_REG_SYNC_MEMOPS;
+	CHECK(gdr_register_dmabuf(plain, fds[0], 0, 4096, 0, &attr, NULL, 0) ==
+	      NULL);
+	CHECK_INT(errno, EINVAL);
+	SAID("do not apply to a dma-buf");
+	attr.flags = GDR_REG_PCIE_MAPPING;
+
 	check_scope = "bare fd: refused";
 	CHECK(gdr_register_dmabuf(plain, fds[0], 1 << 20, 1, 0, NULL, NULL,
 				  0) == NULL);
@@ -1242,6 +1273,62 @@ static void faults(void)
 	done();
 }
 
+/* The node's boot id as the kernel writes it, and what is not one. */
+static void boot_ids(void)
+{
+	static const char *const bad_ids[] = {
+		"1b4e28ba-2fa1-11d2-883f-0016d3cca42",	 /* 31 digits */
+		"1b4e28ba-2fa1-11d2-883f-0016d3cca4270", /* 33 */
+		"zb4e28ba-2fa1-11d2-883f-0016d3cca427",	 /* not hex */
+		"1b4e28ba-2fa1-11d2-883f-0016d3cca42z",	 "",
+	};
+	struct gdr_export_desc d;
+	uint8_t id[16];
+	unsigned int i;
+	int fds[2];
+	char *p;
+
+	check_scope = "boot ids";
+	CHECK_INT(gdr_parse_uuid("1b4e28ba-2fa1-11d2-883f-0016d3cca427", id),
+		  0);
+	CHECK_INT(id[0], 0x1b);
+	CHECK_INT(id[15], 0x27);
+	CHECK_INT(gdr_parse_uuid("1B4E28BA2FA111D2883F0016D3CCA427", id), 0);
+	CHECK_INT(id[1], 0x4e);
+	for (i = 0; i < sizeof(bad_ids) / sizeof(bad_ids[0]); i++)
+		CHECK_INT(gdr_parse_uuid(bad_ids[i], id), EINVAL);
+
+	check_scope = "export: a boot id that is not one";
+	node(ONE_NIC);
+	fixture_write(fx.proc, "sys/kernel/random/boot_id",
+		      "zb4e28ba-2fa1-11d2-883f-0016d3cca427\n");
+	fakes_install(&fx, NULL, NULL, NULL);
+	p = fake_alloc_device(0, 1 << 20);
+	CHECK_INT(gdr_export(p, 4096, 0, &d, fds), -1);
+	CHECK_INT(errno, EIO);
+	SAID("boot id");
+	done();
+}
+
+/* EOF with errno left at EINTR by an earlier call: never retried. */
+static void eof_after_eintr(void)
+{
+	struct gdr_export_desc d;
+	int sv[2], rfds[2];
+
+	check_scope = "recv: the peer gone while errno says EINTR";
+	node(ONE_NIC);
+	pair(SOCK_SEQPACKET, sv);
+	close(sv[0]);
+	alarm(10); /* a retry on EOF would spin: fail, never hang */
+	errno = EINTR;
+	CHECK_INT(gdr_export_recv(sv[1], &d, rfds), -1);
+	CHECK_INT(errno, ECONNRESET);
+	alarm(0);
+	close(sv[1]);
+	done();
+}
+
 /* The production check of an fd, on what this machine has (no dma-bufs:
  * the GPU and vm suites give it real ones). */
 static void real_facts(void)
@@ -1263,6 +1350,8 @@ static void real_facts(void)
 int main(void)
 {
 	real_facts();
+	boot_ids();
+	eof_after_eintr();
 	export_describes();
 	export_refuses();
 	export_pcie();
