@@ -56,6 +56,12 @@ for t in expandable default trusted control; do
 	python3 tests/gpu/test-torch.py "$build/tests/gpu/libgdrtorch.so" "$t" 2>&1 |
 		grep -v '^FAIL: MR' | tail -n 8 | tee -a "$log"
 done
+for t in share lifetime; do
+	say "-- gpu-share-$t"
+	"$build/tests/gpu/test-gpu-share" "$t" 2>&1 | grep -v '^ok' | tail -n 16 | tee -a "$log"
+done
+say "-- gpu-preload (an unmodified program under gdr-run, over the stand-in verbs)"
+sh tests/preload/test-preload.sh "$build" gpu 2>&1 | tail -n 12 | tee -a "$log"
 say "-- gpu-pcie"
 "$build/tests/gpu/test-gpu-pcie" 2>&1 | tail -n 12 | tee -a "$log"
 
