@@ -167,33 +167,45 @@ static int first_object(struct dl_phdr_info *info, size_t size, void *adds)
 	return 1;
 }
 
+/* Stops the walk (1) at an object whose file is libcuda.so.*. */
+static int is_cuda(struct dl_phdr_info *info, size_t size, void *unused)
+{
+	const char *name = info->dlpi_name, *base;
+
+	(void)size;
+	(void)unused;
+	if (!name)
+		return 0;
+	base = strrchr(name, '/');
+	base = base ? base + 1 : name;
+	return strncmp(base, "libcuda.so", 10) == 0;
+}
+
 /*
- * Whether the process has loaded libcuda.so.1 (it then stays): the
+ * Whether the process has loaded the CUDA driver (it then stays): the
  * loader's count of objects ever loaded first, which costs a lock and no
- * search; only when it moved, a dlopen that loads nothing.
+ * search; only when it moved, a walk of the loaded objects' names. Never
+ * dlopen: nothing is loaded, and no loader path search runs.
  */
 static bool cuda_now(void)
 {
 	unsigned long long adds = 0;
-	void *cuda;
 
 	dl_iterate_phdr(first_object, &adds);
 	if (adds && adds == __atomic_load_n(&absent_at, __ATOMIC_RELAXED))
 		return false;
-	cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-	if (!cuda) {
+	if (!dl_iterate_phdr(is_cuda, NULL)) {
 		__atomic_store_n(&absent_at, adds, __ATOMIC_RELAXED);
 		return false;
 	}
-	dlclose(cuda);
 	__atomic_store_n(&cuda_seen, 1, __ATOMIC_RELAXED);
 	return true;
 }
 
 /*
  * Register device memory through the library; NULL when it is not device
- * memory (a process that never loaded libcuda.so.1 has none: one dlopen
- * that loads nothing, until it has) or no path took it (the reason said),
+ * memory (a process that never loaded libcuda.so.1 has none) or no path
+ * took it (the reason said),
  * for the caller to ask libibverbs as the program would have.
  */
 static struct ibv_mr *through_library(const char *call, struct ibv_pd *pd,
