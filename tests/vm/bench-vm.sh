@@ -43,20 +43,21 @@ for s in 65536 262144 1048576; do
 	awk -v s=$s -v p="$p" -v g="$g" 'BEGIN { printf "bench: %-10s %9s MB/s %9s MB/s %8.3f\n", s, p, g, (p > 0 ? g / p : 0) }'
 done
 
+NP=${BENCH_PRELOAD_ITERS:-500}
 echo "bench: ib_write_bw under gdr-run (both sides) against the same without it,"
-echo "bench: alternating, ${R:-7} rounds per size: the preload's cost on host memory"
+echo "bench: alternating, ${BENCH_PRELOAD_ROUNDS:-7} rounds of $NP iterations: the preload's cost on host memory"
 run="$b/tools/gdr-run/gdr-run"
-for s in 65536 1048576; do
+for s in 65536; do
 	rs=""
 	i=0
 	while [ $i -lt ${BENCH_PRELOAD_ROUNDS:-7} ]; do
-		perf -s $s -n $N
+		perf -s $s -n $NP
 		p=$(avg_of $s /tmp/pc.log)
 		port=$((port + 1))
-		timeout 600 "$run" ib_write_bw -d rxe0 -x 1 -F -p $port -s $s -n $N > /tmp/ps.log 2>&1 &
+		timeout 600 "$run" ib_write_bw -d rxe0 -x 1 -F -p $port -s $s -n $NP > /tmp/ps.log 2>&1 &
 		srv=$!
 		sleep 1
-		timeout 600 "$run" ib_write_bw -d rxe0 -x 1 -F -p $port -s $s -n $N 10.11.0.1 > /tmp/pc.log 2>&1
+		timeout 600 "$run" ib_write_bw -d rxe0 -x 1 -F -p $port -s $s -n $NP 10.11.0.1 > /tmp/pc.log 2>&1
 		wait $srv
 		g=$(avg_of $s /tmp/pc.log)
 		rs="$rs $(awk -v p="$p" -v g="$g" 'BEGIN { printf "%.4f", (p > 0 ? g / p : 0) }')"
