@@ -187,7 +187,9 @@ int gdr_fds_recv(int sock, void *buf, size_t len, int *fds, unsigned int max,
 	memset(m, 0, sizeof(*m));
 	if (max > GDR_FDS_MAX || !len)
 		return EINVAL;
-	getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &tl);
+	/* Not a socket: recvmsg below says so (ENOTSOCK, EBADF). */
+	if (getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &tl))
+		type = 0;
 	m->stream = type == SOCK_STREAM;
 	/* A stream has no message edges: read the message's bytes, no more
 	 * (the next message stays), in as many pieces as it comes. */

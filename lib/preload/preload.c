@@ -98,11 +98,12 @@ static unsigned int num_said;
 /* @why without its numbers (addresses, lengths, fds): the cause. */
 static void cause_of(const char *why, char *key, size_t n)
 {
+	char prev = '\0';
 	size_t k = 0;
 
-	for (; *why && k + 1 < n; why++)
+	for (; *why && k + 1 < n; prev = *why++)
 		if (!(*why >= '0' && *why <= '9') &&
-		    !(why[0] == 'x' && why[-1] == '0'))
+		    !(*why == 'x' && prev == '0'))
 			key[k++] = *why;
 	key[k] = '\0';
 }
@@ -133,8 +134,12 @@ static unsigned int num_made;
 static void made_add(struct ibv_mr *mr)
 {
 	pthread_mutex_lock(&made_lock);
-	if (num_made < MADE_MAX)
-		made[num_made++] = mr;
+	/* Past the table, a translation rereg of the MR goes to libibverbs,
+	 * which refuses it for a dma-buf MR with its own errno. */
+	if (num_made < MADE_MAX) {
+		made[num_made] = mr;
+		__atomic_store_n(&num_made, num_made + 1, __ATOMIC_RELAXED);
+	}
 	pthread_mutex_unlock(&made_lock);
 }
 
@@ -144,12 +149,19 @@ static bool made_has(struct ibv_mr *mr, bool drop)
 	unsigned int i;
 	bool found = false;
 
+	/* A program that never had one (host memory only) takes no lock. */
+	if (!__atomic_load_n(&num_made, __ATOMIC_RELAXED))
+		return false;
+
 	pthread_mutex_lock(&made_lock);
 	for (i = 0; i < num_made && !found; i++)
 		if (made[i] == mr) {
 			found = true;
-			if (drop)
-				made[i] = made[--num_made];
+			if (drop) {
+				made[i] = made[num_made - 1];
+				__atomic_store_n(&num_made, num_made - 1,
+						 __ATOMIC_RELAXED);
+			}
 		}
 	pthread_mutex_unlock(&made_lock);
 	return found;
