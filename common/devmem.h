@@ -27,4 +27,14 @@ void devmem_free(struct devmem *m);
 int devmem_write(struct devmem *m, size_t off, const void *src, size_t n);
 int devmem_read(struct devmem *m, size_t off, void *dst, size_t n);
 
+/*
+ * The bytes gdr-write-bw writes at offset @i of a @size-byte message, and
+ * checks on arrival: gdr-share's owner fills and checks them too when the
+ * buffer is its own.
+ */
+static inline unsigned char devmem_pattern(size_t i, size_t size)
+{
+	return (unsigned char)(i * 7 + size * 13 + 1);
+}
+
 #endif

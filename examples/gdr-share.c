@@ -6,8 +6,11 @@
  * them with gdr_import_register(), without touching CUDA.
  *
  *   gdr-share owner SOCKET [--mem cuda[:N]] [-s BYTES] [--pcie]
+ *                   [--fill=SIZE] [--check=SIZE]
  *       allocate, export, and hand the export to every importer that
- *       connects to SOCKET, until interrupted
+ *       connects to SOCKET, until interrupted; --fill first writes the
+ *       bytes gdr-write-bw -s SIZE sends, --check at the end checks that
+ *       they arrived (gdr-write-bw --mem=import:SOCKET on either side)
  *   gdr-share import SOCKET [-d DEVICE]
  *       connect, receive, register on DEVICE (the first one by default),
  *       print what was chosen and why, release
@@ -43,9 +46,36 @@ static void on_signal(int sig)
 
 struct opts {
 	const char *dev, *mem, *path;
-	size_t len;
+	size_t len, fill, check;
 	int pcie;
 };
+
+/* Write (@write) or check gdr-write-bw's bytes for a @size-byte message. */
+static int pattern_io(struct devmem *buf, size_t size, int write)
+{
+	unsigned char *p = malloc(size ? size : 1);
+	size_t k, bad = 0;
+	int rc;
+
+	if (!p)
+		return -1;
+	if (write) {
+		for (k = 0; k < size; k++)
+			p[k] = devmem_pattern(k, size);
+		rc = devmem_write(buf, 0, p, size);
+	} else {
+		rc = devmem_read(buf, 0, p, size);
+		for (k = 0; !rc && !bad && k < size; k++)
+			if (p[k] != devmem_pattern(k, size))
+				bad = k + 1;
+		if (bad)
+			printf("owner: data check FAILED at byte %zu of %zu\n",
+			       bad - 1, size);
+		rc = rc || bad ? -1 : 0;
+	}
+	free(p);
+	return rc;
+}
 
 static int unix_addr(const char *path, struct sockaddr_un *a)
 {
@@ -70,6 +100,11 @@ static int owner(const struct opts *o, int one_sock)
 
 	if (devmem_alloc(o->mem, o->len, &buf, err, sizeof(err))) {
 		fprintf(stderr, "gdr-share owner: %s\n", err);
+		return 1;
+	}
+	if (o->fill && pattern_io(&buf, o->fill, 1)) {
+		fprintf(stderr, "gdr-share owner: cannot fill the buffer\n");
+		devmem_free(&buf);
 		return 1;
 	}
 	if (gdr_export(buf.ptr, o->len, o->pcie ? GDR_EXPORT_PCIE_MAPPING : 0,
@@ -117,6 +152,13 @@ static int owner(const struct opts *o, int one_sock)
 		close(s);
 	}
 	rc = 0;
+	if (o->check) {
+		rc = pattern_io(&buf, o->check, 0) ? 1 : 0;
+		if (!rc)
+			printf("owner: data check passed: the %zu bytes "
+			       "gdr-write-bw -s %zu writes\n",
+			       o->check, o->check);
+	}
 out:
 	if (ls >= 0) {
 		close(ls);
@@ -243,6 +285,8 @@ int main(int argc, char **argv)
 		{ "mem", required_argument, NULL, 'm' },
 		{ "size", required_argument, NULL, 's' },
 		{ "pcie", no_argument, NULL, 'p' },
+		{ "fill", required_argument, NULL, 'f' },
+		{ "check", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -257,11 +301,19 @@ int main(int argc, char **argv)
 		case 'm': o.mem = optarg; break;
 		case 's': o.len = strtoull(optarg, NULL, 0); break;
 		case 'p': o.pcie = 1; break;
+		case 'f': o.fill = strtoull(optarg, NULL, 0); break;
+		case 'c': o.check = strtoull(optarg, NULL, 0); break;
 		default: goto usage;
 		}
 	}
 	if (optind >= argc)
 		goto usage;
+	if (o.fill > o.len || o.check > o.len) {
+		fprintf(stderr, "gdr-share: --fill and --check take at most "
+				"the buffer's size (-s %zu)\n",
+			o.len);
+		return 2;
+	}
 	mode = argv[optind];
 	o.path = optind + 1 < argc ? argv[optind + 1] : NULL;
 	if (!strcmp(mode, "demo"))
@@ -288,7 +340,8 @@ int main(int argc, char **argv)
 	}
 usage:
 	fprintf(stderr,
-		"usage: %s owner SOCKET [--mem cuda[:N]] [-s BYTES] [--pcie]\n"
+		"usage: %s owner SOCKET [--mem cuda[:N]] [-s BYTES] [--pcie] "
+		"[--fill=SIZE] [--check=SIZE]\n"
 		"       %s import SOCKET [-d DEVICE]\n"
 		"       %s demo [-d DEVICE] [--mem cuda[:N]] [-s BYTES] "
 		"[--pcie]\n",

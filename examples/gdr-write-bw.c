@@ -16,6 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include <gpudirect.h>
 #include <rdma/rdma_cma.h>
@@ -26,6 +30,7 @@
 
 struct opts {
 	const char *dev, *server, *mem;
+	const char *import; /* --mem=import:SOCKET: the socket */
 	const char *port;
 	size_t size;
 	unsigned int iters, depth;
@@ -54,7 +59,7 @@ struct conn {
 	struct rdma_cm_id *listen, *id;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
-	struct devmem buf;
+	struct devmem buf; /* with --mem=import, only ptr: the owner's iova */
 	struct ibv_mr *mr;
 	/*
 	 * With --cache the client registers its source buffer through a
@@ -68,6 +73,9 @@ struct conn {
 	struct remote peer;
 	size_t max;
 	struct nearest near; /* -d auto */
+	/* --mem=import: the owner's export, registered at setup */
+	struct gdr_export_desc desc;
+	int fds[GDR_EXPORT_MAX_FDS];
 };
 
 static void die(const char *what, const char *why)
@@ -84,10 +92,7 @@ static double now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static unsigned char pattern(size_t i, size_t size)
-{
-	return (unsigned char)(i * 7 + size * 13 + 1);
-}
+#define pattern devmem_pattern
 
 static struct rdma_cm_event *expect(struct conn *c, enum rdma_cm_event_type t)
 {
@@ -222,6 +227,59 @@ static int is_nearest(const struct nearest *near, const char *name)
 	return 0;
 }
 
+/*
+ * --mem=import:SOCKET: receive the export of `gdr-share owner SOCKET`,
+ * before any waiting for a peer (a wrong socket is said at once).
+ */
+static void receive_import(struct conn *c, const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int s;
+
+	if (strlen(path) >= sizeof(a.sun_path))
+		die("--mem=import", "the socket path is too long");
+	strcpy(a.sun_path, path);
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)))
+		die(path, strerror(errno));
+	if (gdr_export_recv(s, &c->desc, c->fds))
+		die("gdr_export_recv", gdr_last_error());
+	close(s);
+	if (c->desc.length < c->max) {
+		fprintf(stderr,
+			"gdr-write-bw: the owner's buffer has %llu bytes, "
+			"fewer than -s %zu: give -s at most %llu\n",
+			(unsigned long long)c->desc.length, c->max,
+			(unsigned long long)c->desc.length);
+		exit(1);
+	}
+	printf(" Imported        : %llu bytes of GPU %s from pid %u "
+	       "(buffer id %llu)\n",
+	       (unsigned long long)c->desc.length, c->desc.gpu_bus_id,
+	       c->desc.owner_pid, (unsigned long long)c->desc.buffer_id);
+	/* Addressed by the owner's iova, the descriptor's default. */
+	c->buf.ptr = (void *)(uintptr_t)c->desc.iova;
+	c->buf.len = c->max;
+}
+
+/* Register the received export; the MR then holds the dma-buf. */
+static struct ibv_mr *import_register(struct conn *c,
+				      const struct gdr_reg_attr *attr,
+				      struct gdr_reg_info *info)
+{
+	struct ibv_mr *mr;
+	int i;
+
+	mr = gdr_import_register(c->pd, &c->desc, c->fds, attr, info,
+				 sizeof(*info));
+	for (i = 0; i < GDR_EXPORT_MAX_FDS; i++)
+		if (c->fds[i] >= 0)
+			close(c->fds[i]);
+	if (!mr)
+		die("gdr_import_register", gdr_last_error());
+	return mr;
+}
+
 /* PD, buffer, registration through libgpudirect, CQ and QP on @id. */
 static void setup(struct conn *c, const struct opts *o, struct rdma_cm_id *id)
 {
@@ -261,8 +319,11 @@ static void setup(struct conn *c, const struct opts *o, struct rdma_cm_id *id)
 		setup_cache(c, o, &attr, name);
 		goto verbs;
 	}
-	c->mr = gdr_register_ex(c->pd, c->buf.ptr, c->max, &attr, &info,
-				sizeof(info));
+	if (o->import)
+		c->mr = import_register(c, &attr, &info);
+	else
+		c->mr = gdr_register_ex(c->pd, c->buf.ptr, c->max, &attr,
+					&info, sizeof(info));
 	if (!c->mr)
 		die("gdr_register", gdr_last_error());
 	printf(" Registration    : %s path, %zu bytes of %s memory",
@@ -388,6 +449,11 @@ static int server(const struct opts *o, struct conn *c)
 		post_recv(c);
 		if (size == 0)
 			break;
+		/* Another process's memory: only its owner can read it. */
+		if (o->import) {
+			send_ctl(c, 2);
+			continue;
+		}
 		if (size > c->max || devmem_read(&c->buf, 0, check, size))
 			bad = 1;
 		for (k = 0; !bad && k < size; k++)
@@ -491,8 +557,12 @@ static void run_size(struct conn *c, const struct opts *o, size_t size,
 	fflush(stdout);
 }
 
-/* Tell the server which size just landed and wait for its verdict. */
-static int verify(struct conn *c, size_t size)
+/*
+ * Tell the server which size just landed and wait for its verdict: 1 the
+ * data is right, 0 it is not, 2 the server could not look (its buffer is
+ * another process's).
+ */
+static uint32_t verify(struct conn *c, size_t size)
 {
 	struct ibv_sge sge = { (uintptr_t)c->buf.ptr, (uint32_t)size, 0 };
 	struct ibv_send_wr wr, *bad;
@@ -523,7 +593,7 @@ static int verify(struct conn *c, size_t size)
 	src_put(c, &held);
 	memcpy(&ok, c->ctl, 4);
 	post_recv(c);
-	return ok == 1;
+	return ok;
 }
 
 static int client(const struct opts *o, struct conn *c)
@@ -534,7 +604,8 @@ static int client(const struct opts *o, struct conn *c)
 	unsigned char *pat;
 	double *posted_at, *done_at;
 	size_t size, k;
-	int failures = 0, i;
+	int failures = 0, unchecked = 0, i;
+	uint32_t verdict;
 
 	if (getaddrinfo(o->server, o->port, NULL, &ai))
 		die("getaddrinfo", o->server);
@@ -572,10 +643,15 @@ static int client(const struct opts *o, struct conn *c)
 	for (size = o->all ? 2 : o->size; size <= o->size; size *= 2) {
 		for (k = 0; k < size; k++)
 			pat[k] = pattern(k, size);
-		if (devmem_write(&c->buf, 0, pat, size))
+		/* An imported source holds what its owner put there
+		 * (gdr-share owner --fill=SIZE: this size's pattern). */
+		if (!o->import && devmem_write(&c->buf, 0, pat, size))
 			die("buffer", "cannot fill the source buffer");
 		run_size(c, o, size, posted_at, done_at);
-		if (!verify(c, size)) {
+		verdict = verify(c, size);
+		if (verdict == 2) {
+			unchecked++;
+		} else if (verdict != 1) {
 			fprintf(stderr,
 				"gdr-write-bw: data check FAILED at size %zu\n",
 				size);
@@ -585,7 +661,13 @@ static int client(const struct opts *o, struct conn *c)
 			break;
 	}
 	printf("---------------------------------------------------------------------------------------\n");
-	printf(" Data check      : %s\n", failures ? "FAILED" : "passed");
+	if (failures || !unchecked)
+		printf(" Data check      : %s\n",
+		       failures ? "FAILED" : "passed");
+	else
+		printf(" Data check      : left to the owner of the server's "
+		       "buffer (gdr-share owner --check=%zu)\n",
+		       o->size);
 	if (c->cache) {
 		struct gdr_cache_stats st;
 
@@ -620,7 +702,7 @@ static int client(const struct opts *o, struct conn *c)
 	return failures ? 1 : 0;
 }
 
-static void teardown(struct conn *c)
+static void teardown(struct conn *c, int o_import)
 {
 	if (c->id) {
 		rdma_disconnect(c->id);
@@ -636,7 +718,8 @@ static void teardown(struct conn *c)
 	if (c->ctl_mr)
 		ibv_dereg_mr(c->ctl_mr);
 	free(c->ctl);
-	devmem_free(&c->buf);
+	if (!o_import)
+		devmem_free(&c->buf);
 	if (c->cq)
 		ibv_destroy_cq(c->cq);
 	if (c->pd)
@@ -661,6 +744,8 @@ static void usage(const char *prog)
 	       "  -F, --CPU-freq         accepted for perftest compatibility\n"
 	       "      --report_gbits     report Gb/s\n"
 	       "      --mem=host|cuda[:N]  where the buffers live (host)\n"
+	       "      --mem=import:SOCKET  the buffer another process owns and\n"
+	       "                         serves on SOCKET (gdr-share owner SOCKET)\n"
 	       "      --use_cuda=N       the same as --mem=cuda:N\n"
 	       "      --path=auto|data-direct|dmabuf|peermem|host  registration path (auto)\n"
 	       "      --use_cuda_dmabuf  the same as --path=dmabuf\n"
@@ -749,10 +834,25 @@ int main(int argc, char **argv)
 			"gdr-write-bw: -s must be 1..2^30, -n and -t at least 1\n");
 		return 2;
 	}
+	if (!strncmp(o.mem, "import:", 7)) {
+		o.import = o.mem + 7;
+		/* The owner fills or checks one size's pattern; the cache
+		 * registers this process's pointers. */
+		if (!*o.import || o.all || o.cache ||
+		    (o.dev && !strcmp(o.dev, "auto"))) {
+			fprintf(stderr,
+				"gdr-write-bw: --mem=import:SOCKET takes a "
+				"socket, one size (-s, not -a), no --cache "
+				"and no -d auto\n");
+			return 2;
+		}
+	}
 	memset(&c, 0, sizeof(c));
 	c.max = o.size;
 	/* The buffer first: a missing GPU is reported before any waiting. */
-	if (devmem_alloc(o.mem, c.max, &c.buf, err, sizeof(err)))
+	if (o.import)
+		receive_import(&c, o.import);
+	else if (devmem_alloc(o.mem, c.max, &c.buf, err, sizeof(err)))
 		die("buffer", err);
 	if (o.dev && !strcmp(o.dev, "auto"))
 		nearest(&c, &c.near);
@@ -762,6 +862,6 @@ int main(int argc, char **argv)
 		    errno == ENODEV ? "no RDMA device (see gdr-info)"
 				    : strerror(errno));
 	rc = o.server ? client(&o, &c) : server(&o, &c);
-	teardown(&c);
+	teardown(&c, o.import != NULL);
 	return rc;
 }

@@ -30,6 +30,27 @@
 
 #define PRELOAD_EXPORT __attribute__((visibility("default")))
 
+/*
+ * ibv_reg_mr_ex's argument as rdma-core 59 and later lay it out (older
+ * headers have none: this file builds against any). A field is read only
+ * where its comp_mask bit says the caller set it: the struct grows at its
+ * tail (buf came after dmah).
+ */
+struct mr_init_attr {
+	size_t length;
+	int access;
+	uint64_t comp_mask;
+	uint64_t iova;
+	void *addr;
+	int fd;
+	uint64_t fd_offset;
+	void *dmah;
+	void *buf;
+};
+
+#define MR_MASK_IOVA (1ULL << 0)
+#define MR_MASK_ADDR (1ULL << 1)
+
 /* libibverbs' own definitions, found after this object (RTLD_NEXT). */
 struct real {
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *, void *, size_t, int);
@@ -40,6 +61,8 @@ struct real {
 	int (*rereg_mr)(struct ibv_mr *, int, struct ibv_pd *, void *, size_t,
 			int);
 	int (*dereg_mr)(struct ibv_mr *);
+	/* IBVERBS_1.15 (rdma-core 59): NULL in an older libibverbs */
+	struct ibv_mr *(*reg_mr_ex)(struct ibv_pd *, struct mr_init_attr *);
 	/* the IBVERBS_1.0 ABI (libibverbs 1.0's compat objects) */
 	void *(*reg_mr_1_0)(void *, void *, size_t, int);
 	int (*rereg_mr_1_0)(void *, int, void *, void *, size_t, int);
@@ -72,6 +95,9 @@ static void find_real(void)
 	*(void **)&real.reg_mr_iova2 = next("ibv_reg_mr_iova2", "IBVERBS_1.8");
 	*(void **)&real.rereg_mr = next("ibv_rereg_mr", "IBVERBS_1.1");
 	*(void **)&real.dereg_mr = next("ibv_dereg_mr", "IBVERBS_1.1");
+	/* No unversioned fallback: only libibverbs' own 1.15 definition. */
+	*(void **)&real.reg_mr_ex =
+		dlvsym(RTLD_NEXT, "ibv_reg_mr_ex", "IBVERBS_1.15");
 	*(void **)&real.reg_mr_1_0 =
 		dlvsym(RTLD_NEXT, "ibv_reg_mr", "IBVERBS_1.0");
 	*(void **)&real.rereg_mr_1_0 =
@@ -265,6 +291,8 @@ struct ibv_mr *gdr_preload_reg_mr_iova(struct ibv_pd *pd, void *addr,
 struct ibv_mr *gdr_preload_reg_mr_iova2(struct ibv_pd *pd, void *addr,
 					size_t len, uint64_t iova,
 					unsigned int access);
+struct ibv_mr *gdr_preload_reg_mr_ex(struct ibv_pd *pd,
+				     struct mr_init_attr *attr);
 int gdr_preload_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
 			 void *addr, size_t len, int access);
 int gdr_preload_dereg_mr(struct ibv_mr *mr);
@@ -277,6 +305,7 @@ __asm__(".symver gdr_preload_reg_mr, ibv_reg_mr@@IBVERBS_1.1");
 __asm__(".symver gdr_preload_reg_mr_1_0, ibv_reg_mr@IBVERBS_1.0");
 __asm__(".symver gdr_preload_reg_mr_iova, ibv_reg_mr_iova@@IBVERBS_1.7");
 __asm__(".symver gdr_preload_reg_mr_iova2, ibv_reg_mr_iova2@@IBVERBS_1.8");
+__asm__(".symver gdr_preload_reg_mr_ex, ibv_reg_mr_ex@@IBVERBS_1.15");
 __asm__(".symver gdr_preload_rereg_mr, ibv_rereg_mr@@IBVERBS_1.1");
 __asm__(".symver gdr_preload_rereg_mr_1_0, ibv_rereg_mr@IBVERBS_1.0");
 __asm__(".symver gdr_preload_dereg_mr, ibv_dereg_mr@@IBVERBS_1.1");
@@ -315,6 +344,34 @@ PRELOAD_EXPORT struct ibv_mr *gdr_preload_reg_mr_iova2(struct ibv_pd *pd,
 	mr = through_library("ibv_reg_mr_iova2", pd, addr, len, iova,
 			     (int)access);
 	return mr ? mr : r->reg_mr_iova2(pd, addr, len, iova, access);
+}
+
+/*
+ * The address form only (an address, perhaps an iova, nothing else): a
+ * dma-buf fd, a DMA handle, a provider's buffer or a bit this file does not
+ * know goes to libibverbs as asked.
+ */
+PRELOAD_EXPORT struct ibv_mr *gdr_preload_reg_mr_ex(struct ibv_pd *pd,
+						    struct mr_init_attr *attr)
+{
+	const struct real *r = reals();
+	struct ibv_mr *mr = NULL;
+
+	if (attr && (attr->comp_mask & MR_MASK_ADDR) &&
+	    !(attr->comp_mask & ~(MR_MASK_ADDR | MR_MASK_IOVA)))
+		mr = through_library("ibv_reg_mr_ex", pd, attr->addr,
+				     attr->length,
+				     attr->comp_mask & MR_MASK_IOVA
+					     ? attr->iova
+					     : (uint64_t)(uintptr_t)attr->addr,
+				     attr->access);
+	if (mr)
+		return mr;
+	if (!r->reg_mr_ex) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	return r->reg_mr_ex(pd, attr);
 }
 
 PRELOAD_EXPORT int gdr_preload_rereg_mr(struct ibv_mr *mr, int flags,

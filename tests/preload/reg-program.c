@@ -5,18 +5,38 @@
  * came back, deregister. Built against libibverbs only; the CUDA driver is
  * opened with dlopen, as a program that links -lcuda would have it loaded.
  *
- *   reg-program host|cuda|managed|pool [OFFSET]
+ *   reg-program host|cuda|managed|pool|vmm|vmm-noflag [OFFSET [FORM [rereg|leak]]]
+ *
+ * FORM is how the program asks, as verbs.h expands it:
+ *   const    ibv_reg_mr with constant access (binds ibv_reg_mr@IBVERBS_1.1)
+ *   var      ibv_reg_mr with access in a variable (the header's inline
+ *            calls ibv_reg_mr_iova2)
+ *   iova     ibv_reg_mr_iova with an iova of its own (0x7700000 + the
+ *            page offset)
+ *   ex, ex-iova  ibv_reg_mr_ex (rdma-core 59) with the address, and the
+ *            iova too; found with dlvsym, since the headers here predate it
+ *   ex-fd    ibv_reg_mr_ex of a file's pages by fd (a memfd standing in
+ *            for a dma-buf), which is not an address
+ * rereg: then ibv_rereg_mr with a new translation, and one with new access.
+ * leak: then 8 more registrations and deregistrations, and the count of
+ * open fds before and after them ("fds: +N").
  *
  * Prints "registered addr=.. length=.." or "ibv_reg_mr: errno N (...)",
  * and whether libcuda.so.1 is loaded at the end. Exit 0 registered, 1 not,
- * 77 no CUDA driver for a CUDA kind.
+ * 77 no CUDA driver (or no such memory) for a CUDA kind.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
@@ -28,7 +48,48 @@ static int (*ctx_set)(void *);
 static int (*mem_alloc)(unsigned long long *, size_t);
 static int (*mem_managed)(unsigned long long *, size_t, unsigned int);
 static int (*mem_async)(unsigned long long *, size_t, void *);
-static int (*sync)(void *);
+static int (*stream_sync)(void *);
+static int (*granularity)(size_t *, const void *, int);
+static int (*reserve)(unsigned long long *, size_t, size_t,
+		      unsigned long long, unsigned long long);
+static int (*create)(unsigned long long *, size_t, const void *,
+		     unsigned long long);
+static int (*map)(unsigned long long, size_t, size_t, unsigned long long,
+		  unsigned long long);
+static int (*set_access)(unsigned long long, size_t, const void *, size_t);
+
+/* cuda.h's CUmemAllocationProp and CUmemAccessDesc, laid out by hand. */
+struct alloc_prop {
+	int type; /* CU_MEM_ALLOCATION_TYPE_PINNED = 1 */
+	int handle_types;
+	int loc_type; /* CU_MEM_LOCATION_TYPE_DEVICE = 1 */
+	int loc_id;
+	void *win32;
+	unsigned char compression, rdma_capable;
+	unsigned short usage;
+	unsigned char reserved[4];
+};
+
+struct access_desc {
+	int loc_type, loc_id;
+	int flags; /* CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3 */
+};
+
+/* VMM memory: one allocation mapped read-write on device @dev. */
+static int vmm_alloc(unsigned long long *p, size_t len, int dev, int rdma)
+{
+	struct alloc_prop prop = { .type = 1, .loc_type = 1, .loc_id = dev,
+				   .rdma_capable = (unsigned char)rdma };
+	struct access_desc acc = { 1, dev, 3 };
+	unsigned long long h;
+	size_t g = 0;
+
+	if (granularity(&g, &prop, 0) || !g)
+		return 1;
+	len = (len + g - 1) / g * g;
+	return reserve(p, len, 0, 0, 0) || create(&h, len, &prop, 0) ||
+	       map(*p, len, 0, h, 0) || set_access(*p, len, &acc, 1);
+}
 
 static void *cuda_alloc(const char *kind, size_t len)
 {
@@ -46,31 +107,132 @@ static void *cuda_alloc(const char *kind, size_t len)
 	*(void **)&mem_alloc = dlsym(lib, "cuMemAlloc_v2");
 	*(void **)&mem_managed = dlsym(lib, "cuMemAllocManaged");
 	*(void **)&mem_async = dlsym(lib, "cuMemAllocAsync");
-	*(void **)&sync = dlsym(lib, "cuStreamSynchronize");
+	*(void **)&stream_sync = dlsym(lib, "cuStreamSynchronize");
+	*(void **)&granularity = dlsym(lib, "cuMemGetAllocationGranularity");
+	*(void **)&reserve = dlsym(lib, "cuMemAddressReserve");
+	*(void **)&create = dlsym(lib, "cuMemCreate");
+	*(void **)&map = dlsym(lib, "cuMemMap");
+	*(void **)&set_access = dlsym(lib, "cuMemSetAccess");
 	if (!init || !dev_get || !ctx_retain || !ctx_set || !mem_alloc ||
-	    !mem_managed || !mem_async || !sync || init(0) ||
+	    !mem_managed || !mem_async || !stream_sync || !granularity || !reserve ||
+	    !create || !map || !set_access || init(0) ||
 	    dev_get(&dev, 0) || ctx_retain(&ctx, dev) || ctx_set(ctx))
 		return NULL;
 	if (!strcmp(kind, "managed"))
 		r = mem_managed(&p, len, 1);
 	else if (!strcmp(kind, "pool"))
-		r = mem_async(&p, len, NULL) || sync(NULL);
+		r = mem_async(&p, len, NULL) || stream_sync(NULL);
+	else if (!strcmp(kind, "vmm"))
+		r = vmm_alloc(&p, len, dev, 1);
+	else if (!strcmp(kind, "vmm-noflag"))
+		r = vmm_alloc(&p, len, dev, 0);
 	else
 		r = mem_alloc(&p, len);
 	return r ? NULL : (void *)(uintptr_t)p;
+}
+
+/* ibv_reg_mr_ex's argument (rdma-core 59's layout, up to dmah). */
+struct mr_init_attr {
+	size_t length;
+	int access;
+	uint64_t comp_mask; /* IOVA 1, ADDR 2 */
+	uint64_t iova;
+	void *addr;
+	int fd;
+	uint64_t fd_offset;
+	void *dmah;
+};
+
+static const int want = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			IBV_ACCESS_REMOTE_READ;
+static volatile int want_var = IBV_ACCESS_LOCAL_WRITE |
+			       IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+
+static struct ibv_mr *reg(const char *form, struct ibv_pd *pd, char *p,
+			  size_t len)
+{
+	struct ibv_mr *(*reg_ex)(struct ibv_pd *, struct mr_init_attr *);
+	struct mr_init_attr a = { .length = len, .access = want,
+				  .comp_mask = 2, .addr = p };
+	uint64_t iova = 0x7700000 + ((uintptr_t)p & 4095);
+	struct ibv_mr *mr;
+
+	if (!strcmp(form, "var"))
+		return ibv_reg_mr(pd, p, len, want_var);
+	if (!strcmp(form, "iova"))
+		return ibv_reg_mr_iova(pd, p, len, iova,
+				       IBV_ACCESS_LOCAL_WRITE |
+					       IBV_ACCESS_REMOTE_WRITE |
+					       IBV_ACCESS_REMOTE_READ);
+	if (!strncmp(form, "ex", 2)) {
+		*(void **)&reg_ex =
+			dlvsym(RTLD_DEFAULT, "ibv_reg_mr_ex", "IBVERBS_1.15");
+		if (!reg_ex) {
+			errno = ENOSYS;
+			return NULL;
+		}
+		if (!strcmp(form, "ex-iova") || !strcmp(form, "ex-fd")) {
+			a.comp_mask |= 1;
+			a.iova = iova;
+		}
+		if (!strcmp(form, "ex-fd")) {
+			a.comp_mask = 1 | 4 | 8; /* IOVA, FD, FD_OFFSET */
+			a.addr = NULL;
+			a.fd = memfd_create("reg-program", MFD_CLOEXEC);
+			a.fd_offset = (uintptr_t)p & 4095;
+			if (a.fd < 0 || ftruncate(a.fd, (off_t)(len + 4096)))
+				return NULL;
+			mr = reg_ex(pd, &a);
+			close(a.fd);
+			return mr;
+		}
+		return reg_ex(pd, &a);
+	}
+	return ibv_reg_mr(pd, p, len,
+			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				  IBV_ACCESS_REMOTE_READ);
+}
+
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	while (d && readdir(d))
+		n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* ibv_rereg_mr of a registered MR: a new translation, then new access. */
+static void rereg(struct ibv_mr *mr, char *p, size_t len)
+{
+	int r;
+
+	errno = 0;
+	r = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, p, len / 2,
+			 want);
+	printf("rereg translation: %d errno %d\n", r, r ? errno : 0);
+	errno = 0;
+	r = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			 IBV_ACCESS_LOCAL_WRITE);
+	printf("rereg access: %d errno %d\n", r, r ? errno : 0);
 }
 
 int main(int argc, char **argv)
 {
 	const char *kind = argc > 1 ? argv[1] : "host";
 	size_t off = argc > 2 ? strtoull(argv[2], NULL, 0) : 0;
+	const char *form = argc > 3 ? argv[3] : "const";
+	const char *then = argc > 4 ? argv[4] : "";
 	size_t len = 1 << 20;
 	struct ibv_device **list;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_mr *mr;
 	void *buf, *cuda;
-	int n = 0, rc;
+	int n = 0, rc, i, fds;
 
 	list = ibv_get_device_list(&n);
 	if (!list || !n) {
@@ -92,19 +254,28 @@ int main(int argc, char **argv)
 			return 77;
 		}
 	}
-	mr = ibv_reg_mr(pd, (char *)buf + off, len,
-			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				IBV_ACCESS_REMOTE_READ);
+	mr = reg(form, pd, (char *)buf + off, len);
 	if (mr) {
 		printf("registered addr=%p length=%zu (buffer %p) lkey=0x%x\n",
 		       mr->addr, mr->length, (void *)((char *)buf + off),
 		       mr->lkey);
+		if (!strcmp(then, "rereg"))
+			rereg(mr, (char *)buf + off, len);
 		rc = ibv_dereg_mr(mr) ? 1 : 0;
 		if (rc)
 			printf("ibv_dereg_mr failed\n");
 	} else {
 		printf("ibv_reg_mr: errno %d (%s)\n", errno, strerror(errno));
 		rc = 1;
+	}
+	if (!strcmp(then, "leak")) {
+		fds = open_fds();
+		for (i = 0; i < 8; i++) {
+			mr = reg(form, pd, (char *)buf + off, len);
+			if (mr && ibv_dereg_mr(mr))
+				printf("ibv_dereg_mr failed\n");
+		}
+		printf("fds: %+d\n", open_fds() - fds);
 	}
 	cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
 	printf("libcuda.so.1 %s\n", cuda ? "loaded" : "not loaded");

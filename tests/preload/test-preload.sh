@@ -4,10 +4,18 @@
 # a stand-in libibverbs.so.1 whose ibv_reg_mr refuses GPU memory as a kernel
 # without nvidia-peermem does:
 #   host  host memory goes to libibverbs as the program asked, bit for bit,
-#         and CUDA is never loaded; GPUDIRECT_PRELOAD=0; gdr-run's usage
-#   gpu   cuMemAlloc memory (whole and at an odd offset) gets a DMA-BUF MR
-#         of the buffer's dma-buf through the preload, EFAULT without it;
-#         managed and default-pool memory get what they get without it
+#         in every form verbs.h gives ibv_reg_mr (and ibv_reg_mr_ex, by
+#         address and by fd), and CUDA is never loaded; libibverbs' own
+#         failures and ibv_rereg_mr pass through; no fd left;
+#         GPUDIRECT_PRELOAD=0; gdr-run's usage
+#   gpu   cuMemAlloc and VMM memory (whole and at an odd offset, every
+#         form) gets a DMA-BUF MR of the buffer's dma-buf through the
+#         preload (exporter and size from the fd), EFAULT without it;
+#         managed, default-pool and VMM memory made without
+#         gpuDirectRDMACapable get what they get without it; a translation
+#         rereg refused, an access rereg passed on; a NIC that refuses
+#         dma-bufs (the stand-in failing ibv_reg_dmabuf_mr) leaves the
+#         program libibverbs' answer, the reason said once, no fd left
 # Exits 77 (gpu) without a CUDA device.
 b=${1:?build dir}
 mode=${2:-host}
@@ -65,6 +73,50 @@ if [ "$mode" = host ]; then
 	else
 		bad "gdr-run on host memory"
 	fi
+	# Every form a program's headers give a registration, bit for bit:
+	# the same calls, access and iova as without the preload, no fd left.
+	for form in const var iova ex ex-iova ex-fd; do
+		run "$prog" host 0x10 $form leak
+		cp "$tmp/log" "$tmp/plain.log"
+		run "$run_sh" "$prog" host 0x10 $form leak
+		st=$?
+		first=$(head -n 1 "$tmp/log" | cut -d' ' -f1-2)
+		case $form in
+		const) want="ibv_reg_mr 0x" ;;
+		var) want="ibv_reg_mr_iova2 0x" ;;
+		iova) want="ibv_reg_mr_iova 0x" ;;
+		ex) want="ibv_reg_mr_ex mask=0x2" ;;
+		ex-iova) want="ibv_reg_mr_ex mask=0x3" ;;
+		ex-fd) want="ibv_reg_mr_ex mask=0xd" ;;
+		esac
+		case $form in
+		iova | ex-iova | ex-fd) iova="iova=0x77000" ;;
+		*) iova="iova=0x" ;;
+		esac
+		if [ $st = 0 ] && has out "registered" && has out "^fds: +0" &&
+			case $first in "$want"*) true ;; *) false ;; esac &&
+			has log "$iova" && ! has err "libgpudirect-preload" &&
+			[ "$(sed 's/0x[0-9a-f]*//g' "$tmp/log")" = "$(sed 's/0x[0-9a-f]*//g' "$tmp/plain.log")" ]; then
+			ok "gdr-run, form $form: host memory reaches libibverbs as $want.. as asked, no fd left"
+		else
+			bad "gdr-run, form $form, on host memory"
+		fi
+	done
+	STANDIN_FAIL=ibv_reg_mr=12 run "$prog" host 0
+	plain=$(grep -o 'errno [0-9]*' "$tmp/out")
+	STANDIN_FAIL=ibv_reg_mr=12 run "$run_sh" "$prog" host 0
+	if [ "$plain" = "errno 12" ] && has out "errno 12" && ! has err "libgpudirect-preload"; then
+		ok "libibverbs refusing host memory (ENOMEM): the program sees its errno, nothing said"
+	else
+		bad "libibverbs' own failure through the preload"
+	fi
+	run "$run_sh" "$prog" host 0 const rereg
+	if has out "rereg translation: 0 errno 0" && has out "rereg access: 0 errno 0" &&
+		has log "ibv_rereg_mr flags=0x1 access=0x7" && has log "ibv_rereg_mr flags=0x4 access=0x1"; then
+		ok "ibv_rereg_mr of a host-memory MR goes to libibverbs as asked"
+	else
+		bad "ibv_rereg_mr on host memory"
+	fi
 	GPUDIRECT_DEBUG=1 run "$run_sh" "$prog" host 0
 	if has out "registered" && ! has err "registered by libgpudirect" &&
 		has err "ibv_reg_mr(.*): not CUDA device memory: passed to libibverbs"; then
@@ -96,20 +148,76 @@ else
 	else
 		bad "cuMemAlloc without the preload"
 	fi
-	for off in 0 0x1234; do
-		run "$run_sh" "$prog" cuda $off
-		st=$?
-		want=$(printf '%d' $((off & 4095)))
-		if [ $st = 0 ] && has out "registered" &&
-			has log "^ibv_reg_dmabuf_mr fd offset=$want len=1048576 .*access=0x7 exp_name=nv_dmabuf" &&
-			! has log "^ibv_reg_mr " &&
-			awk '/^registered/ { split($2, a, "="); split($5, b, ")"); exit !(a[2] == b[1]) }' "$tmp/out"; then
-			ok "gdr-run: cuMemAlloc memory at offset $off is a DMA-BUF MR of its dma-buf (offset $want, access as asked, addr the buffer's)"
-		else
-			bad "gdr-run on cuMemAlloc memory at offset $off"
-		fi
+	# dma [ROUNDS]: the log's dma-buf registrations, each checked: offset
+	# within the page, 1 MiB, iova and access as asked, the dma-buf is
+	# NVIDIA's and holds the buffer; never a registration by address.
+	dma() {
+		awk -v want="$1" -v iova="$2" -v n="${3:-1}" '
+			/^ibv_reg_dmabuf_mr / {
+				split($3, o, "="); split($7, x, "="); split($8, s, "=")
+				good += (o[2] == want && $4 == "len=1048576" && $5 == "iova=" iova &&
+					$6 == "access=0x7" && x[2] == "nv_dmabuf" &&
+					s[2] + 0 >= o[2] + 1048576)
+				all++
+			}
+			/: (ok|EFAULT)$/ { byaddr++ }
+			END { exit !(all == n && good == n && !byaddr) }' "$tmp/log"
+	}
+	for kind in cuda vmm; do
+		for form in const var iova ex ex-iova; do
+			for off in 0 0x1234; do
+				[ $off = 0 ] && [ $form != const ] && continue
+				run "$run_sh" "$prog" $kind $off $form
+				st=$?
+				[ $st = 77 ] && [ $kind = vmm ] && { echo "SKIP: VMM: $(cat "$tmp/out")"; continue 3; }
+				want=$(printf '%d' $((off & 4095)))
+				buf=$(sed -n 's/^registered .*(buffer \(0x[0-9a-f]*\)).*/\1/p' "$tmp/out")
+				case $form in
+				iova | ex-iova) iova=$(printf '0x%x' $((0x7700000 + (off & 4095)))) ;;
+				*) iova=$buf ;;
+				esac
+				if [ $st = 0 ] && [ -n "$buf" ] && dma "$want" "$iova" && ! has log "^ibv_reg_mr_ex" &&
+					awk '/^registered/ { split($2, a, "="); split($5, b, ")"); exit !(a[2] == b[1]) }' "$tmp/out"; then
+					ok "gdr-run: $kind memory at offset $off, form $form: a DMA-BUF MR of its nv_dmabuf (offset $want, iova $iova, access as asked, addr the buffer's)"
+				else
+					bad "gdr-run on $kind memory at offset $off, form $form"
+				fi
+			done
+		done
 	done
-	for kind in managed pool; do
+	run "$prog" cuda 0x1234 const leak
+	plain=$(grep -o '^registered\|errno [0-9]*' "$tmp/out")
+	run "$run_sh" "$prog" cuda 0x1234 const leak
+	if [ "$plain" = "errno 14" ] && has out "^registered" && has out "^fds: +0" &&
+		[ "$(grep -c '^ibv_reg_dmabuf_mr .*exp_name=nv_dmabuf' "$tmp/log")" = 9 ] &&
+		[ "$(grep -c '^ibv_dereg_mr' "$tmp/log")" = 9 ]; then
+		ok "9 registrations and deregistrations of cuMemAlloc memory through gdr-run: 9 DMA-BUF MRs, 9 released, no fd left"
+	else
+		bad "gdr-run: fds after 9 registrations"
+	fi
+	run "$run_sh" "$prog" cuda 0 const rereg
+	if has out "^registered" && has out "rereg translation: -1 errno 22" &&
+		has out "rereg access: 0 errno 0" && ! has log "ibv_rereg_mr flags=0x1" &&
+		has log "ibv_rereg_mr flags=0x4 access=0x1" &&
+		has err "IBV_REREG_MR_CHANGE_TRANSLATION on an MR of GPU memory"; then
+		ok "ibv_rereg_mr of a DMA-BUF MR: a new translation refused (IBV_REREG_MR_ERR_INPUT, EINVAL, said), new access passed on"
+	else
+		bad "ibv_rereg_mr of a DMA-BUF MR"
+	fi
+	STANDIN_FAIL=ibv_reg_dmabuf_mr=95 run "$run_sh" "$prog" cuda 0x1234 const leak
+	if has out "errno 14" && has out "^fds: +0" && ! has log "^ibv_reg_dmabuf_mr fd" &&
+		[ "$(grep -c '^libgpudirect-preload: ibv_reg_mr:' "$tmp/err")" = 1 ]; then
+		ok "a NIC refusing dma-bufs (EOPNOTSUPP): libibverbs' EFAULT to the program, the reason said once in 9 calls, no fd left"
+	else
+		bad "gdr-run over a NIC that refuses dma-bufs"
+	fi
+	STANDIN_FAIL=ibv_dereg_mr=16 run "$run_sh" "$prog" cuda 0
+	if has out "^registered" && has out "ibv_dereg_mr failed"; then
+		ok "ibv_dereg_mr refused by libibverbs (EBUSY): the program sees it"
+	else
+		bad "gdr-run: a refused ibv_dereg_mr"
+	fi
+	for kind in managed pool vmm-noflag; do
 		run "$prog" $kind 0
 		plain=$(grep -o '^registered\|errno [0-9]*' "$tmp/out")
 		run "$run_sh" "$prog" $kind 0
@@ -118,13 +226,15 @@ else
 		# once; managed memory is not the library's: nothing said.
 		if [ $kind = pool ]; then
 			said=$(grep -c "^libgpudirect-preload: ibv_reg_mr: .*stream-ordered memory pool" "$tmp/err")
+		elif [ $kind = vmm-noflag ]; then
+			said=$(grep -c "^libgpudirect-preload: ibv_reg_mr: .*gpuDirectRDMACapable" "$tmp/err")
 		else
 			said=$(grep -c "^libgpudirect-preload" "$tmp/err"; true)
 			[ "$said" = 0 ] && said=1 || said=0
 		fi
 		if [ -n "$plain" ] && [ "$plain" = "$pre" ] && ! has log "^ibv_reg_dmabuf_mr" &&
 			[ "$said" = 1 ]; then
-			ok "gdr-run: $kind memory gets what it gets without the preload ($plain)$([ $kind = pool ] && echo ', the reason said once')"
+			ok "gdr-run: $kind memory gets what it gets without the preload ($plain)$([ $kind != managed ] && echo ', the reason said once')"
 		else
 			echo "     without: $plain; with: $pre"
 			bad "gdr-run on $kind memory"

@@ -6,6 +6,10 @@
  * pin (EFAULT, as a kernel without nvidia-peermem answers for GPU memory)
  * and whose ibv_reg_dmabuf_mr takes any dma-buf. Each registration is
  * logged to $STANDIN_LOG: what a test checks.
+ *
+ * $STANDIN_FAIL=CALL=ERRNO[,CALL=ERRNO...] makes a call fail with that
+ * errno (ibv_reg_dmabuf_mr=95 is a kernel without DMA-BUF MRs, as rxe;
+ * ibv_dereg_mr=16 an MR still bound to a memory window), logged too.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,14 +36,22 @@ struct standin_mr {
 	int fd; /* a dma-buf MR's own reference, as the kernel keeps one */
 };
 
+/* Read once: a benchmark's loop should not scan the environment. */
+static const char *log_path, *fail_spec;
+
+__attribute__((constructor)) static void standin_env(void)
+{
+	log_path = getenv("STANDIN_LOG");
+	fail_spec = getenv("STANDIN_FAIL");
+}
+
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void logf_(const char *fmt, ...)
 {
-	const char *path = getenv("STANDIN_LOG");
 	va_list ap;
 	FILE *f;
 
-	if (!path || !(f = fopen(path, "a")))
+	if (!log_path || !(f = fopen(log_path, "a")))
 		return;
 	va_start(ap, fmt);
 	vfprintf(f, fmt, ap);
@@ -138,6 +150,20 @@ STANDIN enum ibv_fork_status ibv_is_fork_initialized(void)
 	return IBV_FORK_UNNEEDED;
 }
 
+/* The errno $STANDIN_FAIL gives @call (logged), or 0. */
+static int failing(const char *call)
+{
+	size_t n = strlen(call);
+	const char *p;
+
+	for (p = fail_spec; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, call, n) && p[n] == '=') {
+			logf_("%s: failing with errno %d\n", call, atoi(p + n + 1));
+			return atoi(p + n + 1);
+		}
+	return 0;
+}
+
 struct ibv_mr *standin_reg_mr(struct ibv_pd *pd, void *addr, size_t len,
 			      int access);
 struct ibv_mr *standin_reg_mr_1_0(struct ibv_pd *pd, void *addr, size_t len,
@@ -176,6 +202,12 @@ static int pinnable(void *addr)
 static struct ibv_mr *reg_va(const char *call, struct ibv_pd *pd, void *addr,
 			     size_t len, uint64_t iova, int access)
 {
+	int err = failing(call);
+
+	if (err) {
+		errno = err;
+		return NULL;
+	}
 	if (!pinnable(addr)) {
 		logf_("%s %p %zu iova=0x%llx access=0x%x: EFAULT\n", call, addr,
 		      len, (unsigned long long)iova, access);
@@ -219,9 +251,15 @@ STANDIN struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 	char path[64], line[128], exp[64] = "?";
 	struct stat st;
 	FILE *f;
+	int err;
 
 	if (fd < 0) {
 		errno = EBADF; /* the probe: a kernel that takes dma-bufs */
+		return NULL;
+	}
+	err = failing("ibv_reg_dmabuf_mr");
+	if (err) {
+		errno = err;
 		return NULL;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
@@ -242,7 +280,10 @@ STANDIN struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 STANDIN int standin_dereg_mr(struct ibv_mr *mr)
 {
 	struct standin_mr *m = (struct standin_mr *)mr;
+	int err = failing("ibv_dereg_mr");
 
+	if (err)
+		return err; /* libibverbs answers an errno, not -1 */
 	logf_("ibv_dereg_mr %p %zu\n", mr->addr, mr->length);
 	if (m->fd >= 0)
 		close(m->fd);
@@ -253,8 +294,33 @@ STANDIN int standin_dereg_mr(struct ibv_mr *mr)
 STANDIN int standin_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
 			     void *addr, size_t len, int access)
 {
-	logf_("ibv_rereg_mr flags=0x%x\n", flags);
+	logf_("ibv_rereg_mr flags=0x%x access=0x%x\n", flags, access);
 	return 0;
+}
+
+/* rdma-core 59's argument (the preload's copy of the layout is its own). */
+struct standin_mr_init_attr {
+	size_t length;
+	int access;
+	uint64_t comp_mask;
+	uint64_t iova;
+	void *addr;
+	int fd;
+	uint64_t fd_offset;
+	void *dmah;
+};
+
+struct ibv_mr *ibv_reg_mr_ex(struct ibv_pd *pd, struct standin_mr_init_attr *a);
+STANDIN struct ibv_mr *ibv_reg_mr_ex(struct ibv_pd *pd,
+				     struct standin_mr_init_attr *a)
+{
+	uint64_t iova = a->comp_mask & 1 ? a->iova : (uintptr_t)a->addr;
+
+	logf_("ibv_reg_mr_ex mask=0x%llx\n", (unsigned long long)a->comp_mask);
+	if (a->comp_mask & 4) /* a dma-buf fd */
+		return ibv_reg_dmabuf_mr(pd, a->fd_offset, a->length, iova,
+					 a->fd, a->access);
+	return reg_va("ibv_reg_mr_ex", pd, a->addr, a->length, iova, a->access);
 }
 
 __asm__(".symver standin_reg_mr, ibv_reg_mr@@IBVERBS_1.1");

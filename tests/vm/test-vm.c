@@ -20,7 +20,10 @@
  *            importer's registration refused with rxe's real answer
  *            (EOPNOTSUPP) and the library's words; without either, the
  *            not-a-dma-buf refusal only
- * Exits 77 when there is no RDMA device.
+ *   serve SOCKET  an owner for gdr-write-bw --mem=import:SOCKET: hands one
+ *            importer a descriptor of a real 1 MiB dma-buf (udmabuf, else
+ *            vgem) with its fd, then exits
+ * Exits 77 when there is no RDMA device (serve: no dma-buf).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +31,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -647,10 +651,64 @@ static void dmabuf(void)
 	CHECK_INT(count_mrs(), mrs);
 }
 
+/* One importer served a descriptor of a real dma-buf on @path. */
+static int serve(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct gdr_export_desc d;
+	char why[256];
+	struct stat st;
+	int buf, ls, s, rc;
+
+	buf = make_udmabuf();
+	if (buf < 0)
+		buf = make_vgem_dmabuf();
+	if (buf < 0 || fstat(buf, &st))
+		return 77;
+	memset(&d, 0, sizeof(d));
+	d.version = GDR_EXPORT_DESC_VERSION;
+	d.num_fds = 1;
+	d.dmabuf_size = 1 << 20;
+	d.length = 1 << 20;
+	d.iova = 0x10000000;
+	d.buffer_id = 1;
+	d.dmabuf_ino[0] = (uint64_t)st.st_ino;
+	d.mem_type = GDR_MEM_CUDA_DEVICE;
+	d.owner_pid = (uint32_t)getpid();
+	strcpy(d.gpu_bus_id, "0000:00:00.0");
+	if (gdr_boot_id(d.boot_id, why, sizeof(why)) ||
+	    strlen(path) >= sizeof(a.sun_path)) {
+		printf("serve: %s\n", why);
+		return 1;
+	}
+	strcpy(a.sun_path, path);
+	ls = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof(a)) ||
+	    listen(ls, 1)) {
+		printf("serve: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	printf("serve: a 1 MiB dma-buf on %s\n", path);
+	fflush(stdout);
+	s = accept(ls, NULL, NULL);
+	rc = s < 0 || gdr_export_send(s, &d, &buf) ? 1 : 0;
+	if (rc)
+		printf("serve: %s\n", s < 0 ? strerror(errno) : gdr_last_error());
+	if (s >= 0)
+		close(s);
+	close(ls);
+	unlink(path);
+	close(buf);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "all";
 	char why[256];
+
+	if (!strcmp(what, "serve") && argc > 2)
+		return serve(argv[2]);
 
 	if (open_device(why, sizeof(why))) {
 		printf("SKIP: %s\n", why);
