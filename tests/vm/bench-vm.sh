@@ -68,6 +68,11 @@ for s in 65536; do
 			s, v[int(n / 2)], v[int(n / 4)], v[int(3 * n / 4)], n }'
 done
 
+# The registration itself on a real kernel: ibv_reg_mr + ibv_dereg_mr of
+# 1 MiB of host memory under gdr-run against the same without it.
+sh "$(dirname "$0")/../preload/bench-preload.sh" "$b" "${BENCH_PRELOAD_ROUNDS:-11}" \
+	"${BENCH_PRELOAD_CALLS:-200}"
+
 echo "bench: -a sweep, $NA iterations per size"
 perf -a -n $NA
 cp /tmp/pc.log /tmp/pa.log
