@@ -36,7 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 PIN = "universalmutator==1.14.1"
 DIRS = ["lib/base", "lib/os", "lib/node", "lib/backends", "lib/register",
-        "lib/cache", "lib/doctor", "tools/gdr-info"]
+        "lib/cache", "lib/doctor", "lib/preload", "tools/gdr-info"]
 
 
 def strip_comments(text):
