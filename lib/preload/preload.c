@@ -14,6 +14,7 @@
  * libibverbs' definitions by libibverbs' handle (lib/os/verbs.c), never
  * these.
  */
+#include <ctype.h>
 #include <dlfcn.h>
 #include <link.h>
 #include <errno.h>
@@ -121,16 +122,25 @@ static pthread_mutex_t said_lock = PTHREAD_MUTEX_INITIALIZER;
 static char said[SAID_MAX][96];
 static unsigned int num_said;
 
-/* @why without its numbers (addresses, lengths, fds): the cause. */
+/*
+ * @why without its numbers: decimal digits (lengths, fds, GPU ordinals)
+ * and whole 0x tokens (addresses, whose hex letters would otherwise make
+ * every buffer a cause of its own). What is left is the cause.
+ */
 static void cause_of(const char *why, char *key, size_t n)
 {
-	char prev = '\0';
 	size_t k = 0;
 
-	for (; *why && k + 1 < n; prev = *why++)
-		if (!(*why >= '0' && *why <= '9') &&
-		    !(*why == 'x' && prev == '0'))
+	while (*why && k + 1 < n) {
+		if (why[0] == '0' && why[1] == 'x') {
+			for (why += 2; isxdigit((unsigned char)*why); why++)
+				;
+			continue;
+		}
+		if (!isdigit((unsigned char)*why))
 			key[k++] = *why;
+		why++;
+	}
 	key[k] = '\0';
 }
 
@@ -251,12 +261,14 @@ static struct ibv_mr *through_library(const char *call, struct ibv_pd *pd,
 				      int access)
 {
 	struct ibv_mr *mr = NULL;
+	const char *host = "not CUDA device memory";
 	char why[1024];
 	int saved = errno, err;
 
 	if (off || inside || !pd || !addr || !len)
 		return NULL;
 	if (!__atomic_load_n(&cuda_seen, __ATOMIC_RELAXED) && !cuda_now()) {
+		host = "libcuda.so.1 is not loaded, so no device memory";
 		err = ENXIO;
 		goto out;
 	}
@@ -267,9 +279,9 @@ static struct ibv_mr *through_library(const char *call, struct ibv_pd *pd,
 out:
 	if (err == ENXIO && debug)
 		fprintf(stderr,
-			"libgpudirect-preload: %s(%p, %zu): not CUDA device "
-			"memory: passed to libibverbs\n",
-			call, addr, len);
+			"libgpudirect-preload: %s(%p, %zu): %s: passed to "
+			"libibverbs\n",
+			call, addr, len, host);
 	if (err && err != ENXIO)
 		say(call, why);
 	if (!err && debug)
@@ -301,6 +313,8 @@ int gdr_preload_rereg_mr_1_0(void *mr, int flags, void *pd, void *addr,
 			     size_t len, int access);
 int gdr_preload_dereg_mr_1_0(void *mr);
 
+/* The unit test (GDR_PRELOAD_UNIT) calls these by their own names. */
+#ifndef GDR_PRELOAD_UNIT
 __asm__(".symver gdr_preload_reg_mr, ibv_reg_mr@@IBVERBS_1.1");
 __asm__(".symver gdr_preload_reg_mr_1_0, ibv_reg_mr@IBVERBS_1.0");
 __asm__(".symver gdr_preload_reg_mr_iova, ibv_reg_mr_iova@@IBVERBS_1.7");
@@ -310,6 +324,7 @@ __asm__(".symver gdr_preload_rereg_mr, ibv_rereg_mr@@IBVERBS_1.1");
 __asm__(".symver gdr_preload_rereg_mr_1_0, ibv_rereg_mr@IBVERBS_1.0");
 __asm__(".symver gdr_preload_dereg_mr, ibv_dereg_mr@@IBVERBS_1.1");
 __asm__(".symver gdr_preload_dereg_mr_1_0, ibv_dereg_mr@IBVERBS_1.0");
+#endif
 
 PRELOAD_EXPORT struct ibv_mr *gdr_preload_reg_mr(struct ibv_pd *pd, void *addr,
 						 size_t len, int access)

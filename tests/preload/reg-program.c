@@ -5,7 +5,10 @@
  * came back, deregister. Built against libibverbs only; the CUDA driver is
  * opened with dlopen, as a program that links -lcuda would have it loaded.
  *
- *   reg-program host|cuda|managed|pool|vmm|vmm-noflag [OFFSET [FORM [rereg|leak]]]
+ *   reg-program host|host-cuda|cuda|managed|pool|vmm|vmm-noflag [OFFSET [FORM [rereg|leak]]]
+ *
+ * host-cuda is host memory (malloc) in a process that has initialised
+ * CUDA and made a context current.
  *
  * FORM is how the program asks, as verbs.h expands it:
  *   const    ibv_reg_mr with constant access (binds ibv_reg_mr@IBVERBS_1.1)
@@ -118,6 +121,8 @@ static void *cuda_alloc(const char *kind, size_t len)
 	    !create || !map || !set_access || init(0) ||
 	    dev_get(&dev, 0) || ctx_retain(&ctx, dev) || ctx_set(ctx))
 		return NULL;
+	if (!strcmp(kind, "host-cuda"))
+		return malloc(len);
 	if (!strcmp(kind, "managed"))
 		r = mem_managed(&p, len, 1);
 	else if (!strcmp(kind, "pool"))
@@ -281,7 +286,7 @@ int main(int argc, char **argv)
 	printf("libcuda.so.1 %s\n", cuda ? "loaded" : "not loaded");
 	if (cuda)
 		dlclose(cuda);
-	if (!strcmp(kind, "host"))
+	if (!strncmp(kind, "host", 4))
 		free(buf);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);

@@ -119,8 +119,8 @@ if [ "$mode" = host ]; then
 	fi
 	GPUDIRECT_DEBUG=1 run "$run_sh" "$prog" host 0
 	if has out "registered" && ! has err "registered by libgpudirect" &&
-		has err "ibv_reg_mr(.*): not CUDA device memory: passed to libibverbs"; then
-		ok "GPUDIRECT_DEBUG=1: the preload saw the call and passed host memory on"
+		has err "ibv_reg_mr(.*): libcuda.so.1 is not loaded, so no device memory: passed to libibverbs"; then
+		ok "GPUDIRECT_DEBUG=1: the preload saw the call and, CUDA not loaded, passed host memory on without asking the library"
 	else
 		bad "GPUDIRECT_DEBUG=1 on host memory"
 	fi
@@ -216,6 +216,16 @@ else
 		ok "ibv_dereg_mr refused by libibverbs (EBUSY): the program sees it"
 	else
 		bad "gdr-run: a refused ibv_dereg_mr"
+	fi
+	run "$prog" host-cuda 0x10 var
+	cp "$tmp/log" "$tmp/plain.log"
+	GPUDIRECT_DEBUG=1 run "$run_sh" "$prog" host-cuda 0x10 var
+	if has out "^registered" && has out "libcuda.so.1 loaded" &&
+		has err "ibv_reg_mr_iova2(.*): not CUDA device memory: passed to libibverbs" &&
+		[ "$(sed 's/0x[0-9a-f]*//g' "$tmp/log")" = "$(sed 's/0x[0-9a-f]*//g' "$tmp/plain.log")" ]; then
+		ok "gdr-run: host memory in a CUDA process: classified, then to libibverbs as asked"
+	else
+		bad "gdr-run on host memory in a CUDA process"
 	fi
 	for kind in managed pool vmm-noflag; do
 		run "$prog" $kind 0

@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The preload's own bookkeeping, compiled into this program
+ * (GDR_PRELOAD_UNIT: no symbol versions) with the library's private calls
+ * and libibverbs' definitions replaced by stubs:
+ *   - a reason's cause: numbers and whole 0x tokens left out, so that
+ *     another buffer is not another cause;
+ *   - said once per cause, every time with GPUDIRECT_DEBUG, and past the
+ *     table's 64 causes every time (never a row past it);
+ *   - the MRs it made: found, forgotten only when libibverbs let one go,
+ *     and past its 4096 rows left to libibverbs;
+ *   - ibv_rereg_mr and ibv_reg_mr_ex's forms, decided without a device;
+ *   - errno as the caller left it when the library registers.
+ */
+#include "../../lib/preload/preload.c"
+
+#include <unistd.h>
+
+static int passed, failed;
+
+#define CHECK(c)                                                          \
+	do {                                                              \
+		if (c) {                                                  \
+			passed++;                                         \
+		} else {                                                  \
+			failed++;                                         \
+			printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); \
+		}                                                         \
+	} while (0)
+
+/* --- the stubs ----------------------------------------------------------- */
+static int lib_err;               /* what gdr_private_reg_device answers */
+static unsigned int lib_calls;
+static struct ibv_mr lib_mrs[4200];
+static unsigned int lib_next;
+static uint64_t lib_iova;
+static int lib_access;
+
+int gdr_private_reg_device(struct ibv_pd *pd, void *addr, size_t len,
+			   uint64_t iova, int access, struct ibv_mr **mr,
+			   char *why, size_t n)
+{
+	(void)pd;
+	lib_calls++;
+	lib_iova = iova;
+	lib_access = access;
+	*mr = NULL;
+	if (lib_err) {
+		snprintf(why, n, "cannot register [%p, +%zu): a test's reason",
+			 addr, len);
+		return lib_err;
+	}
+	*mr = &lib_mrs[lib_next++ % 4200];
+	(*mr)->addr = addr;
+	(*mr)->length = len;
+	return 0;
+}
+
+void gdr_private_preload_env(int *o, int *d)
+{
+	*o = 0;
+	*d = 0;
+}
+
+static int real_calls, real_err;
+static struct mr_init_attr *real_attr;
+
+static int stub_rereg(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
+		      void *addr, size_t len, int access)
+{
+	(void)mr, (void)flags, (void)pd, (void)addr, (void)len, (void)access;
+	real_calls++;
+	return real_err;
+}
+
+static int stub_dereg(struct ibv_mr *mr)
+{
+	(void)mr;
+	real_calls++;
+	return real_err;
+}
+
+static struct ibv_mr stub_mr;
+
+static struct ibv_mr *stub_reg_mr_ex(struct ibv_pd *pd,
+				     struct mr_init_attr *attr)
+{
+	(void)pd;
+	real_calls++;
+	real_attr = attr;
+	errno = EFAULT;
+	return real_err ? NULL : &stub_mr;
+}
+
+/* stderr into a file for a while: what was said, line by line. */
+static FILE *said_to;
+static int saved_err;
+
+static void capture(void)
+{
+	fflush(stderr);
+	said_to = tmpfile();
+	saved_err = dup(2);
+	dup2(fileno(said_to), 2);
+}
+
+static int lines_said(void)
+{
+	char line[512];
+	int n = 0;
+
+	fflush(stderr);
+	dup2(saved_err, 2);
+	close(saved_err);
+	rewind(said_to);
+	while (fgets(line, sizeof(line), said_to))
+		n++;
+	fclose(said_to);
+	return n;
+}
+
+static void causes(void)
+{
+	char key[96];
+
+	cause_of("cannot register [0x7fab12, +4096) on GPU 3", key,
+		 sizeof(key));
+	CHECK(!strcmp(key, "cannot register [, +) on GPU "));
+	cause_of("cannot register [0x7fcdef, +8192) on GPU 1", key,
+		 sizeof(key));
+	CHECK(!strcmp(key, "cannot register [, +) on GPU "));
+	cause_of("x first, then 0x at the end: 0x", key, sizeof(key));
+	CHECK(!strcmp(key, "x first, then  at the end: "));
+	cause_of("exporter nv_dmabuf", key, sizeof(key));
+	CHECK(!strcmp(key, "exporter nv_dmabuf"));
+	cause_of("", key, sizeof(key));
+	CHECK(!strcmp(key, ""));
+	/* Cut at the key's size, terminated. */
+	cause_of("abcdefgh", key, 4);
+	CHECK(!strcmp(key, "abc"));
+}
+
+/* Distinct causes: "cause " and a letter word of @i. */
+static void cause_word(unsigned int i, char *out)
+{
+	int k = 0;
+
+	k += sprintf(out, "cause ");
+	do {
+		out[k++] = (char)('a' + i % 26);
+		i /= 26;
+	} while (i);
+	out[k] = '\0';
+}
+
+static void once_per_cause(void)
+{
+	char why[32];
+	unsigned int i;
+
+	capture();
+	say("ibv_reg_mr", "cannot register [0x7fab0000, +4096): no path");
+	say("ibv_reg_mr", "cannot register [0x7fcd0000, +65536): no path");
+	say("ibv_reg_mr_iova", "cannot register [0x7fcd0000, +1): no path");
+	CHECK(lines_said() == 1);
+	capture();
+	say("ibv_reg_mr", "another cause at 0x10");
+	CHECK(lines_said() == 1);
+	debug = true;
+	capture();
+	say("ibv_reg_mr", "another cause at 0x10");
+	say("ibv_reg_mr", "another cause at 0x20");
+	CHECK(lines_said() == 2);
+	debug = false;
+	/* Fill the table (2 rows used), then past it. */
+	capture();
+	for (i = 0; i < SAID_MAX + 6; i++) {
+		cause_word(i, why);
+		say("ibv_reg_mr", why);
+	}
+	CHECK(lines_said() == SAID_MAX + 6);
+	CHECK(num_said == SAID_MAX);
+	capture();
+	for (i = 0; i < SAID_MAX + 6; i++) {
+		cause_word(i, why);
+		say("ibv_reg_mr", why);
+	}
+	/* The 62 that found a row stay quiet; 8 had none. */
+	CHECK(lines_said() == 8);
+}
+
+static void made_table(void)
+{
+	static struct ibv_mr mrs[MADE_MAX + 1];
+	unsigned int i;
+
+	CHECK(!made_has(&mrs[0], false));
+	made_add(&mrs[0]);
+	made_add(&mrs[1]);
+	CHECK(made_has(&mrs[0], false));
+	CHECK(made_has(&mrs[1], false));
+	CHECK(made_has(&mrs[0], true)); /* found and forgotten */
+	CHECK(!made_has(&mrs[0], false));
+	CHECK(made_has(&mrs[1], true));
+	CHECK(num_made == 0);
+	for (i = 0; i <= MADE_MAX; i++)
+		made_add(&mrs[i]);
+	CHECK(num_made == MADE_MAX);
+	CHECK(made_has(&mrs[MADE_MAX - 1], false));
+	CHECK(!made_has(&mrs[MADE_MAX], false)); /* no row: libibverbs' */
+	for (i = 0; i < MADE_MAX; i++)
+		CHECK(made_has(&mrs[i], true) || (printf("row %u\n", i), 0));
+	CHECK(num_made == 0);
+}
+
+/* Which loaded objects are the CUDA driver, by file name alone. */
+static int cuda_named(const char *name)
+{
+	struct dl_phdr_info info = { .dlpi_name = name };
+
+	return is_cuda(&info, sizeof(info), NULL);
+}
+
+static void loader(void)
+{
+	CHECK(cuda_named("/usr/lib/x86_64-linux-gnu/libcuda.so.1"));
+	CHECK(cuda_named("libcuda.so.580.95.05"));
+	CHECK(cuda_named("/opt/x/libcuda.so"));
+	CHECK(!cuda_named("/usr/local/cuda/lib64/libcudart.so.13"));
+	CHECK(!cuda_named("/usr/lib/libcudnn.so.9"));
+	CHECK(!cuda_named("/lib/libc.so.6"));
+	CHECK(!cuda_named("")); /* the program itself */
+	CHECK(!cuda_named(NULL));
+	CHECK(!cuda_named("/usr/lib/libcuda.so.1/libm.so.6"));
+	/* Not loaded here; the loader's count remembered, then moved. */
+	CHECK(!cuda_now());
+	CHECK(absent_at != ~0ULL);
+	CHECK(!cuda_seen);
+}
+
+/* libibverbs' own definitions, each at its version. */
+static void found(void)
+{
+	static const struct {
+		void *const *got;
+		const char *name, *version;
+	} want[] = {
+		{ (void *const *)&real.reg_mr, "ibv_reg_mr", "IBVERBS_1.1" },
+		{ (void *const *)&real.reg_mr_iova, "ibv_reg_mr_iova",
+		  "IBVERBS_1.7" },
+		{ (void *const *)&real.reg_mr_iova2, "ibv_reg_mr_iova2",
+		  "IBVERBS_1.8" },
+		{ (void *const *)&real.rereg_mr, "ibv_rereg_mr", "IBVERBS_1.1" },
+		{ (void *const *)&real.dereg_mr, "ibv_dereg_mr", "IBVERBS_1.1" },
+		{ (void *const *)&real.reg_mr_ex, "ibv_reg_mr_ex",
+		  "IBVERBS_1.15" },
+		{ (void *const *)&real.reg_mr_1_0, "ibv_reg_mr", "IBVERBS_1.0" },
+		{ (void *const *)&real.rereg_mr_1_0, "ibv_rereg_mr",
+		  "IBVERBS_1.0" },
+		{ (void *const *)&real.dereg_mr_1_0, "ibv_dereg_mr",
+		  "IBVERBS_1.0" },
+	};
+	unsigned int i;
+
+	/* As a verbs program has it: loaded, in the global scope. */
+	CHECK(dlopen("libibverbs.so.1", RTLD_NOW | RTLD_GLOBAL) != NULL);
+	reals();
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		void *sym = dlvsym(RTLD_DEFAULT, want[i].name, want[i].version);
+
+		if (*want[i].got != sym)
+			printf("     %s@%s: %p, libibverbs has %p\n",
+			       want[i].name, want[i].version, *want[i].got,
+			       sym);
+		CHECK(*want[i].got == sym);
+	}
+	/* Every rdma-core since 29 has these; the 1.0 ABI's objects are
+	 * libibverbs' compat wrappers, not the 1.1 calls. */
+	CHECK(real.reg_mr && real.reg_mr_iova && real.reg_mr_iova2 &&
+	      real.rereg_mr && real.dereg_mr && real.dereg_mr_1_0);
+	CHECK(real.reg_mr_1_0 && real.reg_mr_1_0 != (void *)real.reg_mr);
+}
+
+static void calls(void)
+{
+	struct ibv_pd pd = { 0 };
+	struct mr_init_attr a;
+	char buf[64];
+	struct ibv_mr *mr;
+
+	reals();
+	real.rereg_mr = stub_rereg;
+	real.dereg_mr = stub_dereg;
+	real.reg_mr_ex = stub_reg_mr_ex;
+	cuda_seen = 1; /* as in a process with libcuda.so.1 loaded */
+
+	/* Registered by the library: errno as the caller left it. */
+	lib_err = 0;
+	errno = 1234;
+	mr = through_library("ibv_reg_mr", &pd, buf, 64, 0x5000, 7);
+	CHECK(mr && mr->addr == buf && mr->length == 64);
+	CHECK(errno == 1234);
+	CHECK(lib_iova == 0x5000 && lib_access == 7);
+	CHECK(made_has(mr, false));
+
+	/* A new translation refused before libibverbs; access passed on. */
+	real_calls = 0;
+	errno = 0;
+	capture();
+	CHECK(gdr_preload_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
+				   buf, 32, 7) == IBV_REREG_MR_ERR_INPUT);
+	CHECK(errno == EINVAL);
+	CHECK(lines_said() == 1);
+	CHECK(real_calls == 0);
+	CHECK(gdr_preload_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
+				   0, 1) == 0);
+	CHECK(real_calls == 1);
+	/* A translation rereg of an MR it did not make: libibverbs'. */
+	CHECK(gdr_preload_rereg_mr(&stub_mr, IBV_REREG_MR_CHANGE_TRANSLATION,
+				   NULL, buf, 32, 7) == 0);
+	CHECK(real_calls == 2);
+
+	/* Forgotten only once libibverbs let it go. */
+	real_err = EBUSY;
+	CHECK(gdr_preload_dereg_mr(mr) == EBUSY);
+	CHECK(made_has(mr, false));
+	real_err = 0;
+	CHECK(gdr_preload_dereg_mr(mr) == 0);
+	CHECK(!made_has(mr, false));
+
+	/* A reason the library gives is said; the caller asks libibverbs. */
+	lib_err = EINVAL;
+	capture();
+	CHECK(!through_library("ibv_reg_mr", &pd, buf, 64, 0, 7));
+	CHECK(lines_said() == 1);
+	/* Not device memory: nothing said, nothing made. */
+	lib_err = ENXIO;
+	capture();
+	CHECK(!through_library("ibv_reg_mr", &pd, buf, 64, 0, 7));
+	CHECK(lines_said() == 0);
+	/* Arguments no registration takes: the library is not asked. */
+	lib_calls = 0;
+	CHECK(!through_library("ibv_reg_mr", NULL, buf, 64, 0, 7));
+	CHECK(!through_library("ibv_reg_mr", &pd, NULL, 64, 0, 7));
+	CHECK(!through_library("ibv_reg_mr", &pd, buf, 0, 0, 7));
+	off = true;
+	CHECK(!through_library("ibv_reg_mr", &pd, buf, 64, 0, 7));
+	off = false;
+	CHECK(lib_calls == 0);
+
+	/* ibv_reg_mr_ex: the address form is the library's, iova or not. */
+	lib_err = 0;
+	lib_calls = real_calls = 0;
+	memset(&a, 0, sizeof(a));
+	a.comp_mask = MR_MASK_ADDR;
+	a.addr = buf;
+	a.length = 64;
+	a.access = 3;
+	a.iova = 0xdead; /* not set: not read */
+	mr = gdr_preload_reg_mr_ex(&pd, &a);
+	CHECK(mr && lib_calls == 1 && real_calls == 0);
+	CHECK(lib_iova == (uintptr_t)buf && lib_access == 3);
+	a.comp_mask = MR_MASK_ADDR | MR_MASK_IOVA;
+	mr = gdr_preload_reg_mr_ex(&pd, &a);
+	CHECK(mr && lib_calls == 2 && lib_iova == 0xdead);
+	/* Anything more (an fd, a DMA handle, a buffer, a bit this file
+	 * does not know), or no address: libibverbs', the same argument. */
+	lib_calls = 0;
+	for (uint64_t bit = 1ULL << 2; bit; bit <<= 1) {
+		a.comp_mask = MR_MASK_ADDR | bit;
+		real_attr = NULL;
+		CHECK(gdr_preload_reg_mr_ex(&pd, &a) == &stub_mr);
+		CHECK(real_attr == &a);
+	}
+	a.comp_mask = MR_MASK_IOVA;
+	CHECK(gdr_preload_reg_mr_ex(&pd, &a) == &stub_mr);
+	CHECK(lib_calls == 0);
+	/* libibverbs' own failure and errno come back as they were. */
+	real_err = 1;
+	a.comp_mask = 1ULL << 2;
+	CHECK(gdr_preload_reg_mr_ex(&pd, &a) == NULL && errno == EFAULT);
+	real_err = 0;
+	/* A libibverbs without IBVERBS_1.15. */
+	real.reg_mr_ex = NULL;
+	CHECK(gdr_preload_reg_mr_ex(&pd, &a) == NULL && errno == EOPNOTSUPP);
+	a.comp_mask = MR_MASK_ADDR;
+	CHECK(gdr_preload_reg_mr_ex(&pd, &a) != NULL); /* the library's */
+	CHECK(gdr_preload_reg_mr_ex(&pd, NULL) == NULL && errno == EOPNOTSUPP);
+}
+
+int main(void)
+{
+	loader();
+	found();
+	causes();
+	once_per_cause();
+	made_table();
+	calls();
+	printf("preload internals: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
