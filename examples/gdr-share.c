@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,19 @@
 
 static volatile sig_atomic_t stop;
 
+/* A byte count: digits only, more than 0. 0 when it is not one. */
+static size_t count_of(const char *s)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return 0;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	return errno || *end || v > SIZE_MAX ? 0 : (size_t)v;
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -50,18 +64,27 @@ struct opts {
 	int pcie;
 };
 
-/* Write (@write) or check gdr-write-bw's bytes for a @size-byte message. */
-static int pattern_io(struct devmem *buf, size_t size, int write)
+/*
+ * gdr-write-bw's bytes for a @size-byte message: written (@how 'f'), their
+ * complement written so that nothing left over passes a check ('p'), or
+ * checked ('c'). 0, or -1 with the reason said.
+ */
+static int pattern_io(struct devmem *buf, size_t size, char how)
 {
-	unsigned char *p = malloc(size ? size : 1);
+	unsigned char *p = malloc(size);
 	size_t k, bad = 0;
 	int rc;
 
-	if (!p)
+	if (!p) {
+		fprintf(stderr, "gdr-share owner: no memory for %zu bytes\n",
+			size);
 		return -1;
-	if (write) {
+	}
+	if (how != 'c') {
 		for (k = 0; k < size; k++)
-			p[k] = devmem_pattern(k, size);
+			p[k] = (unsigned char)(how == 'f'
+						       ? devmem_pattern(k, size)
+						       : ~devmem_pattern(k, size));
 		rc = devmem_write(buf, 0, p, size);
 	} else {
 		rc = devmem_read(buf, 0, p, size);
@@ -69,12 +92,16 @@ static int pattern_io(struct devmem *buf, size_t size, int write)
 			if (p[k] != devmem_pattern(k, size))
 				bad = k + 1;
 		if (bad)
-			printf("owner: data check FAILED at byte %zu of %zu\n",
-			       bad - 1, size);
-		rc = rc || bad ? -1 : 0;
+			fprintf(stderr,
+				"gdr-share owner: data check FAILED at byte "
+				"%zu of %zu\n",
+				bad - 1, size);
 	}
+	if (rc)
+		fprintf(stderr, "gdr-share owner: cannot %s the buffer\n",
+			how == 'c' ? "read" : "write");
 	free(p);
-	return rc;
+	return rc || bad ? -1 : 0;
 }
 
 static int unix_addr(const char *path, struct sockaddr_un *a)
@@ -102,8 +129,10 @@ static int owner(const struct opts *o, int one_sock)
 		fprintf(stderr, "gdr-share owner: %s\n", err);
 		return 1;
 	}
-	if (o->fill && pattern_io(&buf, o->fill, 1)) {
-		fprintf(stderr, "gdr-share owner: cannot fill the buffer\n");
+	/* --check: what is there must come from the writer, not be left
+	 * over (cuMemAlloc promises no contents). */
+	if ((o->fill && pattern_io(&buf, o->fill, 'f')) ||
+	    (o->check && pattern_io(&buf, o->check, 'p'))) {
 		devmem_free(&buf);
 		return 1;
 	}
@@ -137,9 +166,15 @@ static int owner(const struct opts *o, int one_sock)
 	printf("owner: serving on %s (Ctrl-C to stop)\n", o->path);
 	fflush(stdout);
 	while (!stop) {
+		struct pollfd pfd = { .fd = ls, .events = POLLIN };
+
+		/* Woken every 200 ms: a signal between the test of stop and
+		 * a blocking accept would otherwise be missed. */
+		if (poll(&pfd, 1, 200) <= 0)
+			continue;
 		s = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
 		if (s < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR || errno == EAGAIN)
 				continue;
 			break;
 		}
@@ -153,7 +188,7 @@ static int owner(const struct opts *o, int one_sock)
 	}
 	rc = 0;
 	if (o->check) {
-		rc = pattern_io(&buf, o->check, 0) ? 1 : 0;
+		rc = pattern_io(&buf, o->check, 'c') ? 1 : 0;
 		if (!rc)
 			printf("owner: data check passed: the %zu bytes "
 			       "gdr-write-bw -s %zu writes\n",
@@ -299,10 +334,19 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'd': o.dev = optarg; break;
 		case 'm': o.mem = optarg; break;
-		case 's': o.len = strtoull(optarg, NULL, 0); break;
+		case 's': o.len = count_of(optarg); goto counted;
 		case 'p': o.pcie = 1; break;
-		case 'f': o.fill = strtoull(optarg, NULL, 0); break;
-		case 'c': o.check = strtoull(optarg, NULL, 0); break;
+		case 'f': o.fill = count_of(optarg); goto counted;
+		case 'c': o.check = count_of(optarg);
+		counted:
+			if (!count_of(optarg)) {
+				fprintf(stderr,
+					"gdr-share: %s is not a byte count "
+					"(digits, more than 0)\n",
+					optarg);
+				return 2;
+			}
+			break;
 		default: goto usage;
 		}
 	}
@@ -315,6 +359,15 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	mode = argv[optind];
+	/* The owner would read back what it wrote: a check of nothing. */
+	if ((o.fill && o.check) ||
+	    ((o.fill || o.check) && strcmp(mode, "owner"))) {
+		fprintf(stderr,
+			"gdr-share: --fill or --check (one of them) is for "
+			"the owner, beside a gdr-write-bw that writes or "
+			"reads its buffer\n");
+		return 2;
+	}
 	o.path = optind + 1 < argc ? argv[optind + 1] : NULL;
 	if (!strcmp(mode, "demo"))
 		return demo(&o);

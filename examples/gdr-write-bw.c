@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 
 #include <gpudirect.h>
@@ -43,9 +44,27 @@ struct opts {
 struct remote {
 	uint64_t addr;
 	uint32_t rkey;
-	uint32_t pad;
+	uint32_t flags; /* REMOTE_*; 0 from a release before 0.4 */
 	uint64_t size;
 };
+
+/* The server's buffer is another process's: its verdicts say "not
+ * checked here" (2), and its owner checks the data. */
+#define REMOTE_OWNER_CHECKS 1u
+
+/*
+ * What a client tells the server in the connect's private data (none
+ * before 0.4): which verdicts it understands. A server whose checks are
+ * its owner's takes only a client that knows the third verdict, so that
+ * an older one never reads it as a failed check.
+ */
+struct hello {
+	uint32_t magic; /* HELLO_MAGIC */
+	uint32_t caps;  /* HELLO_* */
+};
+
+#define HELLO_MAGIC 0x47574257u /* "GWBW" */
+#define HELLO_UNCHECKED 1u
 
 /* -d auto: the names of the RDMA devices nearest the buffer's GPU. */
 #define NEAREST_MAX 16
@@ -239,11 +258,18 @@ static void receive_import(struct conn *c, const char *path)
 	if (strlen(path) >= sizeof(a.sun_path))
 		die("--mem=import", "the socket path is too long");
 	strcpy(a.sun_path, path);
+	struct timeval tv = { .tv_sec = 10 };
+
 	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)))
 		die(path, strerror(errno));
+	/* An owner that never sends must not hold this program forever. */
+	if (setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
+		die("setsockopt(SO_RCVTIMEO)", strerror(errno));
 	if (gdr_export_recv(s, &c->desc, c->fds))
-		die("gdr_export_recv", gdr_last_error());
+		die("gdr_export_recv", errno == EAGAIN
+					       ? "the owner sent nothing in 10 s"
+					       : gdr_last_error());
 	close(s);
 	if (c->desc.length < c->max) {
 		fprintf(stderr,
@@ -326,14 +352,23 @@ static void setup(struct conn *c, const struct opts *o, struct rdma_cm_id *id)
 					&info, sizeof(info));
 	if (!c->mr)
 		die("gdr_register", gdr_last_error());
-	printf(" Registration    : %s path, %zu bytes of %s memory",
-	       gdr_path_str(info.path), c->max,
-	       gdr_mem_type_str(info.mem_type));
+	if (o->import)
+		printf(" Registration    : %s path, the owner's %llu bytes (a "
+		       "dma-buf; this process cannot read them)",
+		       gdr_path_str(info.path),
+		       (unsigned long long)c->desc.length);
+	else
+		printf(" Registration    : %s path, %zu bytes of %s memory",
+		       gdr_path_str(info.path), c->max,
+		       gdr_mem_type_str(info.mem_type));
 	if (info.device >= 0)
 		printf(" on GPU %d", info.device);
 	printf(" on %s\n", name);
 	for (i = 0;
-	     info.mem_type == GDR_MEM_CUDA_DEVICE && i < info.num_attempts; i++)
+	     (info.mem_type == GDR_MEM_CUDA_DEVICE ||
+	      info.mem_type == GDR_MEM_DMABUF) &&
+	     i < info.num_attempts;
+	     i++)
 		if (info.attempts[i].reason[0])
 			printf("   %-8s %s: %s\n",
 			       gdr_path_str(info.attempts[i].path),
@@ -421,6 +456,21 @@ static int server(const struct opts *o, struct conn *c)
 	printf(" Waiting for a client on port %s\n", o->port);
 	fflush(stdout);
 	ev = expect(c, RDMA_CM_EVENT_CONNECT_REQUEST);
+	if (o->import) {
+		struct hello h = { 0 };
+
+		if (ev->param.conn.private_data_len >= sizeof(h))
+			memcpy(&h, ev->param.conn.private_data, sizeof(h));
+		if (h.magic != HELLO_MAGIC || !(h.caps & HELLO_UNCHECKED)) {
+			rdma_reject(ev->id, NULL, 0);
+			rdma_ack_cm_event(ev);
+			die("connect",
+			    "the client is a gdr-write-bw older than 0.4, "
+			    "which would read this server's 'checked by the "
+			    "owner' as a failed check: run the same release "
+			    "on both sides");
+		}
+	}
 	setup(c, o, ev->id);
 	rdma_ack_cm_event(ev);
 	for (i = 0; i < 8; i++)
@@ -428,6 +478,7 @@ static int server(const struct opts *o, struct conn *c)
 	c->peer.addr = (uintptr_t)c->buf.ptr;
 	c->peer.rkey = c->mr->rkey;
 	c->peer.size = c->max;
+	c->peer.flags = o->import ? REMOTE_OWNER_CHECKS : 0;
 	memset(&param, 0, sizeof(param));
 	param.private_data = &c->peer;
 	param.private_data_len = sizeof(c->peer);
@@ -598,6 +649,7 @@ static uint32_t verify(struct conn *c, size_t size)
 
 static int client(const struct opts *o, struct conn *c)
 {
+	static const struct hello hello = { HELLO_MAGIC, HELLO_UNCHECKED };
 	struct rdma_conn_param param;
 	struct rdma_cm_event *ev;
 	struct addrinfo *ai;
@@ -623,6 +675,8 @@ static int client(const struct opts *o, struct conn *c)
 	memset(&param, 0, sizeof(param));
 	param.responder_resources = param.initiator_depth = 1;
 	param.retry_count = 7;
+	param.private_data = &hello;
+	param.private_data_len = sizeof(hello);
 	if (rdma_connect(c->id, &param))
 		die("rdma_connect", strerror(errno));
 	ev = expect(c, RDMA_CM_EVENT_ESTABLISHED);
@@ -633,6 +687,9 @@ static int client(const struct opts *o, struct conn *c)
 	if (c->peer.size < c->max)
 		die("connect", "the server's buffer is smaller; give it the "
 			       "same -s/-a");
+	if (c->peer.flags & REMOTE_OWNER_CHECKS)
+		printf(" The server's buffer is another process's: its owner "
+		       "checks the data (gdr-share owner --check)\n");
 
 	posted_at = calloc(o->iters, sizeof(double));
 	done_at = calloc(o->iters, sizeof(double));
@@ -649,7 +706,7 @@ static int client(const struct opts *o, struct conn *c)
 			die("buffer", "cannot fill the source buffer");
 		run_size(c, o, size, posted_at, done_at);
 		verdict = verify(c, size);
-		if (verdict == 2) {
+		if (verdict == 2 && (c->peer.flags & REMOTE_OWNER_CHECKS)) {
 			unchecked++;
 		} else if (verdict != 1) {
 			fprintf(stderr,

@@ -371,22 +371,31 @@ PRELOAD_EXPORT struct ibv_mr *gdr_preload_reg_mr_ex(struct ibv_pd *pd,
 {
 	const struct real *r = reals();
 	struct ibv_mr *mr = NULL;
+	bool by_addr = attr && (attr->comp_mask & MR_MASK_ADDR) &&
+		       !(attr->comp_mask & ~(MR_MASK_ADDR | MR_MASK_IOVA));
+	uint64_t iova = 0;
 
-	if (attr && (attr->comp_mask & MR_MASK_ADDR) &&
-	    !(attr->comp_mask & ~(MR_MASK_ADDR | MR_MASK_IOVA)))
+	if (by_addr) {
+		iova = attr->comp_mask & MR_MASK_IOVA
+			       ? attr->iova
+			       : (uint64_t)(uintptr_t)attr->addr;
 		mr = through_library("ibv_reg_mr_ex", pd, attr->addr,
-				     attr->length,
-				     attr->comp_mask & MR_MASK_IOVA
-					     ? attr->iova
-					     : (uint64_t)(uintptr_t)attr->addr,
-				     attr->access);
+				     attr->length, iova, attr->access);
+	}
 	if (mr)
 		return mr;
-	if (!r->reg_mr_ex) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	return r->reg_mr_ex(pd, attr);
+	if (r->reg_mr_ex)
+		return r->reg_mr_ex(pd, attr);
+	/*
+	 * A libibverbs before rdma-core 59 (this symbol is then the
+	 * preload's alone, and a program may have found it with dlsym): the
+	 * address form is ibv_reg_mr_iova2's; nothing else has a meaning.
+	 */
+	if (by_addr && r->reg_mr_iova2)
+		return r->reg_mr_iova2(pd, attr->addr, attr->length, iova,
+				       (unsigned int)attr->access);
+	errno = EOPNOTSUPP;
+	return NULL;
 }
 
 PRELOAD_EXPORT int gdr_preload_rereg_mr(struct ibv_mr *mr, int flags,

@@ -185,9 +185,10 @@ static struct ibv_mr *reg(const char *form, struct ibv_pd *pd, char *p,
 			a.addr = NULL;
 			a.fd = memfd_create("reg-program", MFD_CLOEXEC);
 			a.fd_offset = (uintptr_t)p & 4095;
-			if (a.fd < 0 || ftruncate(a.fd, (off_t)(len + 4096)))
+			if (a.fd < 0)
 				return NULL;
-			mr = reg_ex(pd, &a);
+			mr = ftruncate(a.fd, (off_t)(len + 4096)) ? NULL
+								 : reg_ex(pd, &a);
 			close(a.fd);
 			return mr;
 		}
@@ -266,9 +267,10 @@ int main(int argc, char **argv)
 		       mr->lkey);
 		if (!strcmp(then, "rereg"))
 			rereg(mr, (char *)buf + off, len);
-		rc = ibv_dereg_mr(mr) ? 1 : 0;
+		rc = ibv_dereg_mr(mr);
 		if (rc)
-			printf("ibv_dereg_mr failed\n");
+			printf("ibv_dereg_mr failed: %d\n", rc);
+		rc = rc ? 1 : 0;
 	} else {
 		printf("ibv_reg_mr: errno %d (%s)\n", errno, strerror(errno));
 		rc = 1;
@@ -278,7 +280,7 @@ int main(int argc, char **argv)
 		for (i = 0; i < 8; i++) {
 			mr = reg(form, pd, (char *)buf + off, len);
 			if (mr && ibv_dereg_mr(mr))
-				printf("ibv_dereg_mr failed\n");
+				printf("ibv_dereg_mr failed: %d\n", errno);
 		}
 		printf("fds: %+d\n", open_fds() - fds);
 	}

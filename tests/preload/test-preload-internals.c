@@ -81,6 +81,16 @@ static int stub_dereg(struct ibv_mr *mr)
 }
 
 static struct ibv_mr stub_mr;
+static uint64_t iova2_iova;
+
+static struct ibv_mr *stub_iova2(struct ibv_pd *pd, void *addr, size_t len,
+				 uint64_t iova, unsigned int access)
+{
+	(void)pd, (void)addr, (void)len, (void)access;
+	real_calls++;
+	iova2_iova = iova;
+	return &stub_mr;
+}
 
 static struct ibv_mr *stub_reg_mr_ex(struct ibv_pd *pd,
 				     struct mr_init_attr *attr)
@@ -292,6 +302,7 @@ static void calls(void)
 	real.rereg_mr = stub_rereg;
 	real.dereg_mr = stub_dereg;
 	real.reg_mr_ex = stub_reg_mr_ex;
+	real.reg_mr_iova2 = stub_iova2;
 	cuda_seen = 1; /* as in a process with libcuda.so.1 loaded */
 
 	/* Registered by the library: errno as the caller left it. */
@@ -380,11 +391,21 @@ static void calls(void)
 	a.comp_mask = 1ULL << 2;
 	CHECK(gdr_preload_reg_mr_ex(&pd, &a) == NULL && errno == EFAULT);
 	real_err = 0;
-	/* A libibverbs without IBVERBS_1.15. */
+	/* A libibverbs without IBVERBS_1.15: the address form is
+	 * ibv_reg_mr_iova2's, the rest has no meaning. */
 	real.reg_mr_ex = NULL;
+	real_calls = 0;
 	CHECK(gdr_preload_reg_mr_ex(&pd, &a) == NULL && errno == EOPNOTSUPP);
 	a.comp_mask = MR_MASK_ADDR;
 	CHECK(gdr_preload_reg_mr_ex(&pd, &a) != NULL); /* the library's */
+	CHECK(real_calls == 0);
+	lib_err = ENXIO; /* host memory */
+	a.comp_mask = MR_MASK_ADDR | MR_MASK_IOVA;
+	CHECK(gdr_preload_reg_mr_ex(&pd, &a) == &stub_mr);
+	CHECK(real_calls == 1 && iova2_iova == 0xdead);
+	a.comp_mask = MR_MASK_ADDR;
+	CHECK(gdr_preload_reg_mr_ex(&pd, &a) == &stub_mr);
+	CHECK(real_calls == 2 && iova2_iova == (uintptr_t)buf);
 	CHECK(gdr_preload_reg_mr_ex(&pd, NULL) == NULL && errno == EOPNOTSUPP);
 }
 

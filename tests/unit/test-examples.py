@@ -84,6 +84,16 @@ for opt in ("--fill=8192", "--check=8192"):
     st, out = run(share, "owner", "/nonexistent/sock", "-s", "4096", opt)
     check("gdr-share owner %s past a 4096-byte buffer: refused, exit 2" % opt,
           st == 2 and "at most the buffer's size" in out, out)
+for args in (["owner", "/x", "-s", "64K"], ["owner", "/x", "--check=0"],
+             ["owner", "/x", "--fill=12abc"], ["owner", "/x", "-s", "-1"]):
+    st, out = run(share, *args)
+    check("gdr-share %s: not a byte count, exit 2" % " ".join(args),
+          st == 2 and "is not a byte count" in out, out)
+for args in (["owner", "/x", "--fill=16", "--check=16"],
+             ["demo", "--check=16"], ["import", "/x", "--fill=16"]):
+    st, out = run(share, *args)
+    check("gdr-share %s: refused, exit 2" % " ".join(args),
+          st == 2 and "one of them) is for the owner" in out, out)
 
 print("examples: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

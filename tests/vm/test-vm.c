@@ -656,7 +656,7 @@ static int serve(const char *path)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	struct gdr_export_desc d;
-	char why[256];
+	char why[256] = "the socket path is too long";
 	struct stat st;
 	int buf, ls, s, rc;
 
