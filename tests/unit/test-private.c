@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The private interface (gpudirect-private.h) over the fakes:
+ *   - gdr_private_model_read: what a capture records of each GPU (C2C
+ *     yes, no and unknown; total memory) is what the node answered;
+ *   - gdr_private_replay: models past its limits refused;
+ *   - gdr_private_reg_device, the preload's call: device memory registered
+ *     with the caller's iova and access, the library's refusal of device
+ *     memory given with its reason, and everything that is not device
+ *     memory (or no buffer) ENXIO with nothing said.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "check.h"
+#include "fakes.h"
+#include "private/gpudirect-private.h"
+
+static struct fixture fx;
+
+static void node(void)
+{
+	fakes_reset();
+	fixture_make(&fx);
+	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
+	fakes_install(&fx, NULL, NULL, NULL);
+}
+
+static ssize_t no_link(const char *path, char *buf, size_t n)
+{
+	(void)path, (void)buf, (void)n;
+	errno = ENOENT;
+	return -1;
+}
+
+static int no_file(const char *path)
+{
+	(void)path;
+	errno = ENOENT;
+	return -1;
+}
+
+static void model_read(void)
+{
+	static struct gdr_model m;
+	int c2c[] = { 1, 0, -1 };
+	unsigned int i;
+
+	for (i = 0; i < 3; i++) {
+		check_scope = "model_read: a GPU's C2C answer and memory";
+		fakes_reset();
+		fixture_make(&fx);
+		fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
+		fake_model.gpu[0].c2c = c2c[i];
+		snprintf(fake_model.gpu[0].c2c_why,
+			 sizeof(fake_model.gpu[0].c2c_why), "%s",
+			 c2c[i] < 0 ? "the test's reason" : "");
+		fake_model.gpu[0].total_mem = 80ULL << 30;
+		fakes_install(&fx, NULL, NULL, NULL);
+		CHECK_INT(gdr_private_model_read(&m, NULL, 0), 0);
+		CHECK(m.num_gpus >= 1);
+		CHECK_INT(m.gpu[0].c2c, c2c[i]);
+		if (c2c[i] < 0)
+			CHECK_HAS(m.gpu[0].c2c_why, "the test's reason");
+		CHECK(m.gpu[0].total_mem == 80ULL << 30);
+		fixture_remove(&fx);
+	}
+}
+
+static void replay_limits(void)
+{
+	static struct gdr_model m;
+	struct gdr_files files = { no_file, no_link };
+	struct ibv_context **ctxs;
+	unsigned int num;
+	char why[256];
+
+	check_scope = "replay: models past the limits";
+	memset(&m, 0, sizeof(m));
+	m.num_nics = GDR_MODEL_MAX_NICS + 1;
+	CHECK_INT(gdr_private_replay(&m, &files, &ctxs, &num, why, sizeof(why)),
+		  EINVAL);
+	CHECK_HAS(why, "at most");
+	m.num_nics = -1;
+	CHECK_INT(gdr_private_replay(&m, &files, &ctxs, &num, why, sizeof(why)),
+		  EINVAL);
+	m.num_nics = 0;
+	m.num_gpus = GDR_MODEL_MAX_GPUS + 1;
+	CHECK_INT(gdr_private_replay(&m, &files, &ctxs, &num, why, sizeof(why)),
+		  EINVAL);
+	m.num_gpus = -1;
+	CHECK_INT(gdr_private_replay(&m, &files, &ctxs, &num, why, sizeof(why)),
+		  EINVAL);
+	m.num_gpus = 0;
+	CHECK_INT(gdr_private_replay(&m, NULL, &ctxs, &num, why, sizeof(why)),
+		  EINVAL);
+	/* At the limits: taken. */
+	m.num_nics = GDR_MODEL_MAX_NICS;
+	CHECK_INT(gdr_private_replay(&m, &files, &ctxs, &num, why, sizeof(why)),
+		  0);
+	CHECK_INT(num, GDR_MODEL_MAX_NICS);
+	gdr_private_replay_end();
+}
+
+static void reg_device(void)
+{
+	struct ibv_mr *mr = (struct ibv_mr *)1;
+	char why[512], host[64];
+	char *p;
+
+	check_scope = "reg_device: device memory, the caller's iova and access";
+	node();
+	p = fake_alloc_device(0, 4 << 20);
+	CHECK_INT(gdr_private_reg_device(&fake_pd, p + 0x1234, 8192, 0x9000,
+					 IBV_ACCESS_LOCAL_WRITE |
+						 IBV_ACCESS_REMOTE_READ,
+					 &mr, why, sizeof(why)),
+		  0);
+	CHECK(mr != NULL);
+	CHECK_INT(fake_ibv.dmabuf_calls, 1);
+	CHECK_INT(fake_ibv.last_iova, 0x9000);
+	CHECK_INT(fake_ibv.last_access,
+		  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	CHECK_INT(fake_ibv.last_offset, 0x234);
+	if (mr) {
+		CHECK(mr->addr == p + 0x1234);
+		CHECK_INT(mr->length, 8192);
+		CHECK_INT(gdr_deregister(mr), 0);
+	}
+	CHECK_INT(fake_ibv.live_mrs, 0);
+
+	check_scope = "reg_device: device memory the library refuses";
+	fake_cu.allocs[fake_cu.num_allocs - 1].not_rdma = 1;
+	fake_cu.allocs[fake_cu.num_allocs - 1].pool = 1;
+	mr = (struct ibv_mr *)1;
+	CHECK_INT(gdr_private_reg_device(&fake_pd, p, 4096, 0, 1, &mr, why,
+					 sizeof(why)),
+		  EINVAL);
+	CHECK(mr == NULL);
+	CHECK_HAS(why, "stream-ordered memory pool");
+	CHECK_INT(fake_ibv.dmabuf_calls, 1);
+
+	check_scope = "reg_device: not device memory, or no buffer: ENXIO";
+	strcpy(why, "stale");
+	CHECK_INT(gdr_private_reg_device(&fake_pd, host, sizeof(host), 0, 1,
+					 &mr, why, sizeof(why)),
+		  ENXIO);
+	CHECK(mr == NULL);
+	CHECK_STR(why, "");
+	strcpy(why, "stale");
+	CHECK_INT(gdr_private_reg_device(&fake_pd, p, 0, 0, 1, &mr, why,
+					 sizeof(why)),
+		  ENXIO);
+	CHECK_STR(why, "");
+	CHECK_INT(gdr_private_reg_device(NULL, p, 4096, 0, 1, &mr, why,
+					 sizeof(why)),
+		  ENXIO);
+	CHECK_INT(gdr_private_reg_device(&fake_pd, NULL, 4096, 0, 1, &mr, why,
+					 sizeof(why)),
+		  ENXIO);
+	CHECK_INT(fake_ibv.dmabuf_calls + fake_ibv.reg_calls, 1);
+	fixture_remove(&fx);
+}
+
+int main(void)
+{
+	model_read();
+	replay_limits();
+	reg_device();
+	return check_summary("private");
+}
