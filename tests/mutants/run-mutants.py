@@ -159,7 +159,8 @@ FIRST = {
     "report": ["report", "doctor-layouts"], "report-print": ["doctor-layouts", "report"],
     "topology": ["report", "doctor-layouts"], "sysfs": ["report", "faults"],
     "cuda-loader": ["loader", "noload"], "nvml": ["loader", "report"],
-    "error": ["errnos", "decide"], "private": ["doctor-layouts", "report"],
+    "error": ["errnos", "decide"], "private": ["private", "doctor-layouts", "report"],
+    "preload": ["preload-internals", "preload"],
     "seam": ["faults", "report"], "verbs": ["decide", "faults"],
     "dmabuf": ["decide", "faults"], "data-direct": ["decide", "faults"],
     "export": ["decide", "faults"], "common": ["decide", "faults"],
@@ -180,6 +181,14 @@ def test_map(build, src):
     targets = json.loads(subprocess.run(["meson", "introspect", "--targets", build],
                                         capture_output=True, check=True, text=True).stdout)
     by_id = {t["id"]: t for t in targets}
+    included = {}  # object: the .c files its compilation read (depfiles)
+    obj = None
+    for line in subprocess.run(["ninja", "-C", build, "-t", "deps"],
+                               capture_output=True, text=True).stdout.split("\n"):
+        if line and not line[0].isspace():
+            obj = line.split(":")[0]
+        elif obj and line.strip().endswith(".c"):
+            included.setdefault(obj, []).append(line.strip())
     seen = {}
     for t in tests:
         if set(x.split(":")[-1] for x in t["suite"]) & SKIP_SUITES:
@@ -192,9 +201,13 @@ def test_map(build, src):
             r = subprocess.run(["ninja", "-C", build, "-t", "inputs",
                                 os.path.relpath(o, build)], capture_output=True, text=True)
             for line in r.stdout.split():
-                if line.endswith(".c"):
+                # a .c file #included by an object's source (a unit test
+                # of a file's static functions) counts as its source too
+                found = [line] if line.endswith(".c") else \
+                    included.get(line, []) if line.endswith(".o") else []
+                for c in found:
                     # relative to the scratch tree the build reads
-                    srcs.add(os.path.relpath(os.path.realpath(os.path.join(build, line)),
+                    srcs.add(os.path.relpath(os.path.realpath(os.path.join(build, c)),
                                              os.path.realpath(src)))
         if t["name"] in SOURCE_CHECKS:
             srcs.add("*")
@@ -575,4 +588,5 @@ def main():
     return 1 if bad else 0
 
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())
