@@ -138,9 +138,9 @@ if [ "$mode" = host ]; then
 	else
 		bad "GPUDIRECT_DEBUG=1 on host memory"
 	fi
-	GPUDIRECT_PRELOAD=0 run "$run_sh" "$prog" host 0
-	if has out "registered" && has log "^ibv_reg_mr"; then
-		ok "GPUDIRECT_PRELOAD=0: passed through"
+	GPUDIRECT_PRELOAD=0 GPUDIRECT_DEBUG=1 run "$run_sh" "$prog" host 0
+	if has out "registered" && has log "^ibv_reg_mr" && ! has err "libgpudirect-preload"; then
+		ok "GPUDIRECT_PRELOAD=0: passed through, the preload silent even with GPUDIRECT_DEBUG=1"
 	else
 		bad "GPUDIRECT_PRELOAD=0"
 	fi

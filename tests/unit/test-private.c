@@ -10,6 +10,8 @@
  *     memory (or no buffer) ENXIO with nothing said.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "check.h"
@@ -94,12 +96,42 @@ static void replay_limits(void)
 	m.num_gpus = 0;
 	CHECK_INT(gdr_private_replay(&m, NULL, &ctxs, &num, why, sizeof(why)),
 		  EINVAL);
-	/* At the limits: taken. */
+	/* At the limits: taken; twice, and ended twice (nothing freed
+	 * twice). */
 	m.num_nics = GDR_MODEL_MAX_NICS;
 	CHECK_INT(gdr_private_replay(&m, &files, &ctxs, &num, why, sizeof(why)),
 		  0);
 	CHECK_INT(num, GDR_MODEL_MAX_NICS);
+	CHECK_INT(gdr_private_replay(&m, &files, &ctxs, &num, why, sizeof(why)),
+		  0);
 	gdr_private_replay_end();
+	gdr_private_replay_end();
+}
+
+/* --host-root: DIR/sys and DIR/proc must be directories, whatever fd an
+ * open of them gets (0 too, with stdin closed). */
+static void host_root(void)
+{
+	char dir[256], why[512];
+	int in;
+
+	check_scope = "host_root: sys a regular file";
+	node();
+	snprintf(dir, sizeof(dir), "%s/hr", fx.root);
+	fixture_write(fx.root, "hr/proc/version", "Linux\n");
+	fixture_write(fx.root, "hr/sys", "not a directory\n");
+	CHECK_INT(gdr_private_host_root(dir, why, sizeof(why)), ENOENT);
+	CHECK_HAS(why, "/sys is not a directory inside");
+	check_scope = "host_root: sys a regular file, stdin closed";
+	in = dup(0);
+	close(0);
+	CHECK_INT(gdr_private_host_root(dir, why, sizeof(why)), ENOENT);
+	CHECK_HAS(why, "/sys is not a directory inside");
+	CHECK(fcntl(0, F_GETFD) < 0); /* nothing left open on 0 */
+	dup2(in, 0);
+	close(in);
+	fixture_remove(&fx);
+	gdr_seam_install(NULL);
 }
 
 static void reg_device(void)
@@ -166,6 +198,7 @@ int main(void)
 {
 	model_read();
 	replay_limits();
+	host_root();
 	reg_device();
 	return check_summary("private");
 }
