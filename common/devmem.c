@@ -131,3 +131,36 @@ int devmem_read(struct devmem *m, size_t off, void *dst, size_t n)
 		       ? -1
 		       : 0;
 }
+
+int devmem_fill(struct devmem *m, size_t size, int invert)
+{
+	unsigned char *p = malloc(size ? size : 1);
+	size_t k;
+	int rc;
+
+	if (!p)
+		return -1;
+	for (k = 0; k < size; k++)
+		p[k] = (unsigned char)(invert ? ~devmem_pattern(k, size)
+					      : devmem_pattern(k, size));
+	rc = devmem_write(m, 0, p, size);
+	free(p);
+	return rc;
+}
+
+long long devmem_check(struct devmem *m, size_t size)
+{
+	unsigned char *p = malloc(size ? size : 1);
+	long long bad = 0;
+	size_t k;
+
+	if (!p || devmem_read(m, 0, p, size)) {
+		free(p);
+		return -1;
+	}
+	for (k = 0; !bad && k < size; k++)
+		if (p[k] != devmem_pattern(k, size))
+			bad = (long long)k + 1;
+	free(p);
+	return bad;
+}

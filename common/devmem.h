@@ -37,4 +37,17 @@ static inline unsigned char devmem_pattern(size_t i, size_t size)
 	return (unsigned char)(i * 7 + size * 13 + 1);
 }
 
+/*
+ * Write those bytes for a @size-byte message at the buffer's start (their
+ * complement with @invert, so that nothing left over passes a check).
+ * 0, or -1 (out of memory, or the copy failed).
+ */
+int devmem_fill(struct devmem *m, size_t size, int invert);
+
+/*
+ * Check them: 0 when all @size are there, k + 1 when byte k is the first
+ * that is not, -1 when the buffer could not be read.
+ */
+long long devmem_check(struct devmem *m, size_t size);
+
 #endif

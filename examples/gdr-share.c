@@ -71,37 +71,23 @@ struct opts {
  */
 static int pattern_io(struct devmem *buf, size_t size, char how)
 {
-	unsigned char *p = malloc(size);
-	size_t k, bad = 0;
-	int rc;
+	long long bad;
 
-	if (!p) {
-		fprintf(stderr, "gdr-share owner: no memory for %zu bytes\n",
-			size);
+	if (how != 'c') {
+		if (!devmem_fill(buf, size, how == 'p'))
+			return 0;
+		fprintf(stderr, "gdr-share owner: cannot write the buffer\n");
 		return -1;
 	}
-	if (how != 'c') {
-		for (k = 0; k < size; k++)
-			p[k] = (unsigned char)(how == 'f'
-						       ? devmem_pattern(k, size)
-						       : ~devmem_pattern(k, size));
-		rc = devmem_write(buf, 0, p, size);
-	} else {
-		rc = devmem_read(buf, 0, p, size);
-		for (k = 0; !rc && !bad && k < size; k++)
-			if (p[k] != devmem_pattern(k, size))
-				bad = k + 1;
-		if (bad)
-			fprintf(stderr,
-				"gdr-share owner: data check FAILED at byte "
-				"%zu of %zu\n",
-				bad - 1, size);
-	}
-	if (rc)
-		fprintf(stderr, "gdr-share owner: cannot %s the buffer\n",
-			how == 'c' ? "read" : "write");
-	free(p);
-	return rc || bad ? -1 : 0;
+	bad = devmem_check(buf, size);
+	if (bad < 0)
+		fprintf(stderr, "gdr-share owner: cannot read the buffer\n");
+	else if (bad)
+		fprintf(stderr,
+			"gdr-share owner: data check FAILED at byte %lld of "
+			"%zu\n",
+			bad - 1, size);
+	return bad ? -1 : 0;
 }
 
 static int unix_addr(const char *path, struct sockaddr_un *a)

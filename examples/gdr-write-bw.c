@@ -111,7 +111,6 @@ static double now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-#define pattern devmem_pattern
 
 static struct rdma_cm_event *expect(struct conn *c, enum rdma_cm_event_type t)
 {
@@ -442,7 +441,6 @@ static int server(const struct opts *o, struct conn *c)
 	struct rdma_conn_param param;
 	struct rdma_cm_event *ev;
 	struct sockaddr_in sin;
-	unsigned char *check;
 	struct ibv_wc wc;
 	int i;
 
@@ -487,11 +485,9 @@ static int server(const struct opts *o, struct conn *c)
 		die("rdma_accept", strerror(errno));
 	rdma_ack_cm_event(expect(c, RDMA_CM_EVENT_ESTABLISHED));
 
-	check = malloc(c->max);
-	if (!check)
-		die("malloc", strerror(errno));
 	for (;;) {
-		size_t size, k, bad = 0;
+		long long bad;
+		size_t size;
 
 		wait_wc(c, &wc);
 		if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM)
@@ -505,19 +501,21 @@ static int server(const struct opts *o, struct conn *c)
 			send_ctl(c, 2);
 			continue;
 		}
-		if (size > c->max || devmem_read(&c->buf, 0, check, size))
-			bad = 1;
-		for (k = 0; !bad && k < size; k++)
-			if (check[k] != pattern(k, size))
-				bad = k + 1;
-		if (bad)
+		bad = size > c->max ? -1 : devmem_check(&c->buf, size);
+		if (bad < 0)
+			fprintf(stderr,
+				"gdr-write-bw: data check FAILED at size %zu: "
+				"%s\n",
+				size,
+				size > c->max ? "larger than the buffer"
+					      : "the buffer cannot be read");
+		else if (bad)
 			fprintf(stderr,
 				"gdr-write-bw: data check FAILED at "
-				"size %zu, byte %zu\n",
+				"size %zu, byte %lld\n",
 				size, bad - 1);
 		send_ctl(c, bad ? 0 : 1);
 	}
-	free(check);
 	return 0;
 }
 
@@ -653,9 +651,8 @@ static int client(const struct opts *o, struct conn *c)
 	struct rdma_conn_param param;
 	struct rdma_cm_event *ev;
 	struct addrinfo *ai;
-	unsigned char *pat;
 	double *posted_at, *done_at;
-	size_t size, k;
+	size_t size;
 	int failures = 0, unchecked = 0, i;
 	uint32_t verdict;
 
@@ -693,16 +690,13 @@ static int client(const struct opts *o, struct conn *c)
 
 	posted_at = calloc(o->iters, sizeof(double));
 	done_at = calloc(o->iters, sizeof(double));
-	pat = malloc(c->max);
-	if (!posted_at || !done_at || !pat)
+	if (!posted_at || !done_at)
 		die("calloc", strerror(errno));
 	print_header(o, ibv_get_device_name(c->id->verbs->device));
 	for (size = o->all ? 2 : o->size; size <= o->size; size *= 2) {
-		for (k = 0; k < size; k++)
-			pat[k] = pattern(k, size);
 		/* An imported source holds what its owner put there
 		 * (gdr-share owner --fill=SIZE: this size's pattern). */
-		if (!o->import && devmem_write(&c->buf, 0, pat, size))
+		if (!o->import && devmem_fill(&c->buf, size, 0))
 			die("buffer", "cannot fill the source buffer");
 		run_size(c, o, size, posted_at, done_at);
 		verdict = verify(c, size);
@@ -755,7 +749,6 @@ static int client(const struct opts *o, struct conn *c)
 	}
 	free(posted_at);
 	free(done_at);
-	free(pat);
 	return failures ? 1 : 0;
 }
 

@@ -28,29 +28,9 @@
 #include <infiniband/verbs.h>
 
 #include "gpudirect-private.h"
+#include "reg-mr-ex.h"
 
 #define PRELOAD_EXPORT __attribute__((visibility("default")))
-
-/*
- * ibv_reg_mr_ex's argument as rdma-core 59 and later lay it out (older
- * headers have none: this file builds against any). A field is read only
- * where its comp_mask bit says the caller set it: the struct grows at its
- * tail (buf came after dmah).
- */
-struct mr_init_attr {
-	size_t length;
-	int access;
-	uint64_t comp_mask;
-	uint64_t iova;
-	void *addr;
-	int fd;
-	uint64_t fd_offset;
-	void *dmah;
-	void *buf;
-};
-
-#define MR_MASK_IOVA (1ULL << 0)
-#define MR_MASK_ADDR (1ULL << 1)
 
 /* libibverbs' own definitions, found after this object (RTLD_NEXT). */
 struct real {

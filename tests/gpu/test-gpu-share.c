@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -408,6 +409,44 @@ static double q(double *v, int n, double at)
 	return v[(int)(at * (n - 1) + 0.5)];
 }
 
+/* ns per call of @what, over 20000 calls. */
+#define PER_CALL(what)                                                     \
+	({                                                                 \
+		double t_ = cutest_now_ns();                               \
+		for (int c_ = 0; c_ < 20000; c_++) {                       \
+			what;                                              \
+		}                                                          \
+		(cutest_now_ns() - t_) / 20000;                            \
+	})
+
+/*
+ * What gdr_export does beside the driver's export, each part timed alone
+ * on the same buffer and dma-buf: where the difference from the bare
+ * call goes (a diagnosis beside the ratio, not a goal).
+ */
+static void parts(CUdeviceptr p, int fd)
+{
+	struct gdr_ptr_info pi;
+	struct gdr_dmabuf_facts f;
+	uint8_t boot[16];
+	char why[256];
+	CUcontext cur;
+	struct stat st;
+	double cls, facts, fst, pid, bid, ctx;
+
+	cls = PER_CALL(gdr_classify((void *)p, 64 * MiB, false, &pi, why,
+				    sizeof(why)));
+	facts = PER_CALL(gdr_dmabuf_facts_real(fd, &f, why, sizeof(why)));
+	fst = PER_CALL(fstat(fd, &st));
+	pid = PER_CALL(getpid());
+	bid = PER_CALL(gdr_boot_id(boot, why, sizeof(why)));
+	ctx = PER_CALL(ct.cuCtxGetCurrent(&cur));
+	printf("bench: export's parts, ns a call: classification %.0f, the "
+	       "dma-buf's facts %.0f (one fstat %.0f), getpid %.0f, boot id "
+	       "%.0f, cuCtxGetCurrent %.0f: %.0f in all\n",
+	       cls, facts, fst, pid, bid, ctx, cls + facts + pid + bid + ctx);
+}
+
 static int bench(void)
 {
 	double ex[ROUNDS], raw[ROUNDS], imp[ROUNDS], reg[ROUNDS], r1[ROUNDS],
@@ -490,6 +529,7 @@ static int bench(void)
 	       "%.4f..%.4f); the library adds one fstat per fd and its "
 	       "walk\n",
 	       q(r2, ROUNDS, 0.5), q(r2, ROUNDS, 0.25), q(r2, ROUNDS, 0.75));
+	parts(p, fds[0]);
 	close(fds[0]);
 	ct.cuMemFree(p);
 	return 0;

@@ -43,6 +43,9 @@
 
 #include <infiniband/verbs.h>
 
+/* rdma-core 59's ibv_mr_init_attr: the headers here predate it. */
+#include "reg-mr-ex.h"
+
 /* The CUDA driver's calls this program makes (cuda.h's signatures). */
 static int (*init)(unsigned int);
 static int (*dev_get)(int *, int);
@@ -136,18 +139,6 @@ static void *cuda_alloc(const char *kind, size_t len)
 	return r ? NULL : (void *)(uintptr_t)p;
 }
 
-/* ibv_reg_mr_ex's argument (rdma-core 59's layout, up to dmah). */
-struct mr_init_attr {
-	size_t length;
-	int access;
-	uint64_t comp_mask; /* IOVA 1, ADDR 2 */
-	uint64_t iova;
-	void *addr;
-	int fd;
-	uint64_t fd_offset;
-	void *dmah;
-};
-
 static const int want = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			IBV_ACCESS_REMOTE_READ;
 static volatile int want_var = IBV_ACCESS_LOCAL_WRITE |
@@ -158,7 +149,7 @@ static struct ibv_mr *reg(const char *form, struct ibv_pd *pd, char *p,
 {
 	struct ibv_mr *(*reg_ex)(struct ibv_pd *, struct mr_init_attr *);
 	struct mr_init_attr a = { .length = len, .access = want,
-				  .comp_mask = 2, .addr = p };
+				  .comp_mask = MR_MASK_ADDR, .addr = p };
 	uint64_t iova = 0x7700000 + ((uintptr_t)p & 4095);
 	struct ibv_mr *mr;
 
@@ -177,11 +168,11 @@ static struct ibv_mr *reg(const char *form, struct ibv_pd *pd, char *p,
 			return NULL;
 		}
 		if (!strcmp(form, "ex-iova") || !strcmp(form, "ex-fd")) {
-			a.comp_mask |= 1;
+			a.comp_mask |= MR_MASK_IOVA;
 			a.iova = iova;
 		}
 		if (!strcmp(form, "ex-fd")) {
-			a.comp_mask = 1 | 4 | 8; /* IOVA, FD, FD_OFFSET */
+			a.comp_mask = MR_MASK_IOVA | MR_MASK_FD | MR_MASK_FD_OFFSET;
 			a.addr = NULL;
 			a.fd = memfd_create("reg-program", MFD_CLOEXEC);
 			a.fd_offset = (uintptr_t)p & 4095;

@@ -23,6 +23,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "reg-mr-ex.h"
+
 #define STANDIN __attribute__((visibility("default")))
 
 static struct ibv_device dev = { .node_type = IBV_NODE_CA,
@@ -298,26 +300,14 @@ STANDIN int standin_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
 	return 0;
 }
 
-/* rdma-core 59's argument (the preload's copy of the layout is its own). */
-struct standin_mr_init_attr {
-	size_t length;
-	int access;
-	uint64_t comp_mask;
-	uint64_t iova;
-	void *addr;
-	int fd;
-	uint64_t fd_offset;
-	void *dmah;
-};
-
-struct ibv_mr *ibv_reg_mr_ex(struct ibv_pd *pd, struct standin_mr_init_attr *a);
+struct ibv_mr *ibv_reg_mr_ex(struct ibv_pd *pd, struct mr_init_attr *a);
 STANDIN struct ibv_mr *ibv_reg_mr_ex(struct ibv_pd *pd,
-				     struct standin_mr_init_attr *a)
+				     struct mr_init_attr *a)
 {
-	uint64_t iova = a->comp_mask & 1 ? a->iova : (uintptr_t)a->addr;
+	uint64_t iova = a->comp_mask & MR_MASK_IOVA ? a->iova : (uintptr_t)a->addr;
 
 	logf_("ibv_reg_mr_ex mask=0x%llx\n", (unsigned long long)a->comp_mask);
-	if (a->comp_mask & 4) /* a dma-buf fd */
+	if (a->comp_mask & MR_MASK_FD)
 		return ibv_reg_dmabuf_mr(pd, a->fd_offset, a->length, iova,
 					 a->fd, a->access);
 	return reg_va("ibv_reg_mr_ex", pd, a->addr, a->length, iova, a->access);
