@@ -7,7 +7,7 @@
 #   sh bench-preload.sh BUILD_DIR [ROUNDS] [CALLS]
 b=${1:?build dir}
 rounds=${2:-11}
-calls=${3:-2000}
+calls=${3:-20000}
 dir=$b/tests/preload
 run=$b/tools/gdr-run/gdr-run
 export GDR_PRELOAD_LIB="$b/lib/libgpudirect-preload.so"
