@@ -57,8 +57,10 @@ static bool off, debug;
 /* libcuda.so.1 was seen loaded: from then on, classify (it stays). */
 static int cuda_seen;
 /* Inside the library: its calls are its own (belt and braces: it reaches
- * libibverbs by handle). */
-static __thread int inside;
+ * libibverbs by handle). Initial-exec: the preload is loaded with the
+ * program, so its TLS is static and read without a __tls_get_addr call
+ * (a dlopen of it later still finds room in glibc's surplus). */
+static __thread int inside __attribute__((tls_model("initial-exec")));
 
 static void *next(const char *name, const char *version)
 {
