@@ -18,8 +18,8 @@
  *       both on this node: the owner in a child process
  *
  * Exit status: 0 registered (import, demo) or served (owner), 1 failed,
- * 77 no RDMA device here (the descriptor was received and checked, not
- * registered).
+ * 2 a usage error, 77 no RDMA device here, or none of that name (the
+ * descriptor was received and checked, not registered).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -39,7 +39,7 @@
 
 static volatile sig_atomic_t stop;
 
-/* A byte count: digits only, more than 0. 0 when it is not one. */
+/* A byte count: decimal digits only, more than 0. 0 when it is not one. */
 static size_t count_of(const char *s)
 {
 	char *end;
@@ -48,7 +48,7 @@ static size_t count_of(const char *s)
 	if (!s || *s < '0' || *s > '9')
 		return 0;
 	errno = 0;
-	v = strtoull(s, &end, 0);
+	v = strtoull(s, &end, 10);
 	return errno || *end || v > SIZE_MAX ? 0 : (size_t)v;
 }
 

@@ -442,7 +442,7 @@ static int server(const struct opts *o, struct conn *c)
 	struct rdma_cm_event *ev;
 	struct sockaddr_in sin;
 	struct ibv_wc wc;
-	int i;
+	int i, failures = 0;
 
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
@@ -515,8 +515,9 @@ static int server(const struct opts *o, struct conn *c)
 				"size %zu, byte %lld\n",
 				size, bad - 1);
 		send_ctl(c, bad ? 0 : 1);
+		failures += bad != 0;
 	}
-	return 0;
+	return failures ? 1 : 0;
 }
 
 static void print_header(const struct opts *o, const char *dev)
