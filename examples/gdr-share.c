@@ -323,7 +323,8 @@ int main(int argc, char **argv)
 		case 's': o.len = count_of(optarg); goto counted;
 		case 'p': o.pcie = 1; break;
 		case 'f': o.fill = count_of(optarg); goto counted;
-		case 'c': o.check = count_of(optarg);
+		case 'c':
+			o.check = count_of(optarg);
 		counted:
 			if (!count_of(optarg)) {
 				fprintf(stderr,
@@ -339,8 +340,9 @@ int main(int argc, char **argv)
 	if (optind >= argc)
 		goto usage;
 	if (o.fill > o.len || o.check > o.len) {
-		fprintf(stderr, "gdr-share: --fill and --check take at most "
-				"the buffer's size (-s %zu)\n",
+		fprintf(stderr,
+			"gdr-share: --fill and --check take at most "
+			"the buffer's size (-s %zu)\n",
 			o.len);
 		return 2;
 	}

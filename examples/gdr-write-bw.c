@@ -60,7 +60,7 @@ struct remote {
  */
 struct hello {
 	uint32_t magic; /* HELLO_MAGIC */
-	uint32_t caps;  /* HELLO_* */
+	uint32_t caps;	/* HELLO_* */
 };
 
 #define HELLO_MAGIC 0x47574257u /* "GWBW" */
@@ -110,7 +110,6 @@ static double now(void)
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
-
 
 static struct rdma_cm_event *expect(struct conn *c, enum rdma_cm_event_type t)
 {
@@ -266,9 +265,9 @@ static void receive_import(struct conn *c, const char *path)
 	if (setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
 		die("setsockopt(SO_RCVTIMEO)", strerror(errno));
 	if (gdr_export_recv(s, &c->desc, c->fds))
-		die("gdr_export_recv", errno == EAGAIN
-					       ? "the owner sent nothing in 10 s"
-					       : gdr_last_error());
+		die("gdr_export_recv",
+		    errno == EAGAIN ? "the owner sent nothing in 10 s"
+				    : gdr_last_error());
 	close(s);
 	if (c->desc.length < c->max) {
 		fprintf(stderr,
@@ -347,8 +346,8 @@ static void setup(struct conn *c, const struct opts *o, struct rdma_cm_id *id)
 	if (o->import)
 		c->mr = import_register(c, &attr, &info);
 	else
-		c->mr = gdr_register_ex(c->pd, c->buf.ptr, c->max, &attr,
-					&info, sizeof(info));
+		c->mr = gdr_register_ex(c->pd, c->buf.ptr, c->max, &attr, &info,
+					sizeof(info));
 	if (!c->mr)
 		die("gdr_register", gdr_last_error());
 	if (o->import)
@@ -363,10 +362,9 @@ static void setup(struct conn *c, const struct opts *o, struct rdma_cm_id *id)
 	if (info.device >= 0)
 		printf(" on GPU %d", info.device);
 	printf(" on %s\n", name);
-	for (i = 0;
-	     (info.mem_type == GDR_MEM_CUDA_DEVICE ||
-	      info.mem_type == GDR_MEM_DMABUF) &&
-	     i < info.num_attempts;
+	for (i = 0; (info.mem_type == GDR_MEM_CUDA_DEVICE ||
+		     info.mem_type == GDR_MEM_DMABUF) &&
+		    i < info.num_attempts;
 	     i++)
 		if (info.attempts[i].reason[0])
 			printf("   %-8s %s: %s\n",

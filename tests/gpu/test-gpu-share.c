@@ -410,13 +410,13 @@ static double q(double *v, int n, double at)
 }
 
 /* ns per call of @what, over 20000 calls. */
-#define PER_CALL(what)                                                     \
-	({                                                                 \
-		double t_ = cutest_now_ns();                               \
-		for (int c_ = 0; c_ < 20000; c_++) {                       \
-			what;                                              \
-		}                                                          \
-		(cutest_now_ns() - t_) / 20000;                            \
+#define PER_CALL(what)                                                         \
+	({                                                                     \
+		double t_ = cutest_now_ns();                                   \
+		for (int c_ = 0; c_ < 20000; c_++) {                           \
+			what;                                                  \
+		}                                                              \
+		(cutest_now_ns() - t_) / 20000;                                \
 	})
 
 /*

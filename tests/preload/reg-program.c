@@ -56,8 +56,8 @@ static int (*mem_managed)(unsigned long long *, size_t, unsigned int);
 static int (*mem_async)(unsigned long long *, size_t, void *);
 static int (*stream_sync)(void *);
 static int (*granularity)(size_t *, const void *, int);
-static int (*reserve)(unsigned long long *, size_t, size_t,
-		      unsigned long long, unsigned long long);
+static int (*reserve)(unsigned long long *, size_t, size_t, unsigned long long,
+		      unsigned long long);
 static int (*create)(unsigned long long *, size_t, const void *,
 		     unsigned long long);
 static int (*map)(unsigned long long, size_t, size_t, unsigned long long,
@@ -84,7 +84,9 @@ struct access_desc {
 /* VMM memory: one allocation mapped read-write on device @dev. */
 static int vmm_alloc(unsigned long long *p, size_t len, int dev, int rdma)
 {
-	struct alloc_prop prop = { .type = 1, .loc_type = 1, .loc_id = dev,
+	struct alloc_prop prop = { .type = 1,
+				   .loc_type = 1,
+				   .loc_id = dev,
 				   .rdma_capable = (unsigned char)rdma };
 	struct access_desc acc = { 1, dev, 3 };
 	unsigned long long h;
@@ -120,8 +122,8 @@ static void *cuda_alloc(const char *kind, size_t len)
 	*(void **)&map = dlsym(lib, "cuMemMap");
 	*(void **)&set_access = dlsym(lib, "cuMemSetAccess");
 	if (!init || !dev_get || !ctx_retain || !ctx_set || !mem_alloc ||
-	    !mem_managed || !mem_async || !stream_sync || !granularity || !reserve ||
-	    !create || !map || !set_access || init(0) ||
+	    !mem_managed || !mem_async || !stream_sync || !granularity ||
+	    !reserve || !create || !map || !set_access || init(0) ||
 	    dev_get(&dev, 0) || ctx_retain(&ctx, dev) || ctx_set(ctx))
 		return NULL;
 	if (!strcmp(kind, "host-cuda"))
@@ -148,8 +150,10 @@ static struct ibv_mr *reg(const char *form, struct ibv_pd *pd, char *p,
 			  size_t len)
 {
 	struct ibv_mr *(*reg_ex)(struct ibv_pd *, struct mr_init_attr *);
-	struct mr_init_attr a = { .length = len, .access = want,
-				  .comp_mask = MR_MASK_ADDR, .addr = p };
+	struct mr_init_attr a = { .length = len,
+				  .access = want,
+				  .comp_mask = MR_MASK_ADDR,
+				  .addr = p };
 	uint64_t iova = 0x7700000 + ((uintptr_t)p & 4095);
 	struct ibv_mr *mr;
 
@@ -172,14 +176,16 @@ static struct ibv_mr *reg(const char *form, struct ibv_pd *pd, char *p,
 			a.iova = iova;
 		}
 		if (!strcmp(form, "ex-fd")) {
-			a.comp_mask = MR_MASK_IOVA | MR_MASK_FD | MR_MASK_FD_OFFSET;
+			a.comp_mask =
+				MR_MASK_IOVA | MR_MASK_FD | MR_MASK_FD_OFFSET;
 			a.addr = NULL;
 			a.fd = memfd_create("reg-program", MFD_CLOEXEC);
 			a.fd_offset = (uintptr_t)p & 4095;
 			if (a.fd < 0)
 				return NULL;
-			mr = ftruncate(a.fd, (off_t)(len + 4096)) ? NULL
-								 : reg_ex(pd, &a);
+			mr = ftruncate(a.fd, (off_t)(len + 4096))
+				     ? NULL
+				     : reg_ex(pd, &a);
 			close(a.fd);
 			return mr;
 		}

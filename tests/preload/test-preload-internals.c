@@ -18,18 +18,18 @@
 
 static int passed, failed;
 
-#define CHECK(c)                                                          \
-	do {                                                              \
-		if (c) {                                                  \
-			passed++;                                         \
-		} else {                                                  \
-			failed++;                                         \
-			printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); \
-		}                                                         \
+#define CHECK(c)                                                               \
+	do {                                                                   \
+		if (c) {                                                       \
+			passed++;                                              \
+		} else {                                                       \
+			failed++;                                              \
+			printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c);    \
+		}                                                              \
 	} while (0)
 
 /* --- the stubs ----------------------------------------------------------- */
-static int lib_err;               /* what gdr_private_reg_device answers */
+static int lib_err; /* what gdr_private_reg_device answers */
 static unsigned int lib_calls;
 static struct ibv_mr lib_mrs[4200];
 static unsigned int lib_next;
@@ -263,11 +263,14 @@ static void found(void)
 		  "IBVERBS_1.7" },
 		{ (void *const *)&real.reg_mr_iova2, "ibv_reg_mr_iova2",
 		  "IBVERBS_1.8" },
-		{ (void *const *)&real.rereg_mr, "ibv_rereg_mr", "IBVERBS_1.1" },
-		{ (void *const *)&real.dereg_mr, "ibv_dereg_mr", "IBVERBS_1.1" },
+		{ (void *const *)&real.rereg_mr, "ibv_rereg_mr",
+		  "IBVERBS_1.1" },
+		{ (void *const *)&real.dereg_mr, "ibv_dereg_mr",
+		  "IBVERBS_1.1" },
 		{ (void *const *)&real.reg_mr_ex, "ibv_reg_mr_ex",
 		  "IBVERBS_1.15" },
-		{ (void *const *)&real.reg_mr_1_0, "ibv_reg_mr", "IBVERBS_1.0" },
+		{ (void *const *)&real.reg_mr_1_0, "ibv_reg_mr",
+		  "IBVERBS_1.0" },
 		{ (void *const *)&real.rereg_mr_1_0, "ibv_rereg_mr",
 		  "IBVERBS_1.0" },
 		{ (void *const *)&real.dereg_mr_1_0, "ibv_dereg_mr",

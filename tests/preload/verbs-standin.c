@@ -158,9 +158,11 @@ static int failing(const char *call)
 	size_t n = strlen(call);
 	const char *p;
 
-	for (p = fail_spec; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+	for (p = fail_spec; p && *p;
+	     p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
 		if (!strncmp(p, call, n) && p[n] == '=') {
-			logf_("%s: failing with errno %d\n", call, atoi(p + n + 1));
+			logf_("%s: failing with errno %d\n", call,
+			      atoi(p + n + 1));
 			return atoi(p + n + 1);
 		}
 	return 0;
@@ -301,10 +303,10 @@ STANDIN int standin_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
 }
 
 struct ibv_mr *ibv_reg_mr_ex(struct ibv_pd *pd, struct mr_init_attr *a);
-STANDIN struct ibv_mr *ibv_reg_mr_ex(struct ibv_pd *pd,
-				     struct mr_init_attr *a)
+STANDIN struct ibv_mr *ibv_reg_mr_ex(struct ibv_pd *pd, struct mr_init_attr *a)
 {
-	uint64_t iova = a->comp_mask & MR_MASK_IOVA ? a->iova : (uintptr_t)a->addr;
+	uint64_t iova =
+		a->comp_mask & MR_MASK_IOVA ? a->iova : (uintptr_t)a->addr;
 
 	logf_("ibv_reg_mr_ex mask=0x%llx\n", (unsigned long long)a->comp_mask);
 	if (a->comp_mask & MR_MASK_FD)

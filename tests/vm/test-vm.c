@@ -693,7 +693,8 @@ static int serve(const char *path)
 	s = accept(ls, NULL, NULL);
 	rc = s < 0 || gdr_export_send(s, &d, &buf) ? 1 : 0;
 	if (rc)
-		printf("serve: %s\n", s < 0 ? strerror(errno) : gdr_last_error());
+		printf("serve: %s\n",
+		       s < 0 ? strerror(errno) : gdr_last_error());
 	if (s >= 0)
 		close(s);
 	close(ls);
