@@ -780,6 +780,25 @@ static void teardown(struct conn *c, int o_import)
 	rdma_destroy_event_channel(c->ch);
 }
 
+/* A count given on the command line: decimal digits, or exit 2 (a "1M"
+ * read as 1 would make sizes no peer or owner agrees with). */
+static unsigned long long number(const char *s)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end || errno || v > UINT32_MAX) {
+		fprintf(stderr,
+			"gdr-write-bw: %s is not a count (decimal digits, "
+			"at most %u)\n",
+			s, UINT32_MAX);
+		exit(2);
+	}
+	return v;
+}
+
 static void usage(const char *prog)
 {
 	printf("usage: %s [options] [SERVER_ADDRESS]\n"
@@ -841,10 +860,10 @@ int main(int argc, char **argv)
 		switch (ch) {
 		case 'd': o.dev = optarg; break;
 		case 'p': o.port = optarg; break;
-		case 's': o.size = strtoull(optarg, NULL, 0); break;
-		case 'n': o.iters = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 's': o.size = (size_t)number(optarg); break;
+		case 'n': o.iters = (unsigned)number(optarg); break;
 		case 'a': o.all = 1; break;
-		case 't': o.depth = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 't': o.depth = (unsigned)number(optarg); break;
 		case 'F': break;
 		case 'G': o.gbits = 1; break;
 		case 'C': o.cache = 1; break;

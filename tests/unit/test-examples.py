@@ -39,6 +39,10 @@ def run(*args):
 
 
 if os.path.exists(wbw):
+    for extra in (["-s", "1M"], ["-n", "0x10"], ["-t", "-1"], ["-s", ""]):
+        st, out = run(wbw, *extra)
+        check("gdr-write-bw %s: not a count, exit 2" % " ".join(extra),
+              st == 2 and "is not a count" in out, out)
     for extra in (["--mem=import:"], ["--mem=import:/x", "-a"],
                   ["--mem=import:/x", "--cache"],
                   ["--mem=import:/x", "-d", "auto"]):
