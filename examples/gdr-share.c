@@ -35,21 +35,24 @@
 
 #include <gpudirect.h>
 
+#include "count.h"
 #include "devmem.h"
 
 static volatile sig_atomic_t stop;
 
-/* A byte count: decimal digits only, more than 0. 0 when it is not one. */
-static size_t count_of(const char *s)
+/* @s as a byte count into *@v, or a usage error (exit 2). */
+static void bytes_of(const char *s, size_t *v)
 {
-	char *end;
-	unsigned long long v;
+	unsigned long long n;
 
-	if (!s || *s < '0' || *s > '9')
-		return 0;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	return errno || *end || v > SIZE_MAX ? 0 : (size_t)v;
+	if (count_parse(s, SIZE_MAX, &n)) {
+		fprintf(stderr,
+			"gdr-share: %s is not a byte count (decimal digits, "
+			"more than 0)\n",
+			s);
+		exit(2);
+	}
+	*v = (size_t)n;
 }
 
 static void on_signal(int sig)
@@ -320,20 +323,10 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'd': o.dev = optarg; break;
 		case 'm': o.mem = optarg; break;
-		case 's': o.len = count_of(optarg); goto counted;
+		case 's': bytes_of(optarg, &o.len); break;
 		case 'p': o.pcie = 1; break;
-		case 'f': o.fill = count_of(optarg); goto counted;
-		case 'c':
-			o.check = count_of(optarg);
-		counted:
-			if (!count_of(optarg)) {
-				fprintf(stderr,
-					"gdr-share: %s is not a byte count "
-					"(digits, more than 0)\n",
-					optarg);
-				return 2;
-			}
-			break;
+		case 'f': bytes_of(optarg, &o.fill); break;
+		case 'c': bytes_of(optarg, &o.check); break;
 		default: goto usage;
 		}
 	}

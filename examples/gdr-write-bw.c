@@ -25,6 +25,7 @@
 #include <gpudirect.h>
 #include <rdma/rdma_cma.h>
 
+#include "count.h"
 #include "devmem.h"
 
 #define MB 1048576.0
@@ -251,12 +252,12 @@ static int is_nearest(const struct nearest *near, const char *name)
 static void receive_import(struct conn *c, const char *path)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = 10 };
 	int s;
 
 	if (strlen(path) >= sizeof(a.sun_path))
 		die("--mem=import", "the socket path is too long");
 	strcpy(a.sun_path, path);
-	struct timeval tv = { .tv_sec = 10 };
 
 	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)))
@@ -780,19 +781,16 @@ static void teardown(struct conn *c, int o_import)
 	rdma_destroy_event_channel(c->ch);
 }
 
-/* A count given on the command line: decimal digits, or exit 2 (a "1M"
- * read as 1 would make sizes no peer or owner agrees with). */
+/* @s as a count, or a usage error (exit 2): a "1M" read as 1 would make
+ * sizes no peer or owner agrees with. */
 static unsigned long long number(const char *s)
 {
 	unsigned long long v;
-	char *end;
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (*s < '0' || *s > '9' || *end || errno || v > UINT32_MAX) {
+	if (count_parse(s, UINT32_MAX, &v)) {
 		fprintf(stderr,
 			"gdr-write-bw: %s is not a count (decimal digits, "
-			"at most %u)\n",
+			"1 to %u)\n",
 			s, UINT32_MAX);
 		exit(2);
 	}
