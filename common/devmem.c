@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,22 @@ typedef int (*fn_alloc)(unsigned long long *, size_t);
 typedef int (*fn_free)(unsigned long long);
 typedef int (*fn_htod)(unsigned long long, const void *, size_t);
 typedef int (*fn_dtoh)(void *, unsigned long long, size_t);
+
+/* A GPU's ordinal: decimal digits only ("cuda:abc" is not GPU 0). */
+static int ordinal(const char *s, int *out)
+{
+	char *end;
+	long v;
+
+	if (*s < '0' || *s > '9')
+		return 0;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v > 65535)
+		return 0;
+	*out = (int)v;
+	return 1;
+}
 
 static struct {
 	fn_init init;
@@ -75,12 +92,15 @@ int devmem_alloc(const char *spec, size_t len, struct devmem *m, char *err,
 		return 0;
 	}
 	if (strncmp(spec, "cuda", 4) != 0 ||
-	    (spec[4] && (spec[4] != ':' || !spec[5]))) {
+	    (spec[4] && (spec[4] != ':' || !ordinal(spec + 5, &m->device)))) {
 		snprintf(err, n,
-			 "unknown memory '%s': use host, cuda or cuda:N", spec);
+			 "unknown memory '%s': use host, cuda or cuda:N (N a "
+			 "GPU's ordinal: decimal digits)",
+			 spec);
 		return -1;
 	}
-	m->device = spec[4] ? atoi(spec + 5) : 0;
+	if (!spec[4])
+		m->device = 0;
 	if (load(err, n))
 		return -1;
 	if ((r = cu.init(0)) || (r = cu.dev_get(&dev, m->device)) ||

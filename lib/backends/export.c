@@ -151,6 +151,7 @@ void gdr_exports_init(struct gdr_exports *x)
 	x->count = 0;
 	x->last = -1;
 	x->err[0] = x->err[1] = 0;
+	x->said[0] = x->said[1] = NULL;
 	x->borrowed = false;
 }
 
@@ -171,8 +172,7 @@ void gdr_exports_import(struct gdr_exports *x, const struct gdr_import_src *imp)
 			continue;
 		}
 		x->err[i] = EOPNOTSUPP;
-		gdr_copy(x->why[i], sizeof(x->why[i]),
-			 i ? imp->no_pcie : imp->no_plain);
+		x->said[i] = i ? imp->no_pcie : imp->no_plain;
 	}
 }
 
@@ -251,7 +251,8 @@ int gdr_dmabuf_export(const struct gdr_req *req, bool pcie,
 	 * without asking the driver again for each PD. */
 	if (xs->err[pcie]) {
 		*res = xs->res[pcie];
-		gdr_copy(why, n, xs->why[pcie]);
+		gdr_copy(why, n,
+			 xs->said[pcie] ? xs->said[pcie] : xs->why[pcie]);
 		return xs->err[pcie];
 	}
 	err = export_new(req, pcie, r, fd, res, why, n);

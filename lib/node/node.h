@@ -78,6 +78,8 @@ struct gdr_dev {
 	CUdevice dev;
 	char name[128];
 	char busid[32];
+	/* busid as a descriptor carries it: "0000:65:00.0", lower case */
+	char pci_id[16];
 	int dmabuf_attr;  /* CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED */
 	int gdr_attr;	  /* ..._GPU_DIRECT_RDMA_SUPPORTED */
 	int gdr_vmm_attr; /* ..._GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED */

@@ -207,6 +207,8 @@ int gdr_parse_uuid(const char *text, uint8_t out[16]);
  * @why. */
 int gdr_boot_id(uint8_t id[16], char *why, size_t n);
 void gdr_boot_id_forget(void);
+/* getpid(), asked of the kernel once per process (and again in a child). */
+pid_t gdr_self_pid(void);
 /* The most fds one message carries (GDR_EXPORT_MAX_FDS). */
 #define GDR_FDS_MAX 2
 /* One sendmsg of @buf with @nfds fds (SCM_RIGHTS), EINTR retried: 0, the

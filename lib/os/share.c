@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -46,15 +47,16 @@ int gdr_parse_uuid(const char *text, uint8_t out[16])
 	return i == 16 && !*text ? 0 : EINVAL;
 }
 
-/* The boot id, read once per seam: it changes only with a reboot. */
+/* The boot id, read once per seam: it changes only with a reboot. Once
+ * known it is read without the lock (an export asks each time). */
 static pthread_mutex_t boot_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool boot_known;
+static bool boot_known; /* atomic: set after boot_bytes, under the lock */
 static uint8_t boot_bytes[16];
 
 void gdr_boot_id_forget(void)
 {
 	pthread_mutex_lock(&boot_lock);
-	boot_known = false;
+	__atomic_store_n(&boot_known, false, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&boot_lock);
 }
 
@@ -63,6 +65,10 @@ int gdr_boot_id(uint8_t id[16], char *why, size_t n)
 	char text[64];
 	int err = 0;
 
+	if (__atomic_load_n(&boot_known, __ATOMIC_ACQUIRE)) {
+		memcpy(id, boot_bytes, sizeof(boot_bytes));
+		return 0;
+	}
 	/* A file read under the lock (no driver call): once per process. */
 	pthread_mutex_lock(&boot_lock);
 	if (!boot_known) {
@@ -71,7 +77,8 @@ int gdr_boot_id(uint8_t id[16], char *why, size_t n)
 				    sizeof(text));
 		if (!err && gdr_parse_uuid(text, boot_bytes))
 			err = EPROTO;
-		boot_known = !err;
+		if (!err)
+			__atomic_store_n(&boot_known, true, __ATOMIC_RELEASE);
 	}
 	if (!err)
 		memcpy(id, boot_bytes, sizeof(boot_bytes));
@@ -82,6 +89,49 @@ int gdr_boot_id(uint8_t id[16], char *why, size_t n)
 			"could not be read: %s",
 			gdr_seam()->procfs_root, strerror(err));
 	return err;
+}
+
+/*
+ * This process's id without a system call each time: kept in a page the
+ * kernel empties in a child (MADV_WIPEONFORK, Linux 4.14), so that a
+ * child of fork(), _Fork() or a raw clone() asks again; vfork children
+ * share the page but run no code of ours before exec. Where the page
+ * cannot be had, getpid() every time.
+ */
+static pid_t *pid_page; /* atomic; MAP_FAILED: none to be had */
+
+pid_t gdr_self_pid(void)
+{
+	pid_t *page = __atomic_load_n(&pid_page, __ATOMIC_ACQUIRE), pid;
+	pid_t *mine, *expected = NULL;
+
+	if (!page) {
+		mine = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE),
+			    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			    -1, 0);
+		if (mine != (pid_t *)MAP_FAILED &&
+		    madvise(mine, (size_t)sysconf(_SC_PAGESIZE),
+			    MADV_WIPEONFORK)) {
+			munmap(mine, (size_t)sysconf(_SC_PAGESIZE));
+			mine = (pid_t *)MAP_FAILED;
+		}
+		/* One page for the process: a thread that lost the race
+		 * gives its own back. */
+		if (!__atomic_compare_exchange_n(&pid_page, &expected, mine,
+						 false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE) &&
+		    mine != (pid_t *)MAP_FAILED)
+			munmap(mine, (size_t)sysconf(_SC_PAGESIZE));
+		page = __atomic_load_n(&pid_page, __ATOMIC_ACQUIRE);
+	}
+	if (page == (pid_t *)MAP_FAILED)
+		return getpid();
+	pid = __atomic_load_n(page, __ATOMIC_RELAXED);
+	if (!pid) {
+		pid = getpid();
+		__atomic_store_n(page, pid, __ATOMIC_RELAXED);
+	}
+	return pid;
 }
 
 int gdr_fds_send(int sock, const void *buf, size_t len, const int *fds,

@@ -54,17 +54,29 @@ static int check_attr(const struct gdr_reg_attr *attr, char *why, size_t n)
 	return 0;
 }
 
-/* What the kernel says of @fd, checked to be a dma-buf: 0, or an errno
- * (EBADF, EINVAL for another kind of file) with @name in the reason. */
-static int dmabuf_of(int fd, const char *name, struct gdr_dmabuf_facts *f,
-		     char *why, size_t n)
+/* How a message names @fd: "fd" for a bare one, "fds[i] (fd)" for the
+ * descriptor's @i-th (formatted only for a message). */
+static void fd_name(int fd, int i, char *name, size_t n)
 {
-	char detail[GDR_WHY_LEN];
+	if (i < 0)
+		gdr_copy(name, n, "fd");
+	else
+		gdr_fmt(name, n, "fds[%d] (%d)", i, fd);
+}
+
+/* What the kernel says of @fd (the descriptor's @i-th, or bare when @i is
+ * -1), checked to be a dma-buf: 0, or an errno (EBADF, EINVAL for another
+ * kind of file) with the fd named in the reason. */
+static int dmabuf_of(int fd, int i, struct gdr_dmabuf_facts *f, char *why,
+		     size_t n)
+{
+	char detail[GDR_WHY_LEN], name[32];
 	int err;
 
 	err = gdr_seam()->dmabuf_facts(fd, f, detail, sizeof(detail));
 	if (!err)
 		return 0;
+	fd_name(fd, i, name, sizeof(name));
 	if (err == GDR_ENOTDMABUF) {
 		gdr_fmt(why, n,
 			"%s: %s; pass the fd the exporter gave "
@@ -105,12 +117,12 @@ int gdr_import_check(const struct gdr_export_desc *desc, const int *fds,
 	imp->no_pcie = no_pcie_desc;
 	imp->no_plain = no_plain;
 	for (i = 0; i < desc->num_fds; i++) {
-		gdr_fmt(name, sizeof(name), "fds[%u] (%d)", i, fds[i]);
-		err = dmabuf_of(fds[i], name, &f, why, n);
+		err = dmabuf_of(fds[i], (int)i, &f, why, n);
 		if (err)
 			return err;
 		if (f.ino != desc->dmabuf_ino[i] ||
 		    f.size != desc->dmabuf_size) {
+			fd_name(fds[i], (int)i, name, sizeof(name));
 			gdr_fmt(why, n,
 				"%s is not the dma-buf the descriptor names "
 				"(inode %llu of %llu bytes, not inode %llu of "
@@ -232,7 +244,7 @@ gdr_register_dmabuf(struct ibv_pd *pd, int fd, uint64_t offset, size_t len,
 
 	if (refused_at_start(attr, info, info_size))
 		return NULL;
-	err = dmabuf_of(fd, "fd", &f, why, sizeof(why));
+	err = dmabuf_of(fd, -1, &f, why, sizeof(why));
 	if (!err && (!len || offset >= f.size || len > f.size - offset)) {
 		gdr_fmt(why, sizeof(why),
 			"offset %llu + len %zu does not fit in the dma-buf's "

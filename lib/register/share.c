@@ -12,22 +12,13 @@
 #include "register.h"
 
 _Static_assert(GDR_FDS_MAX == GDR_EXPORT_MAX_FDS, "one message, one export");
+_Static_assert(sizeof(((struct gdr_dev *)0)->pci_id) ==
+		       sizeof(((struct gdr_export_desc *)0)->gpu_bus_id),
+	       "the bus id as the descriptor has it");
 
 #define LIB_VERSION                                                            \
 	((uint32_t)GPUDIRECT_VERSION_MAJOR << 16 |                             \
 	 (uint32_t)GPUDIRECT_VERSION_MINOR << 8 | GPUDIRECT_VERSION_MICRO)
-
-/* "00000000:65:00.0" (the driver's) as "0000:65:00.0", lower case. */
-static void short_bus_id(const char *busid, char *out, size_t n)
-{
-	size_t len = strlen(busid), i;
-	const char *p = len > 12 ? busid + len - 12 : busid;
-
-	gdr_copy(out, n, p);
-	for (i = 0; out[i]; i++)
-		if (out[i] >= 'A' && out[i] <= 'F')
-			out[i] = (char)(out[i] - 'A' + 'a');
-}
 
 /* Whether to make the PCIe-mapped export: 1 yes, 0 no, -1 refused with
  * the reason in @why (the caller insisted and the driver cannot). */
@@ -163,11 +154,10 @@ static int export_checked(void *ptr, size_t len, uint32_t flags,
 	desc->iova = (uint64_t)(uintptr_t)ptr;
 	desc->buffer_id = req.pi.buffer_id;
 	desc->mem_type = req.pi.type;
-	desc->owner_pid = (uint32_t)getpid();
+	desc->owner_pid = (uint32_t)gdr_self_pid();
 	desc->lib_version = LIB_VERSION;
 	if (d && !d->why[0])
-		short_bus_id(d->busid, desc->gpu_bus_id,
-			     sizeof(desc->gpu_bus_id));
+		memcpy(desc->gpu_bus_id, d->pci_id, sizeof(desc->gpu_bus_id));
 	if (d && !d->why[0] && d->has_uuid)
 		memcpy(desc->gpu_uuid, d->uuid, sizeof(desc->gpu_uuid));
 	return 0;

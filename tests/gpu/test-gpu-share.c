@@ -15,6 +15,8 @@
  *   bench     gdr_export against the bare cuMemGetHandleForAddressRange,
  *             gdr_import_register against ibv_reg_dmabuf_mr (recording
  *             verbs): medians and quartiles of paired rounds
+ *   bench-parts  where gdr_export's difference goes, each part added to
+ *             the bare export in the same rounds (a diagnosis)
  * Exits 77 where there is no GPU.
  */
 #include <errno.h>
@@ -535,6 +537,126 @@ static int bench(void)
 	return 0;
 }
 
+/* What cuPointerGetAttributes costs by the number of attributes asked,
+ * in the order gdr_classify asks them. */
+static void attr_costs(const struct gdr_cuda_lib *lib, CUdeviceptr p)
+{
+	CUpointer_attribute a[10] = {
+		CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+		CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+		CU_POINTER_ATTRIBUTE_IS_MANAGED,
+		CU_POINTER_ATTRIBUTE_CONTEXT,
+		CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+		CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+		CU_POINTER_ATTRIBUTE_BUFFER_ID,
+		CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
+		CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE,
+		CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
+	};
+	unsigned long long v[10][2];
+	void *data[10];
+	int i, k;
+
+	for (i = 0; i < 10; i++)
+		data[i] = v[i];
+	for (k = 1; k <= 10; k++) {
+		double ns = PER_CALL(lib->cu.cuPointerGetAttributes(
+			(unsigned int)k, a, data, p));
+
+		printf("bench-parts: cuPointerGetAttributes, first %2d "
+		       "attributes: %.0f ns\n",
+		       k, ns);
+	}
+	for (i = 0; i < 10; i++) {
+		double ns = PER_CALL(
+			lib->cu.cuPointerGetAttributes(1, &a[i], data, p));
+
+		printf("bench-parts: attribute %d alone: %.0f ns\n", (int)a[i],
+		       ns);
+	}
+}
+
+/*
+ * Where gdr_export's difference from the bare export goes, measured in
+ * place: each round times the bare export+close, the same with one of the
+ * library's parts added (its classification, the dma-buf's fstat,
+ * getpid, the classification and the fstat together), and gdr_export
+ * itself; each is divided by the bare time of its round. The order
+ * turns each round. A diagnosis, not a goal.
+ */
+#define PARTS 6
+static int bench_parts(void)
+{
+	static const char *const name[PARTS] = {
+		"bare export+close",	       "bare + gdr_classify",
+		"bare + fstat of the dma-buf", "bare + getpid",
+		"bare + gdr_classify + fstat", "gdr_export+close",
+	};
+	double t[PARTS][ROUNDS], r[PARTS][ROUNDS], t0;
+	const struct gdr_cuda_lib *lib;
+	struct gdr_export_desc d;
+	struct gdr_ptr_info pi;
+	char why[256];
+	struct stat st;
+	CUdeviceptr p;
+	int rc, i, k, c, w, fd, f2[2];
+
+	rc = up(1);
+	if (rc)
+		return rc;
+	fakes_reset();
+	fakes_install_real_cuda();
+	if (ct.cuMemAlloc(&p, 64 * MiB) ||
+	    gdr_export((void *)p, 64 * MiB, 0, &d, f2)) {
+		printf("FAIL bench setup: %s\n", gdr_last_error());
+		return 1;
+	}
+	close(f2[0]);
+	lib = gdr_cuda_table();
+	for (i = 0; i < ROUNDS; i++) {
+		for (k = 0; k < PARTS; k++) {
+			w = (k + i) % PARTS;
+			t0 = cutest_now_ns();
+			for (c = 0; c < CALLS; c++) {
+				if (w == 5) {
+					if (!gdr_export((void *)p, 64 * MiB, 0,
+							&d, f2))
+						close(f2[0]);
+					continue;
+				}
+				if (w == 1 || w == 4)
+					gdr_classify((void *)p, 64 * MiB, false,
+						     &pi, why, sizeof(why));
+				if (w == 3)
+					(void)getpid();
+				if (ct.cuMemGetHandleForAddressRange(
+					    &fd, p, 64 * MiB,
+					    CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+					    0))
+					continue;
+				if (w == 2 || w == 4)
+					fstat(fd, &st);
+				close(fd);
+			}
+			t[w][i] = (cutest_now_ns() - t0) / CALLS;
+		}
+		for (w = 0; w < PARTS; w++)
+			r[w][i] = t[w][i] / t[0][i];
+	}
+	printf("bench-parts: %d rounds x %d calls, order turning, 64 MiB "
+	       "cuMemAlloc buffer; each against the bare export of its "
+	       "round\n",
+	       ROUNDS, CALLS);
+	for (w = 0; w < PARTS; w++)
+		printf("bench-parts: %-40s median %8.0f ns, ratio %.4f "
+		       "(quartiles %.4f..%.4f)\n",
+		       name[w], q(t[w], ROUNDS, 0.5), q(r[w], ROUNDS, 0.5),
+		       q(r[w], ROUNDS, 0.25), q(r[w], ROUNDS, 0.75));
+	attr_costs(lib, p);
+	ct.cuMemFree(p);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "share";
@@ -545,6 +667,8 @@ int main(int argc, char **argv)
 		return lifetime();
 	if (!strcmp(what, "bench"))
 		return bench();
-	printf("usage: test-gpu-share share|lifetime|bench\n");
+	if (!strcmp(what, "bench-parts"))
+		return bench_parts();
+	printf("usage: test-gpu-share share|lifetime|bench|bench-parts\n");
 	return 2;
 }

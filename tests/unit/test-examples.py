@@ -4,7 +4,8 @@
 gdr-write-bw --mem=import:SOCKET with what it cannot take, a socket that
 is not there, and an owner whose message is not a descriptor (a hostile
 or older sender: refused in the library's words, the fd it sent closed);
-gdr-share's --fill/--check past the buffer.
+gdr-share's --fill/--check past the buffer; a --mem whose GPU ordinal is
+not a number.
 
     test-examples.py BUILD_DIR
 """
@@ -98,6 +99,18 @@ for args in (["owner", "/x", "--fill=16", "--check=16"],
     st, out = run(share, *args)
     check("gdr-share %s: refused, exit 2" % " ".join(args),
           st == 2 and "one of them) is for the owner" in out, out)
+
+# A GPU's ordinal is digits: "cuda:abc" is refused, not read as GPU 0
+# (before any CUDA call, so on any machine).
+progs = [[share, "owner", "/nonexistent/sock"]]
+if os.path.exists(wbw):
+    progs.append([wbw])
+for prog in progs:
+    for spec in ("cuda:abc", "cuda:1x", "cuda:-1", "cuda:"):
+        st, out = run(*prog, "--mem", spec)
+        check("%s --mem %s: unknown memory, exit 1"
+              % (os.path.basename(prog[0]), spec),
+              st == 1 and "unknown memory '%s'" % spec in out, out)
 
 print("examples: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

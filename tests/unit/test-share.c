@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -128,6 +129,38 @@ static int cloexec(int fd)
 }
 
 /* --- the owner's export ------------------------------------------------ */
+/*
+ * The owner's pid is remembered once a process: a child of fork() (which
+ * the fake driver lets export) names itself, and its parent still does.
+ */
+static void owner_pid_after_fork(char *p)
+{
+	struct gdr_export_desc d;
+	uint32_t said[2] = { 0, 0 };
+	int fds[2], pipefd[2], status = -1;
+	pid_t child;
+
+	check_scope = "export: the owner's pid in a forked child";
+	CHECK_INT(pipe(pipefd), 0);
+	child = fork();
+	if (child == 0) {
+		said[0] = gdr_export(p, 4096, 0, &d, fds) ? 0 : d.owner_pid;
+		said[1] = (uint32_t)getpid();
+		_exit(write(pipefd[1], said, sizeof(said)) == sizeof(said) ? 0
+									   : 1);
+	}
+	close(pipefd[1]);
+	CHECK_INT(read(pipefd[0], said, sizeof(said)), sizeof(said));
+	close(pipefd[0]);
+	CHECK_INT(waitpid(child, &status, 0), child);
+	CHECK_INT(status, 0);
+	CHECK_INT(said[0], child);
+	CHECK_INT(said[1], child);
+	CHECK_INT(gdr_export(p, 4096, 0, &d, fds), 0);
+	CHECK_INT(d.owner_pid, getpid());
+	close(fds[0]);
+}
+
 static void export_describes(void)
 {
 	struct gdr_export_desc d;
@@ -173,6 +206,7 @@ static void export_describes(void)
 	CHECK_INT(d.dmabuf_ino[1], 0);
 	CHECK_INT(count_fds(), before + 1);
 	close(fds[0]);
+	owner_pid_after_fork(p);
 
 	check_scope = "export: the second GPU's bus id and UUID";
 	fake_model.num_gpus = 2;
