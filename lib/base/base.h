@@ -235,6 +235,9 @@ size_t gdr_ranges_num_blocks(const struct gdr_ranges *x);
 void gdr_ranges_clear(struct gdr_ranges *x);
 
 /* --- the export descriptor on the wire (desc.c) ------------------------- */
+/* Whether @d is a descriptor gdr_export() could make: 0, or EINVAL with
+ * the field at fault in @why (what packing checks, without packing). */
+int gdr_desc_check(const struct gdr_export_desc *d, char *why, size_t n);
 /* @d as GDR_EXPORT_WIRE_LEN bytes into @out: 0, or EINVAL (a field out of
  * range, named in @why). */
 int gdr_desc_pack(const struct gdr_export_desc *d, uint8_t *out, char *why,

@@ -94,7 +94,7 @@ static bool all_zero(const uint8_t *p, size_t n)
  * The checks every descriptor passes, written or read: 0, or EINVAL with
  * the field at fault in @why.
  */
-static int check(const struct gdr_export_desc *d, char *why, size_t n)
+int gdr_desc_check(const struct gdr_export_desc *d, char *why, size_t n)
 {
 	unsigned int i;
 
@@ -186,7 +186,7 @@ int gdr_desc_pack(const struct gdr_export_desc *d, uint8_t *out, char *why,
 		  size_t n)
 {
 	unsigned int i;
-	int err = check(d, why, n);
+	int err = gdr_desc_check(d, why, n);
 
 	if (err)
 		return err;
@@ -268,7 +268,7 @@ int gdr_desc_unpack(const uint8_t *in, size_t size, const uint8_t *boot_id,
 	memcpy(d->gpu_bus_id, in + 96, sizeof(d->gpu_bus_id));
 	memcpy(d->gpu_uuid, in + 112, sizeof(d->gpu_uuid));
 	memcpy(d->boot_id, in + 128, sizeof(d->boot_id));
-	bad = check(d, field, sizeof(field)) != 0;
+	bad = gdr_desc_check(d, field, sizeof(field)) != 0;
 	if (!bad && (!all_zero(in + 92, 4) || !all_zero(in + 144, 16))) {
 		gdr_copy(field, sizeof(field), "its reserved bytes are not 0");
 		bad = true;

@@ -91,7 +91,6 @@ static int dmabuf_of(int fd, int i, struct gdr_dmabuf_facts *f, char *why,
 int gdr_import_check(const struct gdr_export_desc *desc, const int *fds,
 		     struct gdr_import_src *imp, char *why, size_t n)
 {
-	uint8_t scratch[GDR_EXPORT_WIRE_LEN];
 	struct gdr_dmabuf_facts f;
 	char name[32], detail[GDR_WHY_LEN];
 	unsigned int i, m;
@@ -104,7 +103,7 @@ int gdr_import_check(const struct gdr_export_desc *desc, const int *fds,
 		return EINVAL;
 	}
 	/* The same checks a descriptor passes on the wire. */
-	if (gdr_desc_pack(desc, scratch, detail, sizeof(detail))) {
+	if (gdr_desc_check(desc, detail, sizeof(detail))) {
 		gdr_fmt(why, n, "desc is not a valid export descriptor: %s",
 			detail);
 		return EINVAL;
