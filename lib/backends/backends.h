@@ -107,8 +107,9 @@ struct gdr_exports {
 	int err[2];
 	CUresult res[2];
 	char why[2][GDR_WHY_LEN];
-	const char *said[2]; /* [pcie]: a constant reason (an import's) that
-			      * stands for why[] (not copied each call) */
+	/* [pcie], where err is set: a constant reason (an import's) that
+	 * stands for why[] (not copied each call), or NULL */
+	const char *said[2];
 	bool borrowed;	     /* the fds are an import's: never closed here */
 };
 /* What a registration that the kernel refused with EINVAL adds. */

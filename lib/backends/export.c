@@ -151,7 +151,6 @@ void gdr_exports_init(struct gdr_exports *x)
 	x->count = 0;
 	x->last = -1;
 	x->err[0] = x->err[1] = 0;
-	x->said[0] = x->said[1] = NULL;
 	x->borrowed = false;
 }
 
@@ -259,6 +258,7 @@ int gdr_dmabuf_export(const struct gdr_req *req, bool pcie,
 	if (err) {
 		xs->err[pcie] = err;
 		xs->res[pcie] = *res;
+		xs->said[pcie] = NULL;
 		gdr_copy(xs->why[pcie], sizeof(xs->why[pcie]), why);
 		return err;
 	}
