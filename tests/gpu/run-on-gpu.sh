@@ -93,7 +93,7 @@ say "-- gpu-pcie"
 say "== benchmarks"
 meson test -C "$build" --benchmark --suite gpu --verbose > "$build/bench.out" 2>&1 ||
 	fail "benchmarks"
-tee -a "$log" < "$build/bench.out" | grep -E '^bench:|SKIP|FAIL'
+tee -a "$log" < "$build/bench.out" | grep -E '^bench(-parts)?:|SKIP|FAIL'
 # Beside UCX where a bench-ucx built on Debian was carried (.carry/ucx/):
 # the GPU machine has no libucx.
 if [ -x .carry/ucx/bench-ucx ]; then
