@@ -107,8 +107,8 @@ struct gdr_exports {
 	int err[2];
 	CUresult res[2];
 	char why[2][GDR_WHY_LEN];
-	/* [pcie], where err is set: a constant reason (an import's) that
-	 * stands for why[] (not copied each call), or NULL */
+	/* [pcie], an import's where err is set: its constant reason, which
+	 * stands for why[] (pointed to, not copied each call) */
 	const char *said[2];
 	bool borrowed;	     /* the fds are an import's: never closed here */
 };

@@ -250,15 +250,13 @@ int gdr_dmabuf_export(const struct gdr_req *req, bool pcie,
 	 * without asking the driver again for each PD. */
 	if (xs->err[pcie]) {
 		*res = xs->res[pcie];
-		gdr_copy(why, n,
-			 xs->said[pcie] ? xs->said[pcie] : xs->why[pcie]);
+		gdr_copy(why, n, xs->borrowed ? xs->said[pcie] : xs->why[pcie]);
 		return xs->err[pcie];
 	}
 	err = export_new(req, pcie, r, fd, res, why, n);
 	if (err) {
 		xs->err[pcie] = err;
 		xs->res[pcie] = *res;
-		xs->said[pcie] = NULL;
 		gdr_copy(xs->why[pcie], sizeof(xs->why[pcie]), why);
 		return err;
 	}
