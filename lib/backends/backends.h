@@ -110,7 +110,7 @@ struct gdr_exports {
 	/* [pcie], an import's where err is set: its constant reason, which
 	 * stands for why[] (pointed to, not copied each call) */
 	const char *said[2];
-	bool borrowed;	     /* the fds are an import's: never closed here */
+	bool borrowed; /* the fds are an import's: never closed here */
 };
 /* What a registration that the kernel refused with EINVAL adds. */
 extern const char gdr_access_hint[];

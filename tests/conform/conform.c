@@ -132,21 +132,23 @@ static const char *ctx_name(CUcontext c)
 
 /* --- questions ----------------------------------------------------------- */
 
+const CUpointer_attribute conf_classify_attrs[CONF_CLASSIFY_ATTRS] = {
+	CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+	CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+	CU_POINTER_ATTRIBUTE_IS_MANAGED,
+	CU_POINTER_ATTRIBUTE_CONTEXT,
+	CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+	CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+	CU_POINTER_ATTRIBUTE_BUFFER_ID,
+	CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
+	CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE,
+	CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
+};
+
 /* What the classifier asks (classify.c), in one call. */
 static void attrs(uintptr_t p)
 {
-	CUpointer_attribute a[10] = {
-		CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-		CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-		CU_POINTER_ATTRIBUTE_IS_MANAGED,
-		CU_POINTER_ATTRIBUTE_CONTEXT,
-		CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-		CU_POINTER_ATTRIBUTE_RANGE_SIZE,
-		CU_POINTER_ATTRIBUTE_BUFFER_ID,
-		CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
-		CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE,
-		CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
-	};
+	CUpointer_attribute a[CONF_CLASSIFY_ATTRS];
 	unsigned int type = 7, managed = 7, rdma = 7, ipc = 7;
 	int ord = -7;
 	CUcontext ctx = (CUcontext)(uintptr_t)0x7;
@@ -157,7 +159,10 @@ static void attrs(uintptr_t p)
 	void *d[10] = { &type, &ord, &managed, &ctx,  &start,
 			&size, &bid, &pool,    &rdma, &ipc };
 	char w[48], s[48], i[16];
-	CUresult r = cu->cuPointerGetAttributes(10, a, d, (CUdeviceptr)p);
+	CUresult r;
+
+	memcpy(a, conf_classify_attrs, sizeof(a));
+	r = cu->cuPointerGetAttributes(10, a, d, (CUdeviceptr)p);
 
 	fprintf(out, "attrs %s: %s", where(p, w, sizeof(w)), res(r));
 	if (r == CUDA_SUCCESS)

@@ -60,4 +60,8 @@ int conf_run(const struct conf_app *app, const struct gdr_cuda_ops *cu,
  */
 int conf_compare(const char *got, const char *path, const char *who);
 
+/* The attributes gdr_classify asks (classify.c), in its order. */
+#define CONF_CLASSIFY_ATTRS 10
+extern const CUpointer_attribute conf_classify_attrs[CONF_CLASSIFY_ATTRS];
+
 #endif

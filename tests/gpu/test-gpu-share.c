@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "conform.h"
 #include "cutest.h"
 #include "fakes.h"
 
@@ -541,22 +542,12 @@ static int bench(void)
  * in the order gdr_classify asks them. */
 static void attr_costs(const struct gdr_cuda_lib *lib, CUdeviceptr p)
 {
-	CUpointer_attribute a[10] = {
-		CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-		CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-		CU_POINTER_ATTRIBUTE_IS_MANAGED,
-		CU_POINTER_ATTRIBUTE_CONTEXT,
-		CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-		CU_POINTER_ATTRIBUTE_RANGE_SIZE,
-		CU_POINTER_ATTRIBUTE_BUFFER_ID,
-		CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
-		CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE,
-		CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
-	};
+	CUpointer_attribute a[CONF_CLASSIFY_ATTRS];
 	unsigned long long v[10][2];
 	void *data[10];
 	int i, k;
 
+	memcpy(a, conf_classify_attrs, sizeof(a));
 	for (i = 0; i < 10; i++)
 		data[i] = v[i];
 	for (k = 1; k <= 10; k++) {
