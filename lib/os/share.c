@@ -94,9 +94,12 @@ int gdr_boot_id(uint8_t id[16], char *why, size_t n)
 /*
  * This process's id without a system call each time: kept in a page the
  * kernel empties in a child (MADV_WIPEONFORK, Linux 4.14), so that a
- * child of fork(), _Fork() or a raw clone() asks again; vfork children
- * share the page but run no code of ours before exec. Where the page
- * cannot be had, getpid() every time.
+ * child of fork(), _Fork() or a clone() without CLONE_VM asks again. A
+ * child that shares the memory (vfork, clone with CLONE_VM but not
+ * CLONE_THREAD) would share the page too: vfork children run no code of
+ * ours before exec, and the pid is for messages only (gpudirect.h).
+ * Where the kernel refuses the advice, getpid() every time. The page (one
+ * a process, a few bytes used) is never given back.
  */
 static pid_t *pid_page; /* atomic; MAP_FAILED: none to be had */
 
