@@ -235,6 +235,9 @@ size_t gdr_ranges_num_blocks(const struct gdr_ranges *x);
 void gdr_ranges_clear(struct gdr_ranges *x);
 
 /* --- the export descriptor on the wire (desc.c) ------------------------- */
+/* Whether @id (in @room bytes) is a PCI address as a descriptor has it,
+ * "dddd:bb:dd.f". */
+bool gdr_bus_id_ok(const char *id, size_t room);
 /* Whether @d is a descriptor gdr_export() could make: 0, or EINVAL with
  * the field at fault in @why (what packing checks, without packing). */
 int gdr_desc_check(const struct gdr_export_desc *d, char *why, size_t n);

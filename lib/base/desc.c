@@ -61,7 +61,7 @@ static uint64_t get64(const uint8_t *p)
 }
 
 /* "dddd:bb:dd.f" in hex digits, NUL-terminated inside the field. */
-static bool bus_id_ok(const char *id, size_t room)
+bool gdr_bus_id_ok(const char *id, size_t room)
 {
 	static const char shape[] = "xxxx:xx:xx.x";
 	size_t i;
@@ -174,7 +174,7 @@ int gdr_desc_check(const struct gdr_export_desc *d, char *why, size_t n)
 			d->mem_type);
 		return EINVAL;
 	}
-	if (!bus_id_ok(d->gpu_bus_id, sizeof(d->gpu_bus_id))) {
+	if (!gdr_bus_id_ok(d->gpu_bus_id, sizeof(d->gpu_bus_id))) {
 		gdr_fmt(why, n,
 			"gpu_bus_id is not a PCI address (dddd:bb:dd.f)");
 		return EINVAL;

@@ -78,7 +78,8 @@ struct gdr_dev {
 	CUdevice dev;
 	char name[128];
 	char busid[32];
-	/* busid as a descriptor carries it: "0000:65:00.0", lower case */
+	/* busid as a descriptor has it ("0000:65:00.0", lower case), or ""
+	 * where it cannot hold it */
 	char pci_id[16];
 	int dmabuf_attr;  /* CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED */
 	int gdr_attr;	  /* ..._GPU_DIRECT_RDMA_SUPPORTED */

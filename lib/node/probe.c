@@ -334,18 +334,6 @@ static void probe_c2c(struct gdr_dev *d, const struct gdr_cuda *c)
 		d->c2c = c2c ? GDR_YES : GDR_NO;
 }
 
-/* "00000000:65:00.0" (the driver's) as "0000:65:00.0", lower case. */
-static void short_bus_id(const char *busid, char *out, size_t n)
-{
-	size_t len = strlen(busid), i;
-	const char *p = len > 12 ? busid + len - 12 : busid;
-
-	gdr_copy(out, n, p);
-	for (i = 0; out[i]; i++)
-		if (out[i] >= 'A' && out[i] <= 'F')
-			out[i] = (char)(out[i] - 'A' + 'a');
-}
-
 /* Fill @d; false when an answer may have been a passing failure. */
 static bool fill_dev(const struct gdr_cuda *c, struct gdr_dev *d, int ordinal)
 {
@@ -381,7 +369,9 @@ static bool fill_dev(const struct gdr_cuda *c, struct gdr_dev *d, int ordinal)
 		strcpy(d->busid, "unknown");
 	d->name[sizeof(d->name) - 1] = '\0';
 	d->busid[sizeof(d->busid) - 1] = '\0';
-	short_bus_id(d->busid, d->pci_id, sizeof(d->pci_id));
+	/* As a descriptor has it. Where it cannot be, pci_id stays empty
+	 * (the record was zeroed) and gdr_export refuses the GPU. */
+	(void)gdr_bdf_normalize(d->busid, d->pci_id, sizeof(d->pci_id));
 	if (cu->cuDeviceGetUuid) {
 		CUuuid u;
 

@@ -119,6 +119,19 @@ static int export_checked(void *ptr, size_t len, uint32_t flags,
 	if (gdr_boot_id(desc->boot_id, why, n))
 		return EIO;
 	d = gdr_dev_get(req.pi.device);
+	/* The descriptor names the exporting GPU by its bus id: an export
+	 * without one could be made but never sent. */
+	if (!d || d->why[0] || !gdr_bus_id_ok(d->pci_id, sizeof(d->pci_id))) {
+		gdr_fmt(why, n,
+			"GPU %d's PCI bus id is not known (%s), and the "
+			"descriptor names the exporting GPU by it; check the "
+			"driver (nvidia-smi)",
+			req.pi.device,
+			!d	    ? "the GPU is not visible to this process"
+			: d->why[0] ? d->why
+				    : d->busid);
+		return EIO;
+	}
 	pcie = want_pcie(flags, node, d, why, n);
 	if (pcie < 0)
 		return EOPNOTSUPP;
@@ -156,9 +169,8 @@ static int export_checked(void *ptr, size_t len, uint32_t flags,
 	desc->mem_type = req.pi.type;
 	desc->owner_pid = (uint32_t)gdr_self_pid();
 	desc->lib_version = LIB_VERSION;
-	if (d && !d->why[0])
-		memcpy(desc->gpu_bus_id, d->pci_id, sizeof(desc->gpu_bus_id));
-	if (d && !d->why[0] && d->has_uuid)
+	memcpy(desc->gpu_bus_id, d->pci_id, sizeof(desc->gpu_bus_id));
+	if (d->has_uuid)
 		memcpy(desc->gpu_uuid, d->uuid, sizeof(desc->gpu_uuid));
 	return 0;
 }

@@ -134,11 +134,12 @@ static int cloexec(int fd)
 }
 
 /* --- the owner's export ------------------------------------------------ */
-/* GPU 0's bus id as the driver says @driver: the descriptor's is @want. */
+/* GPU 0's bus id as the driver says @driver: the descriptor's is @want
+ * (NULL: the export is refused, naming it). */
 static void bus_id_as(const char *driver, const char *want)
 {
 	struct gdr_export_desc d;
-	int fds[2];
+	int fds[2], before;
 	char *p;
 
 	check_scope = "export: the bus id in the descriptor's form";
@@ -147,6 +148,17 @@ static void bus_id_as(const char *driver, const char *want)
 		 sizeof(fake_model.gpu[0].pci_bus_id), "%s", driver);
 	fakes_install(&fx, NULL, NULL, NULL);
 	p = fake_alloc_device(0, 1 << 20);
+	before = count_fds();
+	if (!want) {
+		CHECK_INT(gdr_export(p, 4096, 0, &d, fds), -1);
+		CHECK_INT(errno, EIO);
+		SAID("GPU 0's PCI bus id is not known");
+		CHECK_HAS(gdr_last_error(), driver);
+		CHECK_INT(fds[0], -1);
+		CHECK_INT(count_fds(), before);
+		done();
+		return;
+	}
 	CHECK_INT(gdr_export(p, 4096, 0, &d, fds), 0);
 	CHECK_STR(d.gpu_bus_id, want);
 	if (d.num_fds)
@@ -341,6 +353,10 @@ static void export_describes(void)
 	bus_id_as("00000000:6A:1F.7", "0000:6a:1f.7");
 	bus_id_as("0000:BC:00.0", "0000:bc:00.0");
 	bus_id_as("0001:0a:00.1", "0001:0a:00.1");
+	/* No bus id, or one of a VMD domain: refused at the export, not at
+	 * the send. */
+	bus_id_as("unknown", NULL);
+	bus_id_as("10000:e1:00.0", NULL);
 }
 
 static void export_refuses(void)
