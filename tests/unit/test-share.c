@@ -166,19 +166,43 @@ static void bus_id_as(const char *driver, const char *want)
 	done();
 }
 
-/* How many of this process's mappings the kernel empties in a child. */
-static int wipe_on_fork_mappings(void)
+/*
+ * The mappings the kernel empties in a child ("wf" in smaps) that were not
+ * there in @before (the C library may keep one of its own): how many.
+ * With @before NULL, record the present ones there instead.
+ */
+#define WF_MAX 64
+static unsigned long wf_at_start[WF_MAX + 1];
+
+static int wipe_on_fork_new(const unsigned long *before, unsigned long *record)
 {
 	char line[512];
 	FILE *f = fopen("/proc/self/smaps", "r");
-	int n = 0;
+	unsigned long start = 0;
+	int n = 0, k = 0, i;
 
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "VmFlags:", 8) && strstr(line, " wf"))
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long a, b;
+
+		if (sscanf(line, "%lx-%lx ", &a, &b) == 2) {
+			start = a;
+			continue;
+		}
+		if (strncmp(line, "VmFlags:", 8) || !strstr(line, " wf"))
+			continue;
+		if (record && k < WF_MAX)
+			record[k++] = start;
+		for (i = 0; before && before[i]; i++)
+			if (before[i] == start)
+				break;
+		if (before && !before[i])
 			n++;
+	}
 	fclose(f);
+	if (record)
+		record[k] = 0;
 	return n;
 }
 
@@ -213,7 +237,7 @@ static void owner_pid_after_fork(char *p)
 	CHECK_INT(d.owner_pid, getpid());
 	close(fds[0]);
 	/* Kept in a page the kernel empties in a child ("wf" in smaps). */
-	CHECK_INT(wipe_on_fork_mappings(), 1);
+	CHECK(wipe_on_fork_new(wf_at_start, NULL) >= 1);
 }
 
 /*
@@ -236,6 +260,7 @@ static int pid_without_wipeonfork(void)
 	};
 	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]),
 				   .filter = f };
+	unsigned long before[WF_MAX + 1];
 	struct gdr_export_desc d;
 	int fds[2], status = -1;
 	pid_t child;
@@ -249,6 +274,7 @@ static int pid_without_wipeonfork(void)
 		return 77;
 	}
 	check_scope = "export: the owner's pid without MADV_WIPEONFORK";
+	wipe_on_fork_new(NULL, before);
 	node(ONE_NIC);
 	p = fake_alloc_device(0, 1 << 20);
 	CHECK_INT(gdr_export(p, 4096, 0, &d, fds), 0);
@@ -263,7 +289,7 @@ static int pid_without_wipeonfork(void)
 	CHECK_INT(gdr_export(p, 4096, 0, &d, fds), 0);
 	CHECK_INT(d.owner_pid, getpid());
 	close(fds[0]);
-	CHECK_INT(wipe_on_fork_mappings(), 0);
+	CHECK_INT(wipe_on_fork_new(before, NULL), 0);
 	done();
 	return check_summary("share (no MADV_WIPEONFORK)");
 }
@@ -1523,6 +1549,7 @@ static void real_facts(void)
 
 int main(void)
 {
+	wipe_on_fork_new(NULL, wf_at_start);
 	pid_fallback(); /* first: this process has made no export yet */
 	real_facts();
 	boot_ids();
