@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "count.h"
 #include "devmem.h"
 
 typedef int (*fn_init)(unsigned int);
@@ -19,14 +20,9 @@ typedef int (*fn_dtoh)(void *, unsigned long long, size_t);
 /* A GPU's ordinal: decimal digits only ("cuda:abc" is not GPU 0). */
 static int ordinal(const char *s, int *out)
 {
-	char *end;
-	long v;
+	unsigned long long v;
 
-	if (*s < '0' || *s > '9')
-		return 0;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v > 65535)
+	if (number_parse(s, 0, DEVMEM_MAX_ORDINAL, &v))
 		return 0;
 	*out = (int)v;
 	return 1;
@@ -72,15 +68,37 @@ static int load(char *err, size_t n)
 	return 0;
 }
 
+int devmem_parse(const char *spec, int *cuda, int *device, char *err, size_t n)
+{
+	*cuda = 0;
+	*device = 0;
+	if (strcmp(spec, "host") == 0)
+		return 0;
+	if (strncmp(spec, "cuda", 4) != 0 ||
+	    (spec[4] && (spec[4] != ':' || !ordinal(spec + 5, device)))) {
+		snprintf(err, n,
+			 "unknown memory '%s': use host, cuda or cuda:N (N a "
+			 "GPU's ordinal: decimal digits)",
+			 spec);
+		return -1;
+	}
+	*cuda = 1;
+	return 0;
+}
+
 int devmem_alloc(const char *spec, size_t len, struct devmem *m, char *err,
 		 size_t n)
 {
 	unsigned long long dptr;
+	char why[200];
 	void *ctx;
 	int dev, r;
 
 	memset(m, 0, sizeof(*m));
 	m->len = len;
+	if (devmem_parse(spec, &m->cuda, &m->device, err, n))
+		return -1;
+	m->cuda = 0; /* set once the memory is there */
 	if (strcmp(spec, "host") == 0) {
 		/* Page aligned, as RDMA buffers usually are. */
 		if (posix_memalign(&m->ptr, 4096, len ? len : 1)) {
@@ -91,18 +109,10 @@ int devmem_alloc(const char *spec, size_t len, struct devmem *m, char *err,
 		memset(m->ptr, 0, len);
 		return 0;
 	}
-	if (strncmp(spec, "cuda", 4) != 0 ||
-	    (spec[4] && (spec[4] != ':' || !ordinal(spec + 5, &m->device)))) {
-		snprintf(err, n,
-			 "unknown memory '%s': use host, cuda or cuda:N (N a "
-			 "GPU's ordinal: decimal digits)",
-			 spec);
+	if (load(why, sizeof(why))) {
+		snprintf(err, n, "cuda:%d: %s", m->device, why);
 		return -1;
 	}
-	if (!spec[4])
-		m->device = 0;
-	if (load(err, n))
-		return -1;
 	if ((r = cu.init(0)) || (r = cu.dev_get(&dev, m->device)) ||
 	    (r = cu.retain(&ctx, dev)) || (r = cu.set(ctx))) {
 		snprintf(err, n, "CUDA device %d is not usable (CUDA error %d)",

@@ -16,6 +16,16 @@ struct devmem {
 	int device; /* CUDA ordinal */
 };
 
+/* The largest GPU ordinal "cuda:N" takes. */
+#define DEVMEM_MAX_ORDINAL 65535
+
+/*
+ * What @spec names, without allocating or loading anything: *@cuda 1 and
+ * the ordinal in *@device for "cuda" (0) or "cuda:N", *@cuda 0 for "host".
+ * 0, or -1 with the reason in @err.
+ */
+int devmem_parse(const char *spec, int *cuda, int *device, char *err, size_t n);
+
 /*
  * Allocate @len bytes as @spec says: "host", "cuda" (device 0) or "cuda:N".
  * Returns 0, or -1 with the reason in @err.

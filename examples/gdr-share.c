@@ -29,7 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,6 +36,7 @@
 
 #include "count.h"
 #include "devmem.h"
+#include "unixsock.h"
 
 static volatile sig_atomic_t stop;
 
@@ -93,29 +93,28 @@ static int pattern_io(struct devmem *buf, size_t size, char how)
 	return bad ? -1 : 0;
 }
 
-static int unix_addr(const char *path, struct sockaddr_un *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(a->sun_path)) {
-		fprintf(stderr, "gdr-share: socket path too long: %s\n", path);
-		return -1;
-	}
-	strcpy(a->sun_path, path);
-	return 0;
-}
-
 /* Export the buffer once; serve it to every importer that connects. */
 static int owner(const struct opts *o, int one_sock)
 {
 	struct gdr_export_desc d;
-	struct sockaddr_un a;
+	struct unixsock ls = { .fd = -1 };
 	struct devmem buf;
-	int fds[GDR_EXPORT_MAX_FDS], ls = -1, s, i, rc = 1;
-	char err[256];
+	int fds[GDR_EXPORT_MAX_FDS], s, i, rc = 1, cuda, gpu;
+	char err[512];
 
+	/* The words first, then the path, before any CUDA work: a path that
+	 * is not ours to take is refused at once, and left as it was. */
+	if (devmem_parse(o->mem, &cuda, &gpu, err, sizeof(err))) {
+		fprintf(stderr, "gdr-share owner: %s\n", err);
+		return 1;
+	}
+	if (one_sock < 0 && unixsock_listen(o->path, &ls, err, sizeof(err))) {
+		fprintf(stderr, "gdr-share owner: %s\n", err);
+		return 1;
+	}
 	if (devmem_alloc(o->mem, o->len, &buf, err, sizeof(err))) {
 		fprintf(stderr, "gdr-share owner: %s\n", err);
+		unixsock_close(&ls);
 		return 1;
 	}
 	/* --check: what is there must come from the writer, not be left
@@ -123,12 +122,14 @@ static int owner(const struct opts *o, int one_sock)
 	if ((o->fill && pattern_io(&buf, o->fill, 'f')) ||
 	    (o->check && pattern_io(&buf, o->check, 'p'))) {
 		devmem_free(&buf);
+		unixsock_close(&ls);
 		return 1;
 	}
 	if (gdr_export(buf.ptr, o->len, o->pcie ? GDR_EXPORT_PCIE_MAPPING : 0,
 		       &d, fds)) {
 		fprintf(stderr, "gdr-share owner: %s\n", gdr_last_error());
 		devmem_free(&buf);
+		unixsock_close(&ls);
 		return 1;
 	}
 	printf("owner: exported %zu bytes at %p (GPU %s) as %u dma-buf%s\n",
@@ -145,23 +146,16 @@ static int owner(const struct opts *o, int one_sock)
 			rc = 1;
 		goto out;
 	}
-	ls = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (ls < 0 || unix_addr(o->path, &a) ||
-	    bind(ls, (struct sockaddr *)&a, sizeof(a)) || listen(ls, 8)) {
-		fprintf(stderr, "gdr-share owner: cannot listen on %s: %s\n",
-			o->path, strerror(errno));
-		goto out;
-	}
 	printf("owner: serving on %s (Ctrl-C to stop)\n", o->path);
 	fflush(stdout);
 	while (!stop) {
-		struct pollfd pfd = { .fd = ls, .events = POLLIN };
+		struct pollfd pfd = { .fd = ls.fd, .events = POLLIN };
 
 		/* Woken every 200 ms: a signal between the test of stop and
 		 * a blocking accept would otherwise be missed. */
 		if (poll(&pfd, 1, 200) <= 0)
 			continue;
-		s = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+		s = accept4(ls.fd, NULL, NULL, SOCK_CLOEXEC);
 		if (s < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
@@ -184,10 +178,7 @@ static int owner(const struct opts *o, int one_sock)
 			       o->check, o->check);
 	}
 out:
-	if (ls >= 0) {
-		close(ls);
-		unlink(o->path);
-	}
+	unixsock_close(&ls);
 	for (i = 0; i < GDR_EXPORT_MAX_FDS; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -257,17 +248,11 @@ out:
 
 static int connect_to(const char *path)
 {
-	struct sockaddr_un a;
-	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	char err[512];
+	int s = unixsock_connect(path, err, sizeof(err));
 
-	if (s < 0 || unix_addr(path, &a) ||
-	    connect(s, (struct sockaddr *)&a, sizeof(a))) {
-		fprintf(stderr, "gdr-share import: cannot connect to %s: %s\n",
-			path, strerror(errno));
-		if (s >= 0)
-			close(s);
-		return -1;
-	}
+	if (s < 0)
+		fprintf(stderr, "gdr-share import: %s\n", err);
 	return s;
 }
 

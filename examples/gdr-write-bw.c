@@ -20,20 +20,21 @@
 
 #include <sys/socket.h>
 #include <sys/time.h>
-#include <sys/un.h>
 
 #include <gpudirect.h>
 #include <rdma/rdma_cma.h>
 
 #include "count.h"
 #include "devmem.h"
+#include "unixsock.h"
 
 #define MB 1048576.0
 
 struct opts {
 	const char *dev, *server, *mem;
-	const char *import; /* --mem=import:SOCKET: the socket */
-	const char *port;
+	const char *import;    /* --mem=import:SOCKET: the socket */
+	const char *port;      /* as given, for getaddrinfo */
+	unsigned int port_num; /* the same, read by number_parse */
 	size_t size;
 	unsigned int iters, depth;
 	int all, gbits, cuda_dev, cache, pcie;
@@ -251,17 +252,12 @@ static int is_nearest(const struct nearest *near, const char *name)
  */
 static void receive_import(struct conn *c, const char *path)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	struct timeval tv = { .tv_sec = 10 };
-	int s;
+	char err[512];
+	int s = unixsock_connect(path, err, sizeof(err));
 
-	if (strlen(path) >= sizeof(a.sun_path))
-		die("--mem=import", "the socket path is too long");
-	strcpy(a.sun_path, path);
-
-	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)))
-		die(path, strerror(errno));
+	if (s < 0)
+		die("--mem=import", err);
 	/* An owner that never sends must not hold this program forever. */
 	if (setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
 		die("setsockopt(SO_RCVTIMEO)", strerror(errno));
@@ -402,8 +398,11 @@ static void post_recv(struct conn *c)
 	struct ibv_sge sge = { (uintptr_t)c->ctl, 16, c->ctl_mr->lkey };
 	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
 
-	if (ibv_post_recv(c->id->qp, &wr, &bad))
-		die("ibv_post_recv", strerror(errno));
+	int e = ibv_post_recv(c->id->qp, &wr, &bad);
+
+	/* The post calls return their errno; errno is not theirs. */
+	if (e)
+		die("ibv_post_recv", strerror(e));
 }
 
 static void wait_wc(struct conn *c, struct ibv_wc *wc)
@@ -428,10 +427,11 @@ static void send_ctl(struct conn *c, uint32_t value)
 				  .send_flags = IBV_SEND_SIGNALED },
 			   *bad;
 	struct ibv_wc wc;
+	int e;
 
 	memcpy(c->ctl + 32, &value, 4);
-	if (ibv_post_send(c->id->qp, &wr, &bad))
-		die("ibv_post_send", strerror(errno));
+	if ((e = ibv_post_send(c->id->qp, &wr, &bad)))
+		die("ibv_post_send", strerror(e));
 	wait_wc(c, &wc);
 }
 
@@ -445,7 +445,7 @@ static int server(const struct opts *o, struct conn *c)
 
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
-	sin.sin_port = htons((uint16_t)atoi(o->port));
+	sin.sin_port = htons((uint16_t)o->port_num);
 	if (rdma_create_id(c->ch, &c->listen, NULL, RDMA_PS_TCP) ||
 	    rdma_bind_addr(c->listen, (struct sockaddr *)&sin) ||
 	    rdma_listen(c->listen, 1))
@@ -545,7 +545,7 @@ static void run_size(struct conn *c, const struct opts *o, size_t size,
 	struct ibv_wc wc[16];
 	unsigned int posted = 0, done = 0, i;
 	double t0, t1, peak = 0, avg;
-	int n;
+	int n, e;
 
 	memset(&wr, 0, sizeof(wr));
 	wr.sg_list = &sge;
@@ -562,8 +562,8 @@ static void run_size(struct conn *c, const struct opts *o, size_t size,
 			sge.lkey = src_lkey(c, size,
 					    c->inflight ? &c->inflight[posted]
 							: NULL);
-			if (ibv_post_send(c->id->qp, &wr, &bad))
-				die("ibv_post_send", strerror(errno));
+			if ((e = ibv_post_send(c->id->qp, &wr, &bad)))
+				die("ibv_post_send", strerror(e));
 			posted++;
 		}
 		n = ibv_poll_cq(c->cq, 16, wc);
@@ -618,6 +618,7 @@ static uint32_t verify(struct conn *c, size_t size)
 	struct ibv_mr *held = NULL;
 	struct ibv_wc wc;
 	uint32_t ok = 0;
+	int e;
 
 	sge.lkey = src_lkey(c, size, &held);
 
@@ -629,8 +630,8 @@ static uint32_t verify(struct conn *c, size_t size)
 	wr.imm_data = htonl((uint32_t)size);
 	wr.wr.rdma.remote_addr = c->peer.addr;
 	wr.wr.rdma.rkey = c->peer.rkey;
-	if (ibv_post_send(c->id->qp, &wr, &bad))
-		die("ibv_post_send", strerror(errno));
+	if ((e = ibv_post_send(c->id->qp, &wr, &bad)))
+		die("ibv_post_send", strerror(e));
 	for (;;) {
 		wait_wc(c, &wc);
 		if (wc.opcode == IBV_WC_RDMA_WRITE && held)
@@ -653,11 +654,14 @@ static int client(const struct opts *o, struct conn *c)
 	struct addrinfo *ai;
 	double *posted_at, *done_at;
 	size_t size;
-	int failures = 0, unchecked = 0, i;
+	int failures = 0, unchecked = 0, i, e;
 	uint32_t verdict;
 
-	if (getaddrinfo(o->server, o->port, NULL, &ai))
-		die("getaddrinfo", o->server);
+	if ((e = getaddrinfo(o->server, o->port, NULL, &ai))) {
+		fprintf(stderr, "gdr-write-bw: %s: %s\n", o->server,
+			e == EAI_SYSTEM ? strerror(errno) : gai_strerror(e));
+		exit(1);
+	}
 	if (rdma_create_id(c->ch, &c->listen, NULL, RDMA_PS_TCP) ||
 	    rdma_resolve_addr(c->listen, NULL, ai->ai_addr, 2000))
 		die("rdma_resolve_addr", strerror(errno));
@@ -741,8 +745,8 @@ static int client(const struct opts *o, struct conn *c)
 		wr.imm_data = 0;
 		wr.wr.rdma.remote_addr = c->peer.addr;
 		wr.wr.rdma.rkey = c->peer.rkey;
-		if (ibv_post_send(c->id->qp, &wr, &bad))
-			die("ibv_post_send", strerror(errno));
+		if ((e = ibv_post_send(c->id->qp, &wr, &bad)))
+			die("ibv_post_send", strerror(e));
 		do
 			wait_wc(c, &wc);
 		while (wc.opcode != IBV_WC_RDMA_WRITE);
@@ -843,8 +847,10 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	static char cuda_spec[32];
+	unsigned long long v;
 	char err[256];
 	struct opts o = { .port = "18515",
+			  .port_num = 18515,
 			  .size = 65536,
 			  .iters = 5000,
 			  .depth = 128,
@@ -857,7 +863,18 @@ int main(int argc, char **argv)
 	       -1) {
 		switch (ch) {
 		case 'd': o.dev = optarg; break;
-		case 'p': o.port = optarg; break;
+		case 'p':
+			if (number_parse(optarg, 1, 65535, &v)) {
+				fprintf(stderr,
+					"gdr-write-bw: -p takes a port "
+					"(decimal digits, 1 to 65535), not "
+					"'%s'\n",
+					optarg);
+				return 2;
+			}
+			o.port = optarg;
+			o.port_num = (unsigned int)v;
+			break;
 		case 's': o.size = (size_t)number(optarg); break;
 		case 'n': o.iters = (unsigned)number(optarg); break;
 		case 'a': o.all = 1; break;
@@ -867,8 +884,17 @@ int main(int argc, char **argv)
 		case 'C': o.cache = 1; break;
 		case 'M': o.mem = optarg; break;
 		case 'U':
-			snprintf(cuda_spec, sizeof(cuda_spec), "cuda:%s",
-				 optarg);
+			/* The ordinal read whole by the one parser, then
+			 * written back: nothing is cut. */
+			if (number_parse(optarg, 0, DEVMEM_MAX_ORDINAL, &v)) {
+				fprintf(stderr,
+					"gdr-write-bw: --use_cuda takes a GPU "
+					"ordinal (decimal digits, 0 to %d), "
+					"not '%s'\n",
+					DEVMEM_MAX_ORDINAL, optarg);
+				return 2;
+			}
+			snprintf(cuda_spec, sizeof(cuda_spec), "cuda:%llu", v);
 			o.mem = cuda_spec;
 			break;
 		case 'Y': o.pcie = 1; break;

@@ -6,15 +6,18 @@
  *
  *   gdr-register-one [-d DEVICE] [--mem host|cuda[:N]] [-s BYTES]
  *
- * Exit status: 0 registered, 1 registration failed, 77 no RDMA device.
+ * Exit status: 0 registered, 1 registration failed, 2 a usage error, 77 no
+ * RDMA device.
  */
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <gpudirect.h>
 
+#include "count.h"
 #include "devmem.h"
 
 int main(int argc, char **argv)
@@ -34,6 +37,7 @@ int main(int argc, char **argv)
 	struct ibv_mr *mr;
 	struct devmem buf;
 	size_t len = 1 << 20;
+	unsigned long long v;
 	char err[256];
 	unsigned int i;
 	int n, c, ret = 1;
@@ -42,7 +46,17 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'd': want = optarg; break;
 		case 'm': mem = optarg; break;
-		case 's': len = strtoull(optarg, NULL, 0); break;
+		case 's':
+			/* Decimal digits only: "1M" is refused, not 1 byte. */
+			if (count_parse(optarg, SIZE_MAX, &v)) {
+				fprintf(stderr,
+					"%s: -s takes a byte count (decimal "
+					"digits, more than 0), not '%s'\n",
+					argv[0], optarg);
+				return 2;
+			}
+			len = (size_t)v;
+			break;
 		default:
 			fprintf(stderr,
 				"usage: %s [-d DEVICE] [--mem "

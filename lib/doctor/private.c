@@ -334,6 +334,16 @@ GDR_EXPORT int gdr_private_open(const char *path)
 	return gdr_open_node(path);
 }
 
+GDR_EXPORT int gdr_private_lstat(const char *path, struct stat *st)
+{
+	return gdr_lstat_node(path, st);
+}
+
+GDR_EXPORT ssize_t gdr_private_readlink(const char *path, char *buf, size_t n)
+{
+	return gdr_readlink_node(path, buf, n);
+}
+
 GDR_EXPORT unsigned int gdr_private_recorded(const char *const **paths)
 {
 	unsigned int n;

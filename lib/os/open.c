@@ -23,11 +23,16 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "os.h"
 #include "walk.h"
+
+#ifndef PROC_SUPER_MAGIC
+#define PROC_SUPER_MAGIC 0x9fa0 /* linux/magic.h */
+#endif
 
 #ifndef RESOLVE_NO_MAGICLINKS
 #define RESOLVE_NO_MAGICLINKS 0x02
@@ -308,6 +313,20 @@ ssize_t gdr_readlink_node(const char *path, char *buf, size_t n)
 	return r;
 }
 
+int gdr_lstat_node(const char *path, struct stat *st)
+{
+	int pfd, err;
+
+	if (root_fd < 0)
+		return lstat(path, st) ? errno : 0;
+	pfd = resolve(path, true);
+	if (pfd < 0)
+		return errno ? errno : EIO;
+	err = fstat(pfd, st) ? errno : 0;
+	close(pfd);
+	return err;
+}
+
 const char *gdr_open_root(void)
 {
 	return root_path;
@@ -315,19 +334,28 @@ const char *gdr_open_root(void)
 
 int gdr_root_ns_stat(const char *pid_ns, struct stat *st)
 {
+	struct statfs fs;
 	char dir[64];
 	int fd, err;
 
 	if (root_fd < 0)
 		return ENOENT;
-	/* The directory resolved inside the root; the last name is the
-	 * kernel's own link to the namespace, followed by fstatat. */
+	/* The directory resolved inside the root. The last name is followed
+	 * only where it is the kernel's own link to a namespace, on procfs:
+	 * anywhere else it is a link like any other, whose target the real
+	 * root would resolve (a tree whose ns/net points at
+	 * /proc/self/ns/net would pass for the host's). */
 	gdr_fmt(dir, sizeof(dir), "proc/%s", pid_ns);
 	*strrchr(dir, '/') = '\0';
 	fd = resolve_in_root(dir, false);
 	if (fd < 0)
 		return errno ? errno : EIO;
-	err = fstatat(fd, strrchr(pid_ns, '/') + 1, st, 0) ? errno : 0;
+	if (fstatfs(fd, &fs))
+		err = errno;
+	else if (fs.f_type != PROC_SUPER_MAGIC)
+		err = EXDEV;
+	else
+		err = fstatat(fd, strrchr(pid_ns, '/') + 1, st, 0) ? errno : 0;
 	close(fd);
 	return err;
 }

@@ -315,6 +315,10 @@ const char *gdr_pd_name(struct ibv_pd *pd);
 int gdr_open_node(const char *path);
 /* The seam's read_link in production: readlink(2), inside the root. */
 ssize_t gdr_readlink_node(const char *path, char *buf, size_t n);
+/* lstat(2) of @path, inside the root (a link at the end is what is
+ * described; links before it resolve inside the root). 0 or an errno. */
+struct stat;
+int gdr_lstat_node(const char *path, struct stat *st);
 /*
  * From now on, resolve every path of gdr_open_node/gdr_readlink_node
  * inside @real (a directory's real path; NULL, "" or "/": none): links
@@ -326,8 +330,9 @@ int gdr_open_root_set(const char *real);
  * ($CUFILE_ENV_PATH_JSON) is read below it. */
 const char *gdr_open_root(void);
 /* stat(2) of the root's proc/@pid_ns ("1/ns/net"), its directory resolved
- * inside the root, the namespace link itself followed. 0 or an errno
- * (ENOENT without a root). */
+ * inside the root, the namespace link itself followed only where that
+ * directory is on procfs. 0 or an errno (ENOENT without a root, EXDEV
+ * where the root's proc is not procfs). */
 struct stat;
 int gdr_root_ns_stat(const char *pid_ns, struct stat *st);
 

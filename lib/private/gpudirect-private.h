@@ -152,6 +152,15 @@ unsigned int gdr_private_recorded(const char *const **paths);
  * inside the --host-root in force. An fd, or -1 with errno.
  */
 int gdr_private_open(const char *path);
+/*
+ * lstat(2) and readlink(2) of the node's @path as the library resolves it:
+ * inside the --host-root in force (a link on the way never leads out of
+ * it), the last name not followed. 0 or an errno; the length or -1 with
+ * errno.
+ */
+struct stat;
+int gdr_private_lstat(const char *path, struct stat *st);
+ssize_t gdr_private_readlink(const char *path, char *buf, size_t n);
 
 /*
  * gdr_report_create() of @ctxs, with each GPU's nearest_rdma ranked among

@@ -36,11 +36,11 @@ LD_LIBRARY_PATH=$libdir ldd "$tmp/consumer" | grep -q "$libdir/libgpudirect.so" 
 }
 # The examples are written against the public API alone: they build from
 # the installed header and .pc, with no include path into the tree but
-# common/ (devmem, which they share with the tools).
-for ex in register-one.c; do
+# common/ (devmem and unixsock, which they share with the tools).
+for ex in register-one.c gdr-share.c; do
 	# shellcheck disable=SC2086
 	$cc -std=gnu11 -Wall -Werror -D_GNU_SOURCE -I"$src/common" "$src/examples/$ex" \
-		"$src/common/devmem.c" -o "$tmp/ex" $flags -ldl || {
+		"$src/common/devmem.c" "$src/common/unixsock.c" -o "$tmp/ex" $flags -ldl || {
 		echo "FAIL: examples/$ex does not build against the installed library"
 		echo "0 passed, 1 failed"
 		exit 1
@@ -49,7 +49,7 @@ done
 if pkg-config --exists librdmacm; then
 	# shellcheck disable=SC2086
 	$cc -std=gnu11 -Wall -Werror -D_GNU_SOURCE -I"$src/common" \
-		"$src/examples/gdr-write-bw.c" "$src/common/devmem.c" -o "$tmp/ex" $flags \
+		"$src/examples/gdr-write-bw.c" "$src/common/devmem.c" "$src/common/unixsock.c" -o "$tmp/ex" $flags \
 		$(pkg-config --cflags --libs librdmacm) -ldl || {
 		echo "FAIL: examples/gdr-write-bw.c does not build against the installed library"
 		echo "0 passed, 1 failed"

@@ -218,10 +218,16 @@ def main():
     res = run(gdr_info, "--root", roots["one-switch-pix"], "--nfd", path,
               "--nfd-expiry", "600")
     parse("expiry", open(path).read(), expiry=600)
-    res = run(gdr_info, "--root", roots["one-switch-pix"], "--nfd", path,
-              "--nfd-expiry", "5")
-    check(res.returncode == 2 and "--nfd-expiry" in res.stderr,
-          "--nfd-expiry 5 was accepted")
+    # Both edges taken exactly; past them, or not digits, refused.
+    for secs in (60, 31622400):
+        res = run(gdr_info, "--root", roots["one-switch-pix"], "--nfd", path,
+                  "--nfd-expiry", str(secs))
+        parse("expiry-%d" % secs, open(path).read(), expiry=secs)
+    for bad in ("5", "59", "31622401", "600s", "0x258", " 600", "-600", ""):
+        res = run(gdr_info, "--root", roots["one-switch-pix"], "--nfd", path,
+                  "--nfd-expiry", bad)
+        check(res.returncode == 2 and "--nfd-expiry" in res.stderr,
+              "--nfd-expiry %r was accepted" % bad)
 
     # Atomic replacement: a reader never sees part of a file.
     path = os.path.join(labels_dir, "atomic")

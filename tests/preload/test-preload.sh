@@ -17,7 +17,7 @@
 #         dma-bufs (the stand-in failing ibv_reg_dmabuf_mr) leaves the
 #         program libibverbs' answer, the reason said once, no fd left
 # Exits 77 (gpu) without a CUDA device.
-b=${1:?build dir}
+b=$(cd "${1:?build dir}" && pwd)
 mode=${2:-host}
 dir=$b/tests/preload
 prog=$dir/reg-program
@@ -144,12 +144,96 @@ if [ "$mode" = host ]; then
 	else
 		bad "GPUDIRECT_PRELOAD=0"
 	fi
-	"$run_sh" > "$tmp/out" 2> "$tmp/err"
-	st=$?
-	if [ $st = 2 ] && has err "usage: gdr-run PROGRAM"; then ok "gdr-run without a program: usage, exit 2"; else bad "gdr-run usage"; fi
+	# gdr-run's own words, under /bin/sh (dash on Debian and Ubuntu)
+	# and under bash: the preload is seen loaded by its debug line.
+	loaded="ibv_reg_mr(.*): libcuda.so.1 is not loaded"
+	for shell in sh bash; do
+		command -v $shell > /dev/null || continue
+		"$shell" "$run_sh" > "$tmp/out" 2> "$tmp/err"
+		st=$?
+		if [ $st = 2 ] && has err "usage: gdr-run \[--\] PROGRAM"; then ok "$shell gdr-run without a program: usage, exit 2"; else bad "$shell gdr-run usage"; fi
+		for h in -h --help; do
+			"$shell" "$run_sh" $h > "$tmp/out" 2> "$tmp/err"
+			st=$?
+			if [ $st = 0 ] && has err "usage: gdr-run"; then ok "$shell gdr-run $h: usage, exit 0"; else bad "$shell gdr-run $h"; fi
+		done
+		: > "$tmp/ran"
+		"$shell" "$run_sh" -- > "$tmp/out" 2> "$tmp/err"
+		st=$?
+		if [ $st = 2 ] && has err "usage: gdr-run"; then ok "$shell gdr-run -- alone: usage, exit 2"; else bad "$shell gdr-run -- alone"; fi
+		GPUDIRECT_DEBUG=1 run "$shell" "$run_sh" -- "$prog" host 0
+		st=$?
+		if [ $st = 0 ] && has out "registered" && has err "$loaded"; then
+			ok "$shell gdr-run -- PROGRAM: -- ends gdr-run's options, the program runs with the preload"
+		else
+			bad "$shell gdr-run -- PROGRAM"
+		fi
+		GPUDIRECT_DEBUG=1 run "$shell" "$run_sh" -- "$prog" -- host 0
+		if has err "$loaded" || has out "registered"; then
+			bad "$shell gdr-run -- PROGRAM --: the program's own -- is the program's"
+		else
+			ok "$shell gdr-run -- PROGRAM -- ...: only the first -- is gdr-run's (the program got '--' and refused it)"
+		fi
+		"$shell" "$run_sh" -x true > "$tmp/out" 2> "$tmp/err"
+		st=$?
+		if [ $st = 2 ] && has err "unknown option '-x'"; then ok "$shell gdr-run -x: an unknown option, exit 2"; else bad "$shell gdr-run -x"; fi
+	done
 	GDR_PRELOAD_LIB=/nonexistent/libgpudirect-preload.so "$run_sh" true > "$tmp/out" 2> "$tmp/err"
 	st=$?
 	if [ $st = 127 ] && has err "is missing"; then ok "gdr-run without the library: exit 127, said"; else bad "gdr-run without the library"; fi
+	GDR_PRELOAD_LIB=$tmp "$run_sh" true > "$tmp/out" 2> "$tmp/err"
+	st=$?
+	if [ $st = 127 ] && has err "not a readable file"; then ok "gdr-run with a directory as the library: exit 127, said"; else bad "gdr-run with a directory as the library"; fi
+	# A path ld.so would split (a space or a colon in it): refused, the
+	# program never run without the preload it was asked for.
+	for d in "a b" "a:b"; do
+		mkdir -p "$tmp/$d"
+		cp "$GDR_PRELOAD_LIB" "$tmp/$d/libgpudirect-preload.so"
+		rm -f "$tmp/ran"
+		GDR_PRELOAD_LIB="$tmp/$d/libgpudirect-preload.so" "$run_sh" touch "$tmp/ran" > "$tmp/out" 2> "$tmp/err"
+		st=$?
+		if [ $st = 127 ] && [ ! -e "$tmp/ran" ] && has err "holds a space or a colon"; then
+			ok "gdr-run with the preload at '$d/...': refused (exit 127), the program not run"
+		else
+			bad "gdr-run with the preload at '$d/...'"
+		fi
+	done
+	# The same for the path built in (an install prefix with a space).
+	src=${3:-}
+	if [ -n "$src" ] && [ -f "$src/tools/gdr-run/subst.sh" ]; then
+		sh "$src/tools/gdr-run/subst.sh" "$tmp/a b/libgpudirect-preload.so" \
+			"$src/tools/gdr-run/gdr-run.in" "$tmp/gdr-run-prefix"
+		rm -f "$tmp/ran"
+		(unset GDR_PRELOAD_LIB && "$tmp/gdr-run-prefix" touch "$tmp/ran") > "$tmp/out" 2> "$tmp/err"
+		st=$?
+		if [ $st = 127 ] && [ ! -e "$tmp/ran" ] && has err "'$tmp/a b/libgpudirect-preload.so' holds a space"; then
+			ok "gdr-run installed under a prefix with a space: refused (exit 127), the program not run"
+		else
+			bad "gdr-run installed under a prefix with a space"
+		fi
+		# A prefix with the shell's own characters is a path, not code.
+		tab=$(printf '\t')
+		odd="$tmp/q'\$(touch$tab$tmp/ran)&|x.so"
+		sh "$src/tools/gdr-run/subst.sh" "$odd" "$src/tools/gdr-run/gdr-run.in" "$tmp/gdr-run-odd"
+		rm -f "$tmp/ran"
+		(unset GDR_PRELOAD_LIB && "$tmp/gdr-run-odd" true) > "$tmp/out" 2> "$tmp/err"
+		st=$?
+		if [ $st = 127 ] && [ ! -e "$tmp/ran" ] && grep -qF "$odd is missing" "$tmp/err"; then
+			ok "gdr-run installed under a prefix with quotes, \$( ), & and |: taken as the path it is"
+		else
+			bad "gdr-run installed under a prefix with shell characters"
+		fi
+	fi
+	# A relative GDR_PRELOAD_LIB is the file here, not one ld.so would
+	# look for in its own search path.
+	(cd "$b/lib" && GPUDIRECT_DEBUG=1 STANDIN_LOG="$tmp/log" LD_LIBRARY_PATH="$dir:$b/lib" \
+		GDR_PRELOAD_LIB=libgpudirect-preload.so "$run_sh" "$prog" host 0) > "$tmp/out" 2> "$tmp/err"
+	st=$?
+	if [ $st = 0 ] && has out "registered" && has err "$loaded"; then
+		ok "gdr-run with a relative GDR_PRELOAD_LIB: the file in this directory is loaded"
+	else
+		bad "gdr-run with a relative GDR_PRELOAD_LIB"
+	fi
 else
 	run "$prog" cuda 0
 	st=$?

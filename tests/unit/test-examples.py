@@ -112,5 +112,156 @@ for prog in progs:
               % (os.path.basename(prog[0]), spec),
               st == 1 and "unknown memory '%s'" % spec in out, out)
 
+
+# --- paths: a program never deletes or replaces what it did not make ------
+def owner(path, *extra):
+    """gdr-share owner on host memory: it claims PATH, then gdr_export
+    refuses host memory, and it ends (exit 1) on any machine."""
+    return run(share, "owner", path, "--mem", "host", "-s", "4096", *extra)
+
+
+with tempfile.TemporaryDirectory() as d:
+    # A regular file, a directory, a link (to nothing and to a file), a
+    # FIFO: refused, each left exactly as it was.
+    f = os.path.join(d, "file")
+    with open(f, "w") as fh:
+        fh.write("keep me\n")
+    st, out = owner(f)
+    check("gdr-share owner on an existing regular file: refused, exit 1, "
+          "the file kept", st == 1 and "exists and is a regular file" in out
+          and open(f).read() == "keep me\n", out)
+    sub = os.path.join(d, "dir")
+    os.mkdir(sub)
+    st, out = owner(sub)
+    check("gdr-share owner on a directory: refused, kept",
+          st == 1 and "is a directory" in out and os.path.isdir(sub), out)
+    for target in (os.path.join(d, "nowhere"), f):
+        ln = os.path.join(d, "link")
+        os.symlink(target, ln)
+        st, out = owner(ln)
+        check("gdr-share owner on a link to %s: refused, the link and "
+              "its target kept" % os.path.basename(target),
+              st == 1 and "is a symbolic link" in out and os.path.islink(ln)
+              and os.readlink(ln) == target
+              and open(f).read() == "keep me\n", out)
+        os.unlink(ln)
+    fifo = os.path.join(d, "fifo")
+    os.mkfifo(fifo)
+    st, out = owner(fifo)
+    check("gdr-share owner on a FIFO: refused, kept",
+          st == 1 and "is a FIFO" in out and
+          os.path.exists(fifo), out)
+
+    # A live socket: another owner's (seqpacket) or another program's
+    # (stream): refused, and it still answers afterwards.
+    for kind, name in ((socket.SOCK_SEQPACKET, "seqpacket"),
+                       (socket.SOCK_STREAM, "stream")):
+        path = os.path.join(d, name + ".sock")
+        ls = socket.socket(socket.AF_UNIX, kind)
+        ls.bind(path)
+        ls.listen(4)
+        st, out = owner(path)
+        c = socket.socket(socket.AF_UNIX, kind)
+        try:
+            c.connect(path)
+            alive = True
+        except OSError:
+            alive = False
+        c.close()
+        check("gdr-share owner on a live %s socket: refused, exit 1, the "
+              "listener untouched" % name,
+              st == 1 and "another process listens" in out and alive, out)
+        ls.close()
+
+    # A stale socket (its owner gone): replaced; the one made here is
+    # removed when the owner ends.
+    path = os.path.join(d, "stale.sock")
+    ls = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    ls.bind(path)
+    ls.close()
+    ino = os.lstat(path).st_ino
+    st, out = owner(path)
+    check("gdr-share owner on a stale socket: taken (no word of the path), "
+          "then refused by gdr_export (host memory), its own socket removed",
+          st == 1 and "gdr-share owner:" in out and path not in out and
+          not os.path.exists(path), out)
+
+    # A new path: made, and removed at the end.
+    path = os.path.join(d, "new.sock")
+    st, out = owner(path)
+    check("gdr-share owner on a new path: the socket it made is removed at "
+          "its end", st == 1 and not os.path.exists(path), out)
+
+    # A path sun_path cannot hold: said as that, not as a stray errno.
+    long_path = os.path.join(d, "x" * 120)
+    for args, who in ((["owner", long_path, "--mem", "host"], "owner"),
+                      (["import", long_path], "import")):
+        st, out = run(share, *args)
+        check("gdr-share %s on a %d-byte path: 'takes 1 to 107 bytes', no "
+              "stray errno" % (who, len(long_path)),
+              st == 1 and "takes 1 to 107 bytes, this one has %d"
+              % len(long_path) in out and "No such file" not in out
+              and not os.path.exists(long_path), out)
+    path = os.path.join(d, "none.sock")
+    st, out = run(share, "import", path)
+    check("gdr-share import of a missing socket: its name, the errno and "
+          "the remedy", st == 1 and path in out and "No such file" in out
+          and "start the owner first" in out, out)
+    path = os.path.join(d, "stale2.sock")
+    ls = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    ls.bind(path)
+    ls.close()
+    st, out = run(share, "import", path)
+    check("gdr-share import of a stale socket: connection refused, said, "
+          "the socket left there",
+          st == 1 and "Connection refused" in out and
+          "nobody listens there" in out and os.path.exists(path), out)
+    if os.path.exists(wbw):
+        st, out = run(wbw, "--mem=import:" + long_path, "-s", "4096")
+        check("gdr-write-bw --mem=import: on a %d-byte path: 'takes 1 to "
+              "107 bytes'" % len(long_path),
+              st == 1 and "takes 1 to 107 bytes" in out, out)
+
+# --- numbers: the one strict parser, both edges -------------------------
+if os.path.exists(wbw):
+    # --use_cuda=N: read whole (a zero-padded ordinal is the same GPU, a
+    # word past 26 characters is not cut into one), refused otherwise.
+    for val, want in (("0" * 40 + "1", "cuda:1:"), ("7", "cuda:7:"),
+                      ("65535", "cuda:65535:"), ("0", "cuda:0:")):
+        st, out = run(wbw, "--use_cuda=" + val)
+        check("gdr-write-bw --use_cuda=%s: GPU %s, read whole"
+              % (val if len(val) < 10 else "0...1", want[5:-1]),
+              st == 1 and want in out and "ordinal" not in out, out)
+    for val in ("0" * 30 + "x", "1abc", "65536", "-1", "", " 1", "0x1",
+                "1" * 40):
+        st, out = run(wbw, "--use_cuda=" + val)
+        check("gdr-write-bw --use_cuda=%r: refused, exit 2" % val[:12],
+              st == 2 and "--use_cuda takes a GPU ordinal" in out, out)
+    for val in ("0", "65536", "http", "1x", "-5"):
+        st, out = run(wbw, "-p", val)
+        check("gdr-write-bw -p %s: refused, exit 2" % val,
+              st == 2 and "-p takes a port" in out, out)
+    # The valid edges are taken: the run goes on to the device (none here:
+    # exit 1) or to the size check.
+    for args in (["-p", "1"], ["-p", "65535"], ["-s", "1"],
+                 ["-s", str(1 << 30)], ["-n", str(2**32 - 1)],
+                 ["-t", "1"]):
+        st, out = run(wbw, *args)
+        check("gdr-write-bw %s: accepted" % " ".join(args),
+              st != 2 and "not a count" not in out and "takes a port" not in
+              out and "-s must be" not in out, out)
+    for args in (["-s", str((1 << 30) + 1)], ["-n", str(2**32)],
+                 ["-t", "0"]):
+        st, out = run(wbw, *args)
+        check("gdr-write-bw %s: refused, exit 2" % " ".join(args),
+              st == 2, out)
+one = os.path.join(build, "examples", "gdr-register-one")
+for val in ("1M", "0x1000", "-1", "0", ""):
+    st, out = run(one, "-s", val)
+    check("gdr-register-one -s %r: refused, exit 2" % val,
+          st == 2 and "-s takes a byte count" in out, out)
+st, out = run(one, "-s", "4096")
+check("gdr-register-one -s 4096: accepted", st != 2, out)
+
 print("examples: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

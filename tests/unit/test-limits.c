@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -232,6 +233,48 @@ static void host_network_case(void)
 		       "host network (want %s): status %d",
 		       want ? "EXDEV" : "0",
 		       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+/*
+ * A host root whose proc is a plain tree with proc/1/ns/net a link to
+ * /proc/self/ns/net: the link is a file of DIR like any other, not the
+ * kernel's namespace link, and is never followed from the real root (it
+ * would make this namespace pass for the host's): EXDEV. Likewise a
+ * relative link to ../../self/ns/net, and a plain file.
+ */
+static void host_network_fake_case(void)
+{
+	const char *targets[] = { "/proc/self/ns/net", "../../self/ns/net",
+				  NULL };
+	char dir[] = "/tmp/gdr-fakenet-XXXXXX", p[128], buf[256];
+	struct stat st;
+	unsigned int i;
+
+	if (!mkdtemp(dir)) {
+		CHECK(0);
+		return;
+	}
+	for (i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p),
+			 "mkdir -p '%s/proc/1/ns' '%s/proc/self/ns'", dir, dir);
+		CHECK_INT(system(p), 0);
+		snprintf(p, sizeof(p), "%s/proc/1/ns/net", dir);
+		unlink(p);
+		if (targets[i])
+			CHECK_INT(symlink(targets[i], p), 0);
+		else
+			CHECK_INT(close(open(p, O_CREAT | O_WRONLY, 0600)), 0);
+		CHECK_INT(gdr_open_root_set(dir), 0);
+		CHECK_INT(gdr_root_ns_stat("1/ns/net", &st), EXDEV);
+		CHECK_INT(gdr_if_addrs("lo", buf, sizeof(buf)), EXDEV);
+		CHECK_INT(gdr_open_root_set(NULL), 0);
+	}
+	/* Without a root the live addresses are read. */
+	CHECK_INT(gdr_root_ns_stat("1/ns/net", &st), ENOENT);
+	CHECK_INT(gdr_if_addrs("lo", buf, sizeof(buf)), 0);
+	CHECK_HAS(buf, "127.0.0.1");
+	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
+	CHECK_INT(system(p), 0);
 }
 
 /*
@@ -521,6 +564,7 @@ int main(void)
 		}
 		CHECK_INT(gdr_open_root_set(NULL), 0);
 		host_network_case();
+		host_network_fake_case();
 	}
 	{
 		char addrs[4096], want[sizeof(addrs)], got[sizeof(addrs)];

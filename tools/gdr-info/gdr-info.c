@@ -23,6 +23,7 @@
 #include <gpudirect.h>
 #include <gpudirect-private.h>
 
+#include "count.h"
 #include "devmem.h"
 #include "loopback.h"
 #include "nfd.h"
@@ -239,7 +240,7 @@ int main(int argc, char **argv)
 	const char *want = NULL, *capture = NULL, *root = NULL, *from = NULL;
 	const char *host_root = NULL, *nfd = NULL;
 	long expiry = 3600;
-	char *end;
+	unsigned long long v;
 	enum gdr_report_format fmt = GDR_REPORT_TEXT;
 	struct ibv_context **ctxs = NULL, **all = NULL;
 	struct ibv_device **list = NULL;
@@ -259,14 +260,12 @@ int main(int argc, char **argv)
 		case 'H': host_root = optarg; break;
 		case 'N': nfd = optarg; break;
 		case 'E':
-			errno = 0;
-			expiry = strtol(optarg, &end, 10);
-			if (errno || *end || expiry < 60 ||
-			    expiry > 366L * 24 * 3600) {
+			if (number_parse(optarg, 60, 366ULL * 24 * 3600, &v)) {
 				warn("gdr-info: --nfd-expiry takes seconds, "
 				     "60 to 31622400\n");
 				return 2;
 			}
+			expiry = (long)v;
 			break;
 		default:
 			warn("usage: %s [--json] [-d DEVICE] [--self-test] "

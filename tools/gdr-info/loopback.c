@@ -51,6 +51,7 @@ static int connect_qp(struct ibv_qp *qp, uint32_t dest,
 		      int gid_index)
 {
 	struct ibv_qp_attr m;
+	int e;
 
 	memset(&m, 0, sizeof(m));
 	m.qp_state = IBV_QPS_RTR;
@@ -67,12 +68,14 @@ static int connect_qp(struct ibv_qp *qp, uint32_t dest,
 		m.ah_attr.grh.sgid_index = (uint8_t)gid_index;
 		m.ah_attr.grh.hop_limit = 64;
 	}
-	if (ibv_modify_qp(qp, &m,
+	/* ibv_modify_qp returns its errno (it need not set errno). */
+	e = ibv_modify_qp(qp, &m,
 			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 				  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 				  IBV_QP_MAX_DEST_RD_ATOMIC |
-				  IBV_QP_MIN_RNR_TIMER))
-		return -1;
+				  IBV_QP_MIN_RNR_TIMER);
+	if (e)
+		return e;
 	memset(&m, 0, sizeof(m));
 	m.qp_state = IBV_QPS_RTS;
 	m.timeout = 14;
@@ -97,11 +100,13 @@ int loopback_write(struct ibv_pd *pd, struct ibv_mr *src, struct ibv_mr *dst,
 	union ibv_gid gid;
 	struct ibv_wc wc;
 	long spins = 0;
-	int gi = 0, got = 0, ret = -1;
+	int gi = 0, got = 0, ret = -1, e;
 
 	memset(&gid, 0, sizeof(gid));
-	if (ibv_query_port(ctx, 1, &port)) {
-		snprintf(err, n, "ibv_query_port: %s", strerror(errno));
+	/* The verbs below return their errno rather than set errno. */
+	e = ibv_query_port(ctx, 1, &port);
+	if (e) {
+		snprintf(err, n, "ibv_query_port: %s", strerror(e));
 		return -1;
 	}
 	if (port.state != IBV_PORT_ACTIVE) {
@@ -124,10 +129,11 @@ int loopback_write(struct ibv_pd *pd, struct ibv_mr *src, struct ibv_mr *dst,
 			 strerror(errno));
 		goto out;
 	}
-	if (connect_qp(qa, qb->qp_num, &port, &gid, gi) ||
-	    connect_qp(qb, qa->qp_num, &port, &gid, gi)) {
-		snprintf(err, n, "connecting the QPs failed: %s",
-			 strerror(errno));
+	e = connect_qp(qa, qb->qp_num, &port, &gid, gi);
+	if (!e)
+		e = connect_qp(qb, qa->qp_num, &port, &gid, gi);
+	if (e) {
+		snprintf(err, n, "connecting the QPs failed: %s", strerror(e));
 		goto out;
 	}
 	sge.addr = (uintptr_t)src->addr;
@@ -140,8 +146,9 @@ int loopback_write(struct ibv_pd *pd, struct ibv_mr *src, struct ibv_mr *dst,
 	wr.send_flags = IBV_SEND_SIGNALED;
 	wr.wr.rdma.remote_addr = (uintptr_t)dst->addr;
 	wr.wr.rdma.rkey = dst->rkey;
-	if (ibv_post_send(qa, &wr, &bad)) {
-		snprintf(err, n, "ibv_post_send: %s", strerror(errno));
+	e = ibv_post_send(qa, &wr, &bad);
+	if (e) {
+		snprintf(err, n, "ibv_post_send: %s", strerror(e));
 		goto out;
 	}
 	while (got == 0 && spins++ < 100000000)

@@ -163,10 +163,12 @@ static int live_lookup(void *ctx, const char *name, enum gdr_walk_kind *kind,
 	ssize_t r;
 
 	snprintf(full, sizeof(full), "%s/%s", live_root, name);
-	if (lstat(full, &st))
+	/* As the library reads it: inside --host-root, whatever a name on
+	 * the way has become since it was looked at. */
+	if (gdr_private_lstat(full, &st))
 		return -1;
 	if (S_ISLNK(st.st_mode)) {
-		r = readlink(full, target, n - 1);
+		r = gdr_private_readlink(full, target, n - 1);
 		if (r < 0)
 			return -1;
 		target[r] = '\0';
