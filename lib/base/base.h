@@ -27,7 +27,7 @@
 #include "cuda-abi.h"
 #include "gpudirect.h"
 
-#define GDR_EXPORT __attribute__((visibility("default")))
+#define GDR_PUBLIC __attribute__((visibility("default")))
 
 /*
  * Bind @impl to the exported @name at version @node (both strings, as the
@@ -49,7 +49,7 @@
  * a socket): the seam's open refuses it, never blocks on it. Past every
  * real errno; named by gdr_errno_name(). */
 #define GDR_ENOTREG 4097
-/* An fd that is not a dma-buf (the dma-buf checks of lib/os/share.c). */
+/* An fd that is not a dma-buf (the dma-buf checks of lib/os/handover.c). */
 #define GDR_ENOTDMABUF 4098
 
 #define GDR_MSG_LEN 1024

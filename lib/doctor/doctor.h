@@ -53,6 +53,9 @@ void gdr_cufile_look(struct gdr_cufile_view *v,
 
 /* The report's items, in order, per scope; NULL-terminated (facts.c). */
 extern const struct gdr_check *const gdr_node_checks[];
+/* GPUDirect Storage's (facts-gds.c), in the node's list. */
+extern const struct gdr_check gdr_check_gds, gdr_check_gds_compat,
+	gdr_check_gds_addrs;
 extern const struct gdr_check *const gdr_gpu_checks[];
 extern const struct gdr_check *const gdr_nic_checks[];
 extern const struct gdr_check *const gdr_pair_checks[];

@@ -164,7 +164,7 @@ void gdr_report_print_text(const struct gdr_report *r, FILE *out)
 			  : "NOT usable on this node (see the items above)");
 }
 
-GDR_EXPORT int gdr_report_print(const struct gdr_report *r, FILE *out,
+GDR_PUBLIC int gdr_report_print(const struct gdr_report *r, FILE *out,
 				enum gdr_report_format format)
 {
 	gdr_clear_error();

@@ -426,7 +426,7 @@ struct gdr_report *gdr_report_ranked(struct ibv_context *const *ctxs,
 	return r;
 }
 
-GDR_EXPORT struct gdr_report *gdr_report_create(struct ibv_context *const *ctxs,
+GDR_PUBLIC struct gdr_report *gdr_report_create(struct ibv_context *const *ctxs,
 						unsigned int num_ctxs,
 						uint32_t flags)
 {
@@ -434,7 +434,7 @@ GDR_EXPORT struct gdr_report *gdr_report_create(struct ibv_context *const *ctxs,
 	return gdr_report_ranked(ctxs, num_ctxs, ctxs, num_ctxs, flags);
 }
 
-GDR_EXPORT void gdr_report_destroy(struct gdr_report *r)
+GDR_PUBLIC void gdr_report_destroy(struct gdr_report *r)
 {
 	unsigned int i;
 
@@ -451,7 +451,7 @@ GDR_EXPORT void gdr_report_destroy(struct gdr_report *r)
 	free(r);
 }
 
-GDR_EXPORT unsigned int gdr_report_num_items(const struct gdr_report *r)
+GDR_PUBLIC unsigned int gdr_report_num_items(const struct gdr_report *r)
 {
 	gdr_clear_error();
 	return r ? r->num : 0;
@@ -461,13 +461,13 @@ GDR_EXPORT unsigned int gdr_report_num_items(const struct gdr_report *r)
  * gdr_report_item@@GPUDIRECT_0.2 copies into a caller-sized item; the
  * 0.1 symbol had no size, and its struct is the one this release has.
  */
-GDR_EXPORT int gdr_report_item_0_2(const struct gdr_report *r,
+GDR_PUBLIC int gdr_report_item_0_2(const struct gdr_report *r,
 				   unsigned int index,
 				   struct gdr_report_item *item,
 				   size_t item_size);
 GDR_SYMVER_DEFAULT(gdr_report_item_0_2, "gdr_report_item", "GPUDIRECT_0.2");
 
-GDR_EXPORT int gdr_report_item_0_2(const struct gdr_report *r,
+GDR_PUBLIC int gdr_report_item_0_2(const struct gdr_report *r,
 				   unsigned int index,
 				   struct gdr_report_item *item,
 				   size_t item_size)
@@ -492,19 +492,19 @@ GDR_EXPORT int gdr_report_item_0_2(const struct gdr_report *r,
 	return 0;
 }
 
-GDR_EXPORT int gdr_report_item_0_1(const struct gdr_report *r,
+GDR_PUBLIC int gdr_report_item_0_1(const struct gdr_report *r,
 				   unsigned int index,
 				   struct gdr_report_item *item);
 GDR_SYMVER_COMPAT(gdr_report_item_0_1, "gdr_report_item", "GPUDIRECT_0.1");
 
-GDR_EXPORT int gdr_report_item_0_1(const struct gdr_report *r,
+GDR_PUBLIC int gdr_report_item_0_1(const struct gdr_report *r,
 				   unsigned int index,
 				   struct gdr_report_item *item)
 {
 	return gdr_report_item_0_2(r, index, item, sizeof(*item));
 }
 
-GDR_EXPORT int gdr_report_usable(const struct gdr_report *r)
+GDR_PUBLIC int gdr_report_usable(const struct gdr_report *r)
 {
 	gdr_clear_error();
 	return r ? r->usable : 0;

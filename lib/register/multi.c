@@ -197,7 +197,7 @@ int gdr_reg_multi(const char *name, struct ibv_pd *const *pds, unsigned int num,
 	return -1;
 }
 
-GDR_EXPORT int gdr_register_multi(struct ibv_pd *const *pds, unsigned int num,
+GDR_PUBLIC int gdr_register_multi(struct ibv_pd *const *pds, unsigned int num,
 				  void *ptr, size_t len,
 				  const struct gdr_reg_attr *attr,
 				  struct ibv_mr **mrs,
@@ -208,7 +208,7 @@ GDR_EXPORT int gdr_register_multi(struct ibv_pd *const *pds, unsigned int num,
 			     NULL);
 }
 
-GDR_EXPORT int gdr_deregister_multi(struct ibv_mr **mrs, unsigned int num)
+GDR_PUBLIC int gdr_deregister_multi(struct ibv_mr **mrs, unsigned int num)
 {
 	const struct gdr_seam *s = gdr_seam();
 	char words[96];

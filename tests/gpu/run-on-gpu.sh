@@ -69,7 +69,7 @@ if [ ! -f "$asan/build.ninja" ]; then
 		> "$asan.setup.log" 2>&1 || cat "$asan.setup.log"
 fi
 if ninja -C "$asan" lib/libgpudirect-preload.so tests/preload/reg-program \
-	tests/preload/libibverbs.so.1.0.0 tools/gdr-run/gdr-run > "$asan.ninja.log" 2>&1; then
+	tests/fakes/libibverbs/libibverbs.so.1.0.0 tools/gdr-run/gdr-run > "$asan.ninja.log" 2>&1; then
 	# The CUDA driver maps memory where ASan's shadow gap would be, and
 	# keeps allocations of its own until exit.
 	printf 'leak:libcuda.so\n' > "$asan/lsan.supp"

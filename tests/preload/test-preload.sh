@@ -20,6 +20,8 @@
 b=$(cd "${1:?build dir}" && pwd)
 mode=${2:-host}
 dir=$b/tests/preload
+# the stand-in libibverbs.so.1
+fakes=$b/tests/fakes/libibverbs
 prog=$dir/reg-program
 run_sh=$b/tools/gdr-run/gdr-run
 export GDR_PRELOAD_LIB="$b/lib/libgpudirect-preload.so"
@@ -44,11 +46,11 @@ run() {
 	if [ -n "${GDR_VALGRIND:-}" ] && [ "$1" = "$run_sh" ]; then
 		shift
 		# shellcheck disable=SC2086
-		STANDIN_LOG="$tmp/log" LD_LIBRARY_PATH="$dir:$b/lib" LD_PRELOAD="$GDR_PRELOAD_LIB" \
+		STANDIN_LOG="$tmp/log" LD_LIBRARY_PATH="$fakes:$b/lib" LD_PRELOAD="$GDR_PRELOAD_LIB" \
 			$GDR_VALGRIND "$@" > "$tmp/out" 2> "$tmp/err"
 	else
 		# shellcheck disable=SC2086
-		STANDIN_LOG="$tmp/log" LD_LIBRARY_PATH="$dir:$b/lib" ${GDR_VALGRIND:-} "$@" > "$tmp/out" 2> "$tmp/err"
+		STANDIN_LOG="$tmp/log" LD_LIBRARY_PATH="$fakes:$b/lib" ${GDR_VALGRIND:-} "$@" > "$tmp/out" 2> "$tmp/err"
 	fi
 	st=$?
 	# In a sanitizer build, a report fails the run whatever its checks
@@ -226,7 +228,7 @@ if [ "$mode" = host ]; then
 	fi
 	# A relative GDR_PRELOAD_LIB is the file here, not one ld.so would
 	# look for in its own search path.
-	(cd "$b/lib" && GPUDIRECT_DEBUG=1 STANDIN_LOG="$tmp/log" LD_LIBRARY_PATH="$dir:$b/lib" \
+	(cd "$b/lib" && GPUDIRECT_DEBUG=1 STANDIN_LOG="$tmp/log" LD_LIBRARY_PATH="$fakes:$b/lib" \
 		GDR_PRELOAD_LIB=libgpudirect-preload.so "$run_sh" "$prog" host 0) > "$tmp/out" 2> "$tmp/err"
 	st=$?
 	if [ $st = 0 ] && has out "registered" && has err "$loaded"; then

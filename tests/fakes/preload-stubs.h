@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What test-preload-internals.c puts in place of the preload's neighbours:
+ * the library's private calls (gdr_private_reg_device answers lib_err, or
+ * an MR of lib_mrs) and libibverbs' definitions (the real_* table's
+ * entries, counting their calls). Included once, after preload.c.
+ */
+#ifndef GDR_FAKES_PRELOAD_STUBS_H
+#define GDR_FAKES_PRELOAD_STUBS_H
+
+static int lib_err; /* what gdr_private_reg_device answers */
+static unsigned int lib_calls;
+static struct ibv_mr lib_mrs[4200];
+static unsigned int lib_next;
+static uint64_t lib_iova;
+static int lib_access;
+
+int gdr_private_reg_device(struct ibv_pd *pd, void *addr, size_t len,
+			   uint64_t iova, int access, struct ibv_mr **mr,
+			   char *why, size_t n)
+{
+	(void)pd;
+	lib_calls++;
+	lib_iova = iova;
+	lib_access = access;
+	*mr = NULL;
+	if (lib_err) {
+		snprintf(why, n, "cannot register [%p, +%zu): a test's reason",
+			 addr, len);
+		return lib_err;
+	}
+	*mr = &lib_mrs[lib_next++ % 4200];
+	(*mr)->addr = addr;
+	(*mr)->length = len;
+	return 0;
+}
+
+void gdr_private_preload_env(int *o, int *d)
+{
+	*o = 0;
+	*d = 0;
+}
+
+static int real_calls, real_err;
+static struct mr_init_attr *real_attr;
+
+static int stub_rereg(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
+		      void *addr, size_t len, int access)
+{
+	(void)mr, (void)flags, (void)pd, (void)addr, (void)len, (void)access;
+	real_calls++;
+	return real_err;
+}
+
+static int stub_dereg(struct ibv_mr *mr)
+{
+	(void)mr;
+	real_calls++;
+	return real_err;
+}
+
+static struct ibv_mr stub_mr;
+static uint64_t iova2_iova;
+
+static struct ibv_mr *stub_iova2(struct ibv_pd *pd, void *addr, size_t len,
+				 uint64_t iova, unsigned int access)
+{
+	(void)pd, (void)addr, (void)len, (void)access;
+	real_calls++;
+	iova2_iova = iova;
+	return &stub_mr;
+}
+
+static struct ibv_mr *stub_reg_mr_ex(struct ibv_pd *pd,
+				     struct mr_init_attr *attr)
+{
+	(void)pd;
+	real_calls++;
+	real_attr = attr;
+	errno = EFAULT;
+	return real_err ? NULL : &stub_mr;
+}
+
+#endif
