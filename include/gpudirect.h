@@ -855,6 +855,17 @@ enum gdr_verdict {
 	GDR_VERDICT_INFO = 4,	 /* a fact, no verdict */
 };
 
+/*
+ * What a report item describes (since 0.4.1). The section's name alone
+ * does not say it: an RDMA device may be named "node" or "gpu0".
+ */
+enum gdr_report_scope {
+	GDR_REPORT_SCOPE_UNKNOWN = 0, /* a library before 0.4.1 (see below) */
+	GDR_REPORT_SCOPE_NODE = 1,
+	GDR_REPORT_SCOPE_GPU = 2,	  /* section "gpuN": CUDA device N */
+	GDR_REPORT_SCOPE_RDMA_DEVICE = 3, /* section: the device's name */
+};
+
 /**
  * struct gdr_report_item - one observed prerequisite.
  * @section: "node", "gpu0", "gpu1", ..., or the RDMA device's name.
@@ -862,6 +873,9 @@ enum gdr_verdict {
  * @value:   what was observed.
  * @verdict: GDR_VERDICT_*.
  * @remedy:  what to change, or "" when nothing needs changing.
+ * @scope:   GDR_REPORT_SCOPE_* (since 0.4.1): what @section names. A
+ *           library before 0.4.1 does not write it: zero the item before
+ *           the call and read GDR_REPORT_SCOPE_UNKNOWN there.
  */
 struct gdr_report_item {
 	const char *section;
@@ -869,7 +883,13 @@ struct gdr_report_item {
 	const char *value;
 	enum gdr_verdict verdict;
 	const char *remedy;
+	enum gdr_report_scope scope;
 };
+
+/* The size of the first release of struct gdr_report_item (0.1): the
+ * smallest item_size gdr_report_item() takes. */
+#define GDR_REPORT_ITEM_MIN_SIZE                                               \
+	(offsetof(struct gdr_report_item, remedy) + sizeof(const char *))
 
 /**
  * gdr_report_create - probe the node, every CUDA device and the RDMA
@@ -891,10 +911,10 @@ unsigned int gdr_report_num_items(const struct gdr_report *report);
 /**
  * gdr_report_item - copy item @index into @item, which has @item_size
  * bytes (sizeof(struct gdr_report_item) as the caller was compiled); a
- * newer library never writes past it. The strings belong to the report.
- * Returns 0, or -1 with errno EINVAL when @report or @item is NULL,
- * @index is out of range or @item_size is smaller than this header's
- * first release of the struct.
+ * newer library never writes past it, and fills the fields that fit. The
+ * strings belong to the report. Returns 0, or -1 with errno EINVAL when
+ * @report or @item is NULL, @index is out of range or @item_size is
+ * smaller than GDR_REPORT_ITEM_MIN_SIZE.
  */
 int gdr_report_item(const struct gdr_report *report, unsigned int index,
 		    struct gdr_report_item *item, size_t item_size);

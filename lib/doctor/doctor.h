@@ -14,6 +14,7 @@
 struct gdr_report_entry {
 	char *section, *key, *value, *remedy;
 	enum gdr_verdict verdict;
+	enum gdr_report_scope scope;
 };
 
 struct gdr_report {
@@ -30,6 +31,8 @@ struct gdr_report *gdr_report_ranked(struct ibv_context *const *ctxs,
 				     struct ibv_context *const *ranked,
 				     unsigned int num_ranked, uint32_t flags);
 void gdr_report_print_text(const struct gdr_report *r, FILE *out);
+/* "node", "gpu", "rdma_device" (the JSON's scope). */
+const char *gdr_report_scope_name(enum gdr_report_scope scope);
 void gdr_report_print_json(const struct gdr_report *r, FILE *out);
 const char *gdr_verdict_str(enum gdr_verdict v);
 

@@ -98,6 +98,38 @@ static int addr_bytes(const char *text, unsigned char *out)
 	return 0;
 }
 
+/* What an entry that is not an address is, for the report: cuFile takes
+ * addresses only. */
+static const char *not_addr_kind(const char *text)
+{
+	unsigned char b[16];
+	char head[48];
+	const char *slash = strchr(text, '/');
+	size_t i, n = strlen(text);
+	bool letter = false;
+
+	if (slash && (size_t)(slash - text) < sizeof(head) && slash[1] &&
+	    strspn(slash + 1, "0123456789") == strlen(slash + 1)) {
+		memcpy(head, text, (size_t)(slash - text));
+		head[slash - text] = '\0';
+		if (addr_bytes(head, b))
+			return "a CIDR block, not an IP address";
+	}
+	for (i = 0; i < n; i++) {
+		char c = text[i];
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+			letter = true;
+		else if (!(c >= '0' && c <= '9') && c != '-' && c != '.')
+			return "not an IP address";
+	}
+	/* Letters, digits, '-' and '.' only: RFC 1123's host names (and
+	 * netdev names such as eth0, which read the same). */
+	return letter && text[0] != '-' && text[0] != '.'
+		       ? "a host name, not an IP address"
+		       : "not an IP address";
+}
+
 /* Whether @want is one of the space-separated addresses of @list. */
 static bool same_addr_in(const char *want, const char *list)
 {
@@ -258,10 +290,12 @@ static void eval_gds_addrs(const struct gdr_subject *s, struct gdr_eval *e)
 
 		gdr_append(e->value, sizeof(e->value), "%s%s (%s)",
 			   k ? ", " : "", v->c.addrs[k],
-			   !addr	    ? "not an IP address"
+			   !addr	    ? not_addr_kind(v->c.addrs[k])
 			   : v->owner[k][0] ? v->owner[k]
 			   : v->addrs_known ? "on no RDMA device here"
 					    : "unknown");
+		/* Only an address can be on no device here: what is not one
+		 * is wrong whatever the node, never stale. */
 		stale += addr && !v->owner[k][0];
 		not_addr += !addr;
 	}
@@ -274,8 +308,10 @@ static void eval_gds_addrs(const struct gdr_subject *s, struct gdr_eval *e)
 	if (not_addr) {
 		e->verdict = GDR_VERDICT_WRONG;
 		e->remedy = "cuFile's rdma_dev_addr_list holds entries that "
-			    "are not IP addresses: list the IP addresses of "
-			    "the RDMA devices' netdevs (ip -br addr)";
+			    "are not IP addresses (cuFile takes neither host "
+			    "names nor CIDR blocks nor device names): list "
+			    "the IP addresses of the RDMA devices' netdevs "
+			    "(ip -br addr)";
 	} else if (!v->addrs_known) {
 		e->verdict = GDR_VERDICT_UNKNOWN;
 		e->remedy = v->addrs_err == EXDEV

@@ -103,6 +103,26 @@ static void text_str(FILE *out, const char *str, int width)
 		fputc(' ', out);
 }
 
+const char *gdr_report_scope_name(enum gdr_report_scope scope)
+{
+	switch (scope) {
+	case GDR_REPORT_SCOPE_NODE: return "node";
+	case GDR_REPORT_SCOPE_GPU: return "gpu";
+	case GDR_REPORT_SCOPE_RDMA_DEVICE: return "rdma_device";
+	case GDR_REPORT_SCOPE_UNKNOWN: /* fall through */
+	default: return "unknown";
+	}
+}
+
+/* An RDMA device's name that reads as another scope's section ("node",
+ * "gpu0"): its header says what it is. */
+static bool looks_reserved(const char *section)
+{
+	return !strcmp(section, "node") ||
+	       (!strncmp(section, "gpu", 3) && section[3] &&
+		strspn(section + 3, "0123456789") == strlen(section + 3));
+}
+
 void gdr_report_print_json(const struct gdr_report *r, FILE *out)
 {
 	unsigned int i;
@@ -127,13 +147,15 @@ void gdr_report_print_json(const struct gdr_report *r, FILE *out)
 		fprintf(out, ", \"verdict\": \"%s\", \"remedy\": ",
 			gdr_verdict_str(it->verdict));
 		json_str(out, it->remedy);
-		fputc('}', out);
+		fprintf(out, ", \"scope\": \"%s\"}",
+			gdr_report_scope_name(it->scope));
 	}
 	fputs("\n  ]\n}\n", out);
 }
 
 void gdr_report_print_text(const struct gdr_report *r, FILE *out)
 {
+	enum gdr_report_scope scope = GDR_REPORT_SCOPE_UNKNOWN;
 	const char *section = "";
 	unsigned int i;
 
@@ -142,10 +164,14 @@ void gdr_report_print_text(const struct gdr_report *r, FILE *out)
 	for (i = 0; i < r->num; i++) {
 		const struct gdr_report_entry *it = &r->items[i];
 
-		if (strcmp(section, it->section)) {
+		if (strcmp(section, it->section) || scope != it->scope) {
 			section = it->section;
+			scope = it->scope;
 			fputs("\n[", out);
 			text_str(out, section, 0);
+			if (scope == GDR_REPORT_SCOPE_RDMA_DEVICE &&
+			    looks_reserved(section))
+				fputs(" (RDMA device)", out);
 			fputs("]\n", out);
 		}
 		fputs("  ", out);

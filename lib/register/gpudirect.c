@@ -297,6 +297,20 @@ static int sync_memops(const struct gdr_req *req, char *why, size_t n)
 }
 
 /* Join the reasons of the paths that could have taken this memory. */
+/* Whether @mask leaves @b the only path for memory of its kind (a path
+ * forced by gdr_reg_attr.path_mask or by GPUDIRECT_PATH, whose mask keeps
+ * host memory's path beside it). */
+static bool only_path(uint32_t mask, const struct gdr_backend *b)
+{
+	const struct gdr_backend *const *o;
+
+	for (o = gdr_backends; *o; o++)
+		if (*o != b && (*o)->device_memory == b->device_memory &&
+		    (mask & GDR_PATH_BIT((*o)->path)))
+			return false;
+	return (mask & GDR_PATH_BIT(b->path)) != 0;
+}
+
 static void explain(const struct gdr_reg_info *rec, const struct reasons *full,
 		    bool device, uint32_t mask, char *buf, size_t n)
 {
@@ -307,11 +321,14 @@ static void explain(const struct gdr_reg_info *rec, const struct reasons *full,
 	for (i = 0; i < rec->num_attempts && b[i]; i++) {
 		const struct gdr_path_attempt *a = &rec->attempts[i];
 
-		/* A path for the other kind of memory, or one that does not
-		 * concern this NIC at all (the record keeps its reason),
-		 * says nothing, unless the caller forced it. */
-		if ((b[i]->device_memory != device || full->moot[i]) &&
+		/* A path for the other kind of memory says nothing unless
+		 * the caller asked for it alone; one that does not concern
+		 * this NIC at all (the record keeps its reason) says nothing
+		 * unless it was the only path left for this memory. */
+		if (b[i]->device_memory != device &&
 		    mask != GDR_PATH_BIT(b[i]->path))
+			continue;
+		if (full->moot[i] && !only_path(mask, b[i]))
 			continue;
 		gdr_append(buf, n, "%s%s %s: %s", first ? "" : "; ",
 			   gdr_path_name(a->path), result_str(a->result),

@@ -798,6 +798,18 @@ LAYOUTS += [
      gds_node("false", ["10.1.0.7", "mlx5_0"]),
      0, {("node", "gds_rdma_addrs"): ("wrong", "10.1.0.7 (mlx5_0), mlx5_0 (not an IP "
                                       "address)")}),
+    # Host names and CIDR blocks: not addresses (cuFile takes none of
+    # them), so wrong in their own words, never counted stale; a netdev
+    # name with ':' or '%' and a CIDR of no address are just "not an IP
+    # address".
+    ("gds-cufile-host-names-and-cidr",
+     gds_node("false", ["10.1.0.7", "nfs-1.example.com", "10.1.0.0/24",
+                        "fe80::a/64", "10.1.0.0/x", "eth0:1", "-bad"]),
+     0, {("node", "gds_rdma_addrs"): (
+         "wrong", "10.1.0.7 (mlx5_0), nfs-1.example.com (a host name, not an IP "
+         "address), 10.1.0.0/24 (a CIDR block, not an IP address), fe80::a/64 "
+         "(a CIDR block, not an IP address), 10.1.0.0/x (not an IP address), "
+         "eth0:1 (not an IP address), -bad (not an IP address)")}),
     # Two RDMA devices on one netdev (Soft-RoCE over a ConnectX port's
     # netdev): an address is named with one device, the first the report
     # lists, not each in turn overwriting it.
@@ -871,6 +883,19 @@ LAYOUTS += [
           nics=[dict(name="mlx5_" + "n" * 58, chain=NIC_SW, probe=EOPNOTSUPP)],
           peermem=PEERMEM_MODULE),
      1, {("mlx5_" + "n" * 58, "path_gpu0"): ("missing", "none")}),
+]
+
+# RDMA devices named like the report's other sections: their items keep
+# the RDMA device scope, the text heads them "[node (RDMA device)]", and
+# the labels count and name both.
+LAYOUTS += [
+    ("rdma-devices-named-node-gpu0",
+     dict(gpus=[dict(chain=GPU_SW)],
+          nics=[dict(name="gpu0", chain=NIC_RP, probe=EOPNOTSUPP),
+                dict(name="node", chain=NIC_SW)]),
+     0, {("node", "kernel"): "ok", ("node", "path_gpu0"): ("ok", "dmabuf"),
+         ("gpu0", "path_gpu0"): ("missing", "none"),
+         ("gpu0", "dmabuf_supported"): ("ok", "1")}),
 ]
 
 

@@ -87,6 +87,14 @@ WANT = {
         "gpudirect-iommu.translated": "false",
         "gpudirect-rdma.devices": "1", "gpudirect-host-only": "false",
         "gpudirect-gpu0.mlx5_1.path": "dmabuf", "gpudirect-gpu0.mlx5_1.pcie": "SYS"},
+    "rdma-devices-named-node-gpu0": {
+        "gpudirect-rdma.usable": "true", "gpudirect-dmabuf.ready": "true",
+        "gpudirect-data-direct.ready": "false", "gpudirect-peermem.ready": "false",
+        "gpudirect-gds.ready": "false", "gpudirect-gpu.count": "1",
+        "gpudirect-iommu.translated": "false",
+        "gpudirect-rdma.devices": "2", "gpudirect-host-only": "false",
+        "gpudirect-gpu0.node.path": "dmabuf", "gpudirect-gpu0.node.pcie": "PIX",
+        "gpudirect-gpu0.gpu0.path": "none", "gpudirect-gpu0.gpu0.pcie": "PHB"},
     "data-direct-cx8": {
         "gpudirect-rdma.usable": "true", "gpudirect-dmabuf.ready": "true",
         "gpudirect-data-direct.ready": "true", "gpudirect-peermem.ready": "false",

@@ -25,25 +25,13 @@
 
 #include "count.h"
 #include "devmem.h"
+#include "items.h"
 #include "loopback.h"
 #include "nfd.h"
 #include "replace.h"
 #include "snapshot.h"
 
 #define SELFTEST_LEN (1u << 20)
-
-static const char *item(const struct gdr_report *r, const char *section,
-			const char *key)
-{
-	struct gdr_report_item it;
-	unsigned int i;
-
-	for (i = 0; i < gdr_report_num_items(r); i++)
-		if (!gdr_report_item(r, i, &it, sizeof(it)) &&
-		    !strcmp(it.section, section) && !strcmp(it.key, key))
-			return it.value;
-	return NULL;
-}
 
 /* The self-tests run, for the labels. */
 /*
@@ -165,8 +153,7 @@ out:
 static int self_test(const struct gdr_report *r, struct ibv_context **ctxs,
 		     unsigned int n)
 {
-	const char *gpus = item(r, "node", "cuda_devices");
-	int num_gpus = gpus ? atoi(gpus) : 0;
+	int num_gpus = report_gpus(r);
 	unsigned int i, tried = 0, passed = 0;
 	char key[32], mem[32];
 	int g;
@@ -188,7 +175,8 @@ static int self_test(const struct gdr_report *r, struct ibv_context **ctxs,
 			int ok;
 
 			snprintf(key, sizeof(key), "path_gpu%d", g);
-			path = item(r, name, key);
+			path = report_value(r, GDR_REPORT_SCOPE_RDMA_DEVICE,
+					    name, key, NULL);
 			if (!path || !strcmp(path, "none")) {
 				printf("self-test %s x gpu%d: skipped, no path "
 				       "(see the report)\n",
