@@ -183,9 +183,38 @@ static void ucx_misses(ucs_rcache_t *rc, int k)
 	}
 }
 
+/* A miss as a transport meets it: a get that registers a range not seen
+ * before, and its put; the entry stays (the round's end purges, untimed). */
+static void ours_fresh(struct gdr_cache *c, int k)
+{
+	while (k--) {
+		char *p = fresh_base + (fresh_at++ % BIG) * 4096;
+		struct ibv_mr *mr = gdr_cache_get(c, p, 4096);
+
+		if (!mr || gdr_cache_put(c, mr))
+			exit(1);
+	}
+}
+
+static void ucx_fresh(ucs_rcache_t *rc, int k)
+{
+	ucs_rcache_region_t *r;
+
+	while (k--) {
+		char *p = fresh_base + (fresh_at++ % BIG) * 4096;
+
+		if (ucs_rcache_get(rc, p, 4096, PROT_READ | PROT_WRITE, NULL,
+				   &r) != UCS_OK)
+			exit(1);
+		ucs_rcache_region_put(rc, r);
+	}
+}
+
 static const char *only; /* argv[1]: run the cases starting with it */
 
-/* One case: rounds of @k operations each, alternating who goes first. */
+/* One case: rounds of @k operations each, alternating who goes first.
+ * @misses: 0 hits, 1 misses undone by an invalidate, 2 misses whose
+ * entries stay (both caches emptied between rounds, untimed). */
 static void run(const char *name, int misses, int k)
 {
 	struct gdr_cache_attr attr = { .comp_mask = GDR_CACHE_ATTR_FLAGS |
@@ -222,15 +251,31 @@ static void run(const char *name, int misses, int k)
 			size_t keep = stride_at;
 
 			t0 = cpu_ns();
-			if (mine && misses)
+			if (mine && misses == 2)
+				ours_fresh(c, k);
+			else if (mine && misses)
 				ours_misses(c, k);
 			else if (mine)
 				ours_hits(c, k);
+			else if (misses == 2)
+				ucx_fresh(rc, k);
 			else if (misses)
 				ucx_misses(rc, k);
 			else
 				ucx_hits(rc, k);
 			(mine ? ours : theirs)[r] = (cpu_ns() - t0) / k;
+			/* Both start each round as new, untimed. */
+			if (misses == 2 && mine) {
+				if (gdr_cache_destroy(c))
+					exit(1);
+				c = gdr_cache_create(&fake_pd, &attr);
+				if (!c)
+					exit(1);
+			}
+			if (misses == 2 && !mine) {
+				ucs_rcache_destroy(rc);
+				rc = ucx_new();
+			}
 			if (!side)
 				stride_at = keep; /* the same addresses */
 		}
@@ -354,6 +399,7 @@ int main(int argc, char **argv)
 	}
 	run("hit, 100k heap-like ranges", 0, 100000);
 	run("miss (get, put, invalidate)", 1, 50000);
+	run("miss (get registers, put)", 2, 20000);
 	if (!only)
 		memory(BIG);
 	fixture_remove(&fx);
