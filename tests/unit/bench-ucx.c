@@ -156,19 +156,22 @@ static void ucx_hits(ucs_rcache_t *rc, int k)
 static char *fresh_base;
 static size_t fresh_at;
 
-static void ours_misses(struct gdr_cache *c, int k)
+/* Misses on ranges not seen before: each undone by an invalidate (@undo),
+ * or, as a transport meets them, left in the cache (the round's end
+ * empties it, untimed). */
+static void ours_misses(struct gdr_cache *c, int k, int undo)
 {
 	while (k--) {
 		char *p = fresh_base + (fresh_at++ % BIG) * 4096;
 		struct ibv_mr *mr = gdr_cache_get(c, p, 4096);
 
 		if (!mr || gdr_cache_put(c, mr) ||
-		    gdr_cache_invalidate(c, p, 4096))
+		    (undo && gdr_cache_invalidate(c, p, 4096)))
 			exit(1);
 	}
 }
 
-static void ucx_misses(ucs_rcache_t *rc, int k)
+static void ucx_misses(ucs_rcache_t *rc, int k, int undo)
 {
 	ucs_rcache_region_t *r;
 
@@ -178,34 +181,8 @@ static void ucx_misses(ucs_rcache_t *rc, int k)
 		if (ucs_rcache_get(rc, p, 4096, PROT_READ | PROT_WRITE, NULL,
 				   &r) != UCS_OK)
 			exit(1);
-		ucs_rcache_region_invalidate(rc, r, u_done, NULL);
-		ucs_rcache_region_put(rc, r);
-	}
-}
-
-/* A miss as a transport meets it: a get that registers a range not seen
- * before, and its put; the entry stays (the round's end purges, untimed). */
-static void ours_fresh(struct gdr_cache *c, int k)
-{
-	while (k--) {
-		char *p = fresh_base + (fresh_at++ % BIG) * 4096;
-		struct ibv_mr *mr = gdr_cache_get(c, p, 4096);
-
-		if (!mr || gdr_cache_put(c, mr))
-			exit(1);
-	}
-}
-
-static void ucx_fresh(ucs_rcache_t *rc, int k)
-{
-	ucs_rcache_region_t *r;
-
-	while (k--) {
-		char *p = fresh_base + (fresh_at++ % BIG) * 4096;
-
-		if (ucs_rcache_get(rc, p, 4096, PROT_READ | PROT_WRITE, NULL,
-				   &r) != UCS_OK)
-			exit(1);
+		if (undo)
+			ucs_rcache_region_invalidate(rc, r, u_done, NULL);
 		ucs_rcache_region_put(rc, r);
 	}
 }
@@ -251,16 +228,12 @@ static void run(const char *name, int misses, int k)
 			size_t keep = stride_at;
 
 			t0 = cpu_ns();
-			if (mine && misses == 2)
-				ours_fresh(c, k);
-			else if (mine && misses)
-				ours_misses(c, k);
+			if (mine && misses)
+				ours_misses(c, k, misses == 1);
 			else if (mine)
 				ours_hits(c, k);
-			else if (misses == 2)
-				ucx_fresh(rc, k);
 			else if (misses)
-				ucx_misses(rc, k);
+				ucx_misses(rc, k, misses == 1);
 			else
 				ucx_hits(rc, k);
 			(mine ? ours : theirs)[r] = (cpu_ns() - t0) / k;
