@@ -13,8 +13,7 @@
 
 #include "os.h"
 
-/* This process's network namespace is the one the host's init is in. */
-static bool host_network(void)
+bool gdr_host_network(void)
 {
 	struct stat mine, host;
 
@@ -36,7 +35,7 @@ int gdr_if_addrs(const char *dev, char *out, size_t n)
 	 * interface of the host's name here is not the host's), unless it is
 	 * the host's own (hostNetwork: the same namespace as the host's
 	 * init). */
-	if (gdr_open_root()[0] && !host_network())
+	if (gdr_open_root()[0] && !gdr_host_network())
 		return EXDEV;
 	if (getifaddrs(&all))
 		return errno ? errno : EIO;
