@@ -47,6 +47,13 @@ static void add(struct gdr_report *r, const char *section, const char *key,
 	r->num++;
 }
 
+void gdr_report_add(struct gdr_report *r, const char *section, const char *key,
+		    enum gdr_verdict verdict, const char *remedy,
+		    const char *value)
+{
+	add(r, section, key, verdict, remedy, value);
+}
+
 /* Evaluate @checks for @s into section @section; "%d" keys take @ordinal. */
 static void add_checks(struct gdr_report *r, const char *section,
 		       const struct gdr_check *const *checks,

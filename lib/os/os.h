@@ -271,6 +271,23 @@ struct gdr_fds_msg {
 int gdr_fds_recv(int sock, void *buf, size_t len, int *fds, unsigned int max,
 		 struct gdr_fds_msg *m);
 
+/* --- a --storage path (storage-path.c) ----------------------------- */
+/* What a path is, as this process sees it (never under --host-root). */
+struct gdr_path_facts {
+	int fd;	 /* the O_PATH descriptor (the caller closes it) */
+	unsigned int mode; /* st_mode */
+	unsigned long long size;
+	unsigned int dev_major, dev_minor;
+	long long mnt_id; /* -1 unknown (kernels before 3.15) */
+	char real[1024];  /* every link resolved */
+};
+/* Look at @path without opening it: 0 with *@f (and f->fd), or an errno. */
+int gdr_path_look(const char *path, struct gdr_path_facts *f);
+/* Open what gdr_path_look() saw, only if a regular file (with @flags:
+ * O_RDONLY, O_RDWR, O_DIRECT) or a directory: the fd, or -1 with errno
+ * (GDR_ENOTREG for anything else, never opened). */
+int gdr_path_reopen(const struct gdr_path_facts *f, int flags);
+
 /* --- the seam (seam.c) -------------------------------------------------- */
 /*
  * Everything outside the process that the library reads or calls. The

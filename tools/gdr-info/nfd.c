@@ -28,6 +28,7 @@
 
 #include "nfd.h"
 #include "replace.h"
+#include "storage.h"
 
 #define PREFIX "feature.node.kubernetes.io/"
 #define MAX_FILE 65536
@@ -158,7 +159,7 @@ static unsigned int nics(const struct gdr_report *r, const char **names,
 
 	for (i = 0; i < gdr_report_num_items(r); i++) {
 		if (gdr_report_item(r, i, &it, sizeof(it)) ||
-		    !strcmp(it.section, "node") ||
+		    !strcmp(it.section, "node") || storage_section(it.section) ||
 		    (!strncmp(it.section, "gpu", 3) &&
 		     strspn(it.section + 3, "0123456789") ==
 			     strlen(it.section + 3)))
@@ -206,6 +207,11 @@ static int labels(struct out *o, const struct gdr_report *r,
 	v = item(r, "node", "gpudirect_storage", &verdict);
 	err |= add(o, "gpudirect-gds.ready",
 		   yes(v && verdict == GDR_VERDICT_OK), false);
+	/* Where --storage paths were checked: what the worst of them
+	 * proved (direct, compat, fail, unknown). */
+	v = storage_label(r);
+	if (v)
+		err |= add(o, "gpudirect-gds.storage", v, false);
 	/* Translated DMA on any GPU or RDMA device (iommu_mode wrong); said
 	 * only where some device's mode is known. */
 	{
