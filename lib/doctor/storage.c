@@ -584,7 +584,9 @@ static void support_item(struct gdr_report *r, const char *sec,
 		  cf->use_p2pdma == 1;
 	if (bit < 0) {
 		gdr_fmt(v, sizeof(v),
-			"no: cuFile has no direct path to %s", pv->sm.m.fstype);
+			"no: cuFile has no direct path to %s (%s)",
+			pv->sm.detail[0] ? pv->sm.detail : pv->sm.m.fstype,
+			pv->sm.m.fstype);
 		gdr_report_add(r, sec, "cufile_support", GDR_VERDICT_WRONG,
 			       transport_remedy(&pv->sm) ? transport_remedy(&pv->sm)
 							: r_known,
@@ -674,13 +676,13 @@ static void io_items(struct gdr_report *r, const char *sec,
 	const char *pre = st->replayed ? "not measured here (a snapshot); at "
 					 "capture: "
 				       : "";
-	char v[GDR_VALUE_LEN], w[GDR_VALUE_LEN], name[96];
+	char v[GDR_VALUE_LEN], w[GDR_VALUE_LEN], t[GDR_VALUE_LEN], name[96];
 	enum gdr_verdict verdict;
 
 #define ITEM(key, verd, remedy, ...)                                           \
 	do {                                                                   \
-		gdr_fmt(w, sizeof(w), __VA_ARGS__);                            \
-		gdr_fmt(v, sizeof(v), "%s%s", pre, w);                         \
+		gdr_fmt(t, sizeof(t), __VA_ARGS__);                            \
+		gdr_fmt(v, sizeof(v), "%s%s", pre, t);                         \
 		gdr_report_add(r, sec, key,                                    \
 			       st->replayed ? GDR_VERDICT_UNKNOWN : (verd),    \
 			       st->replayed ? "" : (remedy), v);               \
