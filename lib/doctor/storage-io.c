@@ -44,6 +44,7 @@ struct job {
 	bool done;
 	char step[96];
 	unsigned long long started; /* ns, CLOCK_MONOTONIC */
+	int cur;		    /* the path being measured, -1 none */
 	struct gdr_storage st;	    /* what the finished steps found */
 	/* what to do */
 	unsigned long long bytes;
@@ -668,8 +669,15 @@ static void run(struct job *j, struct gdr_storage *w)
 			gdr_fmt(p->io.why, sizeof(p->io.why),
 				"the path is not a directory or a regular "
 				"file");
-		else
+		else {
+			pthread_mutex_lock(&j->lock);
+			j->cur = (int)i;
+			pthread_mutex_unlock(&j->lock);
 			measure(j, w, i, &lib->ops, &f[i]);
+			pthread_mutex_lock(&j->lock);
+			j->cur = -1;
+			pthread_mutex_unlock(&j->lock);
+		}
 	}
 	if (!w->cufile.load_err && !w->cufile.open_err) {
 		step(j, w, "cuFileDriverClose");
@@ -773,6 +781,7 @@ int gdr_storage_check(struct gdr_storage *st, const char *const *paths,
 	j->bytes = bytes ? (bytes + ALIGN - 1) & ~(ALIGN - 1) : GDS_IO_BYTES;
 	j->gpu = gpu;
 	j->refs = 2;
+	j->cur = -1;
 	j->started = now_ns();
 	gdr_fmt(j->step, sizeof(j->step), "starting");
 	pthread_mutex_init(&j->lock, NULL);
@@ -813,8 +822,10 @@ int gdr_storage_check(struct gdr_storage *st, const char *const *paths,
 		for (i = 0; i < (unsigned int)st->num_paths; i++) {
 			struct gdr_storage_io *io = &st->path[i].io;
 
-			if (io->state)
+			/* What a step left half done is not a result. */
+			if (io->state && (int)i != j->cur)
 				continue;
+			io->state = 0;
 			gdr_fmt(io->why, sizeof(io->why),
 				"%s did not return within %llu ms; the doctor "
 				"went on without it",

@@ -240,6 +240,7 @@ int main(int argc, char **argv)
 		{ "nfd", required_argument, NULL, 'N' },
 		{ "nfd-expiry", required_argument, NULL, 'E' },
 		{ "storage", required_argument, NULL, 'S' },
+		{ "storage-timeout", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -248,7 +249,7 @@ int main(int argc, char **argv)
 	const char *storage[GDR_STORAGE_MAX_PATHS];
 	static struct gdr_storage checked;
 	const struct gdr_storage *st = NULL;
-	unsigned int nstorage = 0;
+	unsigned int nstorage = 0, step_s = 0;
 	long expiry = 3600;
 	unsigned long long v;
 	enum gdr_report_format fmt = GDR_REPORT_TEXT;
@@ -277,6 +278,14 @@ int main(int argc, char **argv)
 			}
 			storage[nstorage++] = optarg;
 			break;
+		case 'T':
+			if (number_parse(optarg, 1, 3600, &v)) {
+				warn("gdr-info: --storage-timeout takes seconds, "
+				     "1 to 3600\n");
+				return 2;
+			}
+			step_s = (unsigned int)v;
+			break;
 		case 'E':
 			if (number_parse(optarg, 60, 366ULL * 24 * 3600, &v)) {
 				warn("gdr-info: --nfd-expiry takes seconds, "
@@ -287,7 +296,7 @@ int main(int argc, char **argv)
 			break;
 		default:
 			warn("usage: %s [--json] [-d DEVICE] [--self-test] "
-			     "[--storage PATH]...\n"
+			     "[--storage PATH]... [--storage-timeout S]\n"
 			     "       [--capture FILE] [--host-root DIR]\n"
 			     "       [--nfd FILE [--nfd-expiry SECONDS]] "
 			     "[--root DIR | --from FILE]\n",
@@ -379,8 +388,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (nstorage) {
-		if (storage_check(&checked, storage, nstorage, err,
-				  sizeof(err))) {
+		if (storage_check(&checked, storage, nstorage, step_s * 1000,
+				  err, sizeof(err))) {
 			warn("gdr-info: --storage: %s\n", err);
 			gdr_report_destroy(report);
 			ret = 2;

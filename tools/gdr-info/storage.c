@@ -12,7 +12,7 @@
 #include "storage.h"
 
 int storage_check(struct gdr_storage *st, const char *const *paths,
-		  unsigned int num, char *err, size_t n)
+		  unsigned int num, unsigned int timeout_ms, char *err, size_t n)
 {
 	int saved, e;
 
@@ -29,7 +29,7 @@ int storage_check(struct gdr_storage *st, const char *const *paths,
 			close(saved);
 		return -1;
 	}
-	e = gdr_private_storage_check(st, paths, num, 0, 0, 0);
+	e = gdr_private_storage_check(st, paths, num, 0, timeout_ms, 0);
 	fflush(stdout);
 	if (dup2(saved, STDOUT_FILENO) < 0) {
 		snprintf(err, n, "restoring stdout: %s", strerror(errno));
