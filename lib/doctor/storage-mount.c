@@ -128,7 +128,15 @@ static int nvme_controller(const char *disk, char *ctrl, size_t n)
 	/* Without multipath the namespace's device is its controller. */
 	gdr_fmt(path, sizeof(path), "/class/block/%s/device/transport", disk);
 	if (gdr_file_exists(sys, path)) {
-		gdr_fmt(ctrl, n, "/class/block/%s/device", disk);
+		/* Named as the controller is (the link's last name). */
+		gdr_fmt(path, sizeof(path), "/class/block/%s/device", disk);
+		slash = gdr_read_link(sys, path, target, sizeof(target))
+				? NULL
+				: strrchr(target, '/');
+		if (slash && strcmp(slash + 1, "..") && strcmp(slash + 1, "."))
+			gdr_fmt(ctrl, n, "/class/nvme/%s", slash + 1);
+		else
+			gdr_fmt(ctrl, n, "/class/block/%s/device", disk);
 		return 0;
 	}
 	/* A multipath head nvmeSnN: its paths nvmeScCnN, each below the
