@@ -588,7 +588,8 @@ static void cufile_open(struct job *j, struct gdr_storage *w,
 	bool b;
 
 	step(j, w, "loading libcufile");
-	cf->load_err = gdr_seam()->cufile_load(lib, cf->why, sizeof(cf->why));
+	cf->load_err = gdr_seam()->cufile_load(lib, gdr_env_cufile_lib(), cf->why,
+					       sizeof(cf->why));
 	if (cf->load_err)
 		return;
 	gdr_fmt(cf->library, sizeof(cf->library), "%s", lib->file);

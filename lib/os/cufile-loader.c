@@ -5,7 +5,7 @@
  * one left NULL ("this libcufile does not say") unless the doctor cannot
  * work without it. Where it is looked for, in order:
  *
- *  1. $GPUDIRECT_CUFILE_LIB, a path to the library file: the copy that
+ *  1. $GPUDIRECT_CUFILE_LIB (@env), a path to the library file: the copy that
  *     the nvidia-cufile wheel installs with PyTorch lives in the Python
  *     environment (site-packages/nvidia/cu13/lib/libcufile.so.0 for CUDA
  *     13, .../nvidia/cufile/lib/ for CUDA 12), where no search finds it;
@@ -74,10 +74,9 @@ static void *dl_sym(void *lib, const char *name)
 	return dlsym(lib, name);
 }
 
-int gdr_cufile_load(struct gdr_cufile_lib *out, char *why, size_t n)
+int gdr_cufile_load(struct gdr_cufile_lib *out, const char *env, char *why,
+		    size_t n)
 {
-	const struct gdr_seam *s = gdr_seam();
-	const char *env = s->getenv ? s->getenv("GPUDIRECT_CUFILE_LIB") : NULL;
 	struct link_map *lm = NULL;
 	char first[256] = "";
 	const char *err;

@@ -112,10 +112,12 @@ struct gdr_cufile_lib {
  * ENOSYS with the missing one in @why. */
 int gdr_cufile_resolve(void *lib, gdr_sym_fn sym, struct gdr_cufile_ops *ops,
 		       char *why, size_t n);
-/* Load libcufile.so.0 ($GPUDIRECT_CUFILE_LIB, the loader's search, the
- * CUDA tree) and resolve it: 0, ENOENT ("cuFile is not installed") or
- * ENOSYS, the reason in @why. The seam's cufile_load in production. */
-int gdr_cufile_load(struct gdr_cufile_lib *lib, char *why, size_t n);
+/* Load libcufile: the file @path ($GPUDIRECT_CUFILE_LIB) where not NULL,
+ * else libcufile.so.0 by the loader's search, then in the CUDA tree; and
+ * resolve it: 0, ENOENT ("cuFile is not installed") or ENOSYS, the reason
+ * in @why. The seam's cufile_load in production. */
+int gdr_cufile_load(struct gdr_cufile_lib *lib, const char *path, char *why,
+		    size_t n);
 
 /* --- the verbs table (verbs.c) ------------------------------------------ */
 struct gdr_verbs_ops {
@@ -331,7 +333,8 @@ struct gdr_seam {
 	/* A netdev's IP addresses (gdr_if_addrs' contract). */
 	int (*if_addrs)(const char *dev, char *out, size_t n);
 	/* Loads cuFile (gdr_cufile_load's contract). */
-	int (*cufile_load)(struct gdr_cufile_lib *lib, char *why, size_t n);
+	int (*cufile_load)(struct gdr_cufile_lib *lib, const char *path,
+			   char *why, size_t n);
 	/* Reads the environment; secure_getenv in production. */
 	char *(*getenv)(const char *name);
 	/* What dma-buf @fd is (gdr_dmabuf_facts_real's contract). */
