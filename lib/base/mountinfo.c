@@ -34,7 +34,8 @@ static int field(const char **p, const char *end, char *out, size_t n,
 
 		if (c == '\\' && escapes) {
 			if (end - s < 4 || s[1] < '0' || s[1] > '3' ||
-			    s[2] < '0' || s[2] > '7' || s[3] < '0' || s[3] > '7')
+			    s[2] < '0' || s[2] > '7' || s[3] < '0' ||
+			    s[3] > '7')
 				return EINVAL;
 			c = (unsigned char)((s[1] - '0') << 6 |
 					    (s[2] - '0') << 3 | (s[3] - '0'));

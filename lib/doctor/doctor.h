@@ -91,12 +91,12 @@ enum gdr_transport {
 
 /* The mount under a path and its transport (storage-mount.c). */
 struct gdr_storage_mount {
-	int err;	/* of reading the table; ENOENT: no line is its mount */
-	bool cut;	/* the table was longer than what was read */
+	int err;  /* of reading the table; ENOENT: no line is its mount */
+	bool cut; /* the table was longer than what was read */
 	unsigned int bad_lines; /* lines not in mountinfo's form */
 	struct gdr_mount m;
 	enum gdr_transport transport;
-	bool rdma;	  /* the transport is RDMA (NFS, NVMe-oF, Lustre o2ib) */
+	bool rdma; /* the transport is RDMA (NFS, NVMe-oF, Lustre o2ib) */
 	char detail[512]; /* "nvme1n1 on nvme1 (transport rdma, traddr=...)" */
 	char server[64];  /* the storage server's address, "" none */
 	char blockdev[64];

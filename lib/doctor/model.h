@@ -94,14 +94,14 @@ struct gdr_model {
  * kept by a snapshot. -1 is "not asked" (or, for the parameters,
  * "this libcufile does not say"). */
 struct gdr_storage_cufile {
-	int load_err;	     /* 0 loaded; ENOENT: not installed; -1 not tried */
-	char why[256];	     /* why not loaded, or why not asked */
-	char library[256];   /* the file loaded */
-	char how[64];	     /* how it was found */
-	int version;	     /* cuFileGetVersion: 1150 for 1.15; -1 */
-	int open_err;	     /* cuFileDriverOpen's CUfileOpError; -1 */
-	int open_cu_err;     /* its CUresult */
-	int props_err;	     /* cuFileDriverGetProperties'; -1 */
+	int load_err;	   /* 0 loaded; ENOENT: not installed; -1 not tried */
+	char why[256];	   /* why not loaded, or why not asked */
+	char library[256]; /* the file loaded */
+	char how[64];	   /* how it was found */
+	int version;	   /* cuFileGetVersion: 1150 for 1.15; -1 */
+	int open_err;	   /* cuFileDriverOpen's CUfileOpError; -1 */
+	int open_cu_err;   /* its CUresult */
+	int props_err;	   /* cuFileDriverGetProperties'; -1 */
 	unsigned int nvfs_major, nvfs_minor; /* nvidia-fs as cuFile sees it */
 	unsigned int dstatusflags;	     /* storage nvidia-fs reaches */
 	unsigned int dcontrolflags, fflags;
@@ -111,15 +111,15 @@ struct gdr_storage_cufile {
 
 /* The measured read and write of one path: live only. */
 struct gdr_storage_io {
-	int state;	 /* 0 not measured (why), 1 measured */
-	char why[256];	 /* why not measured, or what stopped it */
-	int gpu;	 /* the CUDA ordinal read into */
-	int readonly;	 /* a named file, read and never written */
-	int odirect;	 /* the file was opened with O_DIRECT */
+	int state;     /* 0 not measured (why), 1 measured */
+	char why[256]; /* why not measured, or what stopped it */
+	int gpu;       /* the CUDA ordinal read into */
+	int readonly;  /* a named file, read and never written */
+	int odirect;   /* the file was opened with O_DIRECT */
 	unsigned long long bytes;
-	int reg_err;		   /* cuFileHandleRegister; -1 not tried */
-	long long write_ret;	   /* bytes, -errno or -CUfileOpError */
-	long long read_ret;	   /* (0: not done) */
+	int reg_err;		     /* cuFileHandleRegister; -1 not tried */
+	long long write_ret;	     /* bytes, -errno or -CUfileOpError */
+	long long read_ret;	     /* (0: not done) */
 	int write_errno, read_errno; /* with a -1 return */
 	unsigned long long write_ns, read_ns;
 	long long pread_ret; /* pread(2) of the same bytes into host memory */

@@ -103,11 +103,11 @@ static void step(struct job *j, const struct gdr_storage *w, const char *fmt,
 
 static int kind_of(unsigned int mode)
 {
-	return S_ISREG(mode)    ? GDR_STORAGE_KIND_FILE
-	       : S_ISDIR(mode)  ? GDR_STORAGE_KIND_DIR
+	return S_ISREG(mode)	? GDR_STORAGE_KIND_FILE
+	       : S_ISDIR(mode)	? GDR_STORAGE_KIND_DIR
 	       : S_ISFIFO(mode) ? GDR_STORAGE_KIND_FIFO
-	       : S_ISCHR(mode)  ? GDR_STORAGE_KIND_CHAR
-	       : S_ISBLK(mode)  ? GDR_STORAGE_KIND_BLOCK
+	       : S_ISCHR(mode)	? GDR_STORAGE_KIND_CHAR
+	       : S_ISBLK(mode)	? GDR_STORAGE_KIND_BLOCK
 	       : S_ISSOCK(mode) ? GDR_STORAGE_KIND_SOCKET
 				: GDR_STORAGE_KIND_UNKNOWN;
 }
@@ -161,7 +161,8 @@ static bool read_only_mount(const struct gdr_storage_path *p)
  * file system takes it (*@direct). The fd, or -1 with errno. */
 static int scratch(int dir, int *direct)
 {
-	unsigned int r = (unsigned int)(now_ns() ^ (unsigned long long)getpid());
+	unsigned int r =
+		(unsigned int)(now_ns() ^ (unsigned long long)getpid());
 	char name[64];
 	int d, fd, err;
 
@@ -482,7 +483,8 @@ static void measure(struct job *j, struct gdr_storage *w, unsigned int i,
 	}
 	if (posix_memalign((void **)&ref, ALIGN, io->bytes) ||
 	    posix_memalign((void **)&back, ALIGN, io->bytes) ||
-	    (!io->readonly && posix_memalign((void **)&host, ALIGN, io->bytes))) {
+	    (!io->readonly &&
+	     posix_memalign((void **)&host, ALIGN, io->bytes))) {
 		gdr_fmt(io->why, sizeof(io->why),
 			"out of host memory for %llu bytes", io->bytes);
 		goto out;
@@ -533,12 +535,11 @@ static void measure(struct job *j, struct gdr_storage *w, unsigned int i,
 	}
 	step(j, w, "cuFileRead of %llu bytes from %s", io->bytes, p->path);
 	t0 = now_ns();
-	io->read_ret = all_io(ops, fh, c.dptr, io->bytes, false,
-			      &io->read_errno);
+	io->read_ret =
+		all_io(ops, fh, c.dptr, io->bytes, false, &io->read_errno);
 	io->read_ns = now_ns() - t0;
 	if (io->read_ret == (long long)io->bytes)
-		stats_read(ops, io, io->bytes,
-			   io->readonly ? 0 : io->bytes);
+		stats_read(ops, io, io->bytes, io->readonly ? 0 : io->bytes);
 	if (c.cu->cuMemcpyDtoH(back, c.dptr, io->bytes) != CUDA_SUCCESS) {
 		gdr_fmt(io->why, sizeof(io->why),
 			"cuMemcpyDtoH of what was read failed");
@@ -588,8 +589,8 @@ static void cufile_open(struct job *j, struct gdr_storage *w,
 	bool b;
 
 	step(j, w, "loading libcufile");
-	cf->load_err = gdr_seam()->cufile_load(lib, gdr_env_cufile_lib(), cf->why,
-					       sizeof(cf->why));
+	cf->load_err = gdr_seam()->cufile_load(lib, gdr_env_cufile_lib(),
+					       cf->why, sizeof(cf->why));
 	if (cf->load_err)
 		return;
 	gdr_fmt(cf->library, sizeof(cf->library), "%s", lib->file);
@@ -616,18 +617,18 @@ static void cufile_open(struct job *j, struct gdr_storage *w,
 	/* The settings in force, after cufile.json was read. */
 	if (ops->cuFileGetParameterBool) {
 		cf->allow_compat = ops->cuFileGetParameterBool(
-					   GDR_CUFILE_PARAM_ALLOW_COMPAT, &b)
-					   .err
+					      GDR_CUFILE_PARAM_ALLOW_COMPAT, &b)
+						   .err
 					   ? -1
 					   : b;
 		cf->force_compat = ops->cuFileGetParameterBool(
-					   GDR_CUFILE_PARAM_FORCE_COMPAT, &b)
-					   .err
+					      GDR_CUFILE_PARAM_FORCE_COMPAT, &b)
+						   .err
 					   ? -1
 					   : b;
 		cf->use_p2pdma = ops->cuFileGetParameterBool(
-					 GDR_CUFILE_PARAM_USE_P2PDMA, &b)
-					 .err
+					    GDR_CUFILE_PARAM_USE_P2PDMA, &b)
+						 .err
 					 ? -1
 					 : b;
 	}
@@ -659,7 +660,8 @@ static void run(struct job *j, struct gdr_storage *w)
 		goto out;
 	}
 	cufile_open(j, w, lib);
-	for (i = 0; i < (unsigned int)w->num_paths && !w->cufile.load_err; i++) {
+	for (i = 0; i < (unsigned int)w->num_paths && !w->cufile.load_err;
+	     i++) {
 		struct gdr_storage_path *p = &w->path[i];
 
 		if (w->cufile.open_err)
@@ -682,10 +684,11 @@ static void run(struct job *j, struct gdr_storage *w)
 	}
 	if (!w->cufile.load_err && !w->cufile.open_err) {
 		step(j, w, "cuFileDriverClose");
-		e = lib->ops.cuFileDriverClose_v2 ? lib->ops.cuFileDriverClose_v2()
-		    : lib->ops.cuFileDriverClose  ? lib->ops.cuFileDriverClose()
-						  : (struct gdr_cufile_error){ 0,
-									       0 };
+		e = lib->ops.cuFileDriverClose_v2
+			    ? lib->ops.cuFileDriverClose_v2()
+		    : lib->ops.cuFileDriverClose
+			    ? lib->ops.cuFileDriverClose()
+			    : (struct gdr_cufile_error){ 0, 0 };
 		if (e.err)
 			gdr_debug("storage: cuFileDriverClose answered %d",
 				  e.err);
@@ -697,9 +700,10 @@ out:
 			close(f[i].fd);
 		if (!w->path[i].io.state && !w->path[i].io.why[0])
 			gdr_fmt(w->path[i].io.why, sizeof(w->path[i].io.why),
-				"%s", w->cufile.load_err > 0 ? w->cufile.why
-				      : w->cufile.why[0]     ? w->cufile.why
-							     : "not measured");
+				"%s",
+				w->cufile.load_err > 0 ? w->cufile.why
+				: w->cufile.why[0]     ? w->cufile.why
+						       : "not measured");
 	}
 }
 
@@ -734,8 +738,8 @@ static void init(struct gdr_storage *st, const char *const *paths,
 	unsigned int i;
 
 	memset(st, 0, sizeof(*st));
-	st->num_paths = num < GDR_STORAGE_MAX_PATHS ? (int)num
-						    : GDR_STORAGE_MAX_PATHS;
+	st->num_paths =
+		num < GDR_STORAGE_MAX_PATHS ? (int)num : GDR_STORAGE_MAX_PATHS;
 	st->cufile.load_err = -1;
 	st->cufile.version = -1;
 	st->cufile.open_err = -1;
@@ -759,9 +763,9 @@ int gdr_storage_check(struct gdr_storage *st, const char *const *paths,
 		      unsigned int num, unsigned long long bytes,
 		      unsigned int timeout_ms, int gpu)
 {
-	unsigned long long limit = timeout_ms ? timeout_ms * 1000000ULL
-					      : GDS_IO_STEP_TIMEOUT_S *
-							1000000000ULL;
+	unsigned long long limit =
+		timeout_ms ? timeout_ms * 1000000ULL
+			   : GDS_IO_STEP_TIMEOUT_S * 1000000000ULL;
 	pthread_condattr_t ca;
 	struct job *j;
 	pthread_t t;

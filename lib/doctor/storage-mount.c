@@ -92,8 +92,8 @@ static void nfs(struct gdr_storage_mount *sm)
 	sm->transport = !strncmp(proto, "rdma", 4) ? GDR_T_NFS_RDMA
 			: proto[0]		   ? GDR_T_NFS_TCP
 						   : GDR_T_UNKNOWN;
-	gdr_fmt(sm->detail, sizeof(sm->detail),
-		"NFS%s%s over %s to %s%s%s", vers[0] ? " " : "", vers,
+	gdr_fmt(sm->detail, sizeof(sm->detail), "NFS%s%s over %s to %s%s%s",
+		vers[0] ? " " : "", vers,
 		proto[0] ? proto : "an unknown protocol",
 		sm->server[0] ? sm->server : "an unknown server",
 		port[0] ? " port " : "", port);
@@ -144,8 +144,9 @@ static int nvme_controller(const char *disk, char *ctrl, size_t n)
 	if (sscanf(disk, "nvme%un%u", &subsys, &ns) != 2)
 		return ENOENT;
 	for (c = 0; c < NVME_MAX_PATHS; c++) {
-		gdr_fmt(path, sizeof(path), "/class/block/%s/multipath/nvme%uc%un%u",
-			disk, subsys, c, ns);
+		gdr_fmt(path, sizeof(path),
+			"/class/block/%s/multipath/nvme%uc%un%u", disk, subsys,
+			c, ns);
 		err = gdr_read_link(sys, path, target, sizeof(target));
 		if (err)
 			continue;
@@ -173,9 +174,8 @@ static void block(struct gdr_storage_mount *sm)
 		sm->m.minor);
 	err = gdr_read_link(sys, path, target, sizeof(target));
 	if (err) {
-		gdr_fmt(sm->why, sizeof(sm->why),
-			"/sys/dev/block/%u:%u: %s", sm->m.major, sm->m.minor,
-			gdr_errno_name(err));
+		gdr_fmt(sm->why, sizeof(sm->why), "/sys/dev/block/%u:%u: %s",
+			sm->m.major, sm->m.minor, gdr_errno_name(err));
 		return;
 	}
 	base = strrchr(target, '/');
@@ -210,8 +210,9 @@ static void block(struct gdr_storage_mount *sm)
 				: !strcmp(attr, "fc")	? GDR_T_NVMEOF_FC
 							: GDR_T_NVME_UNKNOWN;
 		base = strrchr(ctrl, '/');
-		gdr_fmt(sm->detail, sizeof(sm->detail), "%s on %s (transport %s",
-			disk, base ? base + 1 : ctrl, attr);
+		gdr_fmt(sm->detail, sizeof(sm->detail),
+			"%s on %s (transport %s", disk, base ? base + 1 : ctrl,
+			attr);
 		gdr_fmt(path, sizeof(path), "%s/address", ctrl);
 		if (!gdr_read_file(sys, path, attr, sizeof(attr)) && attr[0]) {
 			gdr_append(sm->detail, sizeof(sm->detail), ", %s",

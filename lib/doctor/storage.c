@@ -53,9 +53,8 @@ static const char r_compat[] =
 static const char r_force[] =
 	"set \"force_compat_mode\": false in cufile.json: while it is true "
 	"cuFile never reads directly";
-static const char r_log[] =
-	"cuFile writes why to its log: run again with "
-	"CUFILE_LOGFILE_PATH=/tmp/cufile.log and read it";
+static const char r_log[] = "cuFile writes why to its log: run again with "
+			    "CUFILE_LOGFILE_PATH=/tmp/cufile.log and read it";
 
 /* --- words --------------------------------------------------------------- */
 
@@ -244,17 +243,18 @@ static void cufile_items(struct gdr_report *r, const struct gdr_storage *st)
 		if (cf->open_err == GDR_CU_FILE_CUDA_DRIVER_ERROR)
 			gdr_append(v, sizeof(v), ", CUDA error %d",
 				   cf->open_cu_err);
-		gdr_report_add(r, "storage", "cufile_driver",
-			       GDR_VERDICT_MISSING,
-			       cf->open_err == GDR_CU_FILE_DRIVER_NOT_INITIALIZED
-				       ? r_nvfs
-				       : r_log,
-			       v);
+		gdr_report_add(
+			r, "storage", "cufile_driver", GDR_VERDICT_MISSING,
+			cf->open_err == GDR_CU_FILE_DRIVER_NOT_INITIALIZED
+				? r_nvfs
+				: r_log,
+			v);
 		return;
 	}
 	if (cf->props_err) {
-		gdr_fmt(v, sizeof(v), "open; cuFileDriverGetProperties "
-				      "answered %s",
+		gdr_fmt(v, sizeof(v),
+			"open; cuFileDriverGetProperties "
+			"answered %s",
 			op_name(cf->props_err, name, sizeof(name)));
 		gdr_report_add(r, "storage", "cufile_driver",
 			       GDR_VERDICT_UNKNOWN, r_log, v);
@@ -266,8 +266,8 @@ static void cufile_items(struct gdr_report *r, const struct gdr_storage *st)
 		gdr_report_add(r, "storage", "cufile_driver", GDR_VERDICT_OK,
 			       "", v);
 	} else {
-		gdr_report_add(r, "storage", "cufile_driver",
-			       GDR_VERDICT_WRONG, r_nvfs,
+		gdr_report_add(r, "storage", "cufile_driver", GDR_VERDICT_WRONG,
+			       r_nvfs,
 			       "open without nvidia-fs: cuFile reads and "
 			       "writes through host memory (compatibility "
 			       "mode) unless PCI P2PDMA serves a file");
@@ -326,10 +326,10 @@ enum mode {
 /* What one path's items found, for its summary. */
 struct path_view {
 	struct gdr_storage_mount sm;
-	const char *nic;	/* the RDMA device carrying it, or NULL */
-	bool addrs_missing;	/* cufile.json does not list its address */
+	const char *nic;    /* the RDMA device carrying it, or NULL */
+	bool addrs_missing; /* cufile.json does not list its address */
 	char addr_remedy[GDR_WHY_LEN];
-	bool p2p;		/* PCI P2PDMA can serve it */
+	bool p2p; /* PCI P2PDMA can serve it */
 	enum mode mode;
 	char mode_words[GDR_VALUE_LEN];
 };
@@ -345,7 +345,8 @@ static void path_item(struct gdr_report *r, const char *sec,
 	char v[GDR_VALUE_LEN], size[32];
 
 	if (p->err) {
-		gdr_fmt(v, sizeof(v), "%s: %s", p->path, gdr_errno_name(p->err));
+		gdr_fmt(v, sizeof(v), "%s: %s", p->path,
+			gdr_errno_name(p->err));
 		gdr_report_add(r, sec, "path", GDR_VERDICT_MISSING, r_kind, v);
 		return;
 	}
@@ -452,10 +453,12 @@ static void mount_items(struct gdr_report *r, const char *sec,
 	}
 	if (verdict == GDR_VERDICT_WRONG && transport_remedy(sm))
 		remedy = transport_remedy(sm);
-	else if (sm->transport == GDR_T_NFS_TCP || sm->transport == GDR_T_NVMEOF_TCP ||
+	else if (sm->transport == GDR_T_NFS_TCP ||
+		 sm->transport == GDR_T_NVMEOF_TCP ||
 		 sm->transport == GDR_T_NVMEOF_FC)
 		remedy = transport_remedy(sm);
-	if (sm->transport == GDR_T_NFS_TCP || sm->transport == GDR_T_NVMEOF_TCP ||
+	if (sm->transport == GDR_T_NFS_TCP ||
+	    sm->transport == GDR_T_NVMEOF_TCP ||
 	    sm->transport == GDR_T_NVMEOF_FC)
 		verdict = GDR_VERDICT_WRONG;
 	gdr_report_add(r, sec, "transport", verdict, remedy, v);
@@ -501,8 +504,9 @@ static void rdma_items(struct gdr_report *r, const char *sec,
 		pv->nic, p->server, p->route_dev,
 		p->route_src[0] ? " from " : "", p->route_src);
 	if (!sm->rdma)
-		gdr_append(v, sizeof(v), " (over TCP: the RDMA device is "
-					 "not used)");
+		gdr_append(v, sizeof(v),
+			   " (over TCP: the RDMA device is "
+			   "not used)");
 	gdr_report_add(r, sec, "rdma_device",
 		       sm->rdma ? GDR_VERDICT_OK : GDR_VERDICT_INFO, "", v);
 	/* Each GPU with that device, as the report judged the pair. */
@@ -516,7 +520,8 @@ static void rdma_items(struct gdr_report *r, const char *sec,
 		gdr_fmt(key, sizeof(key), "topology_gpu%d", g);
 		topo = find(r, pv->nic, key);
 		gdr_fmt(v, sizeof(v), "%s with gpu%d: path %s, PCIe %s",
-			pv->nic, g, path->value, topo ? topo->value : "unknown");
+			pv->nic, g, path->value,
+			topo ? topo->value : "unknown");
 		gdr_fmt(key, sizeof(key), "rdma_gpu%d", g);
 		gdr_report_add(r, sec, key, path->verdict, path->remedy, v);
 	}
@@ -532,7 +537,8 @@ static void rdma_items(struct gdr_report *r, const char *sec,
 		return;
 	}
 	for (i = 0; i < num; i++) {
-		const char *name = gdr_seam()->verbs.device_name(ctxs[i]->device);
+		const char *name =
+			gdr_seam()->verbs.device_name(ctxs[i]->device);
 
 		views[i].ctx = ctxs[i];
 		gdr_fmt(views[i].name, sizeof(views[i].name), "%s",
@@ -588,8 +594,9 @@ static void support_item(struct gdr_report *r, const char *sec,
 			pv->sm.detail[0] ? pv->sm.detail : pv->sm.m.fstype,
 			pv->sm.m.fstype);
 		gdr_report_add(r, sec, "cufile_support", GDR_VERDICT_WRONG,
-			       transport_remedy(&pv->sm) ? transport_remedy(&pv->sm)
-							: r_known,
+			       transport_remedy(&pv->sm)
+				       ? transport_remedy(&pv->sm)
+				       : r_known,
 			       v);
 	} else if (cf->dstatusflags & (1u << bit)) {
 		gdr_fmt(v, sizeof(v),
@@ -625,18 +632,18 @@ static void mode_of(const struct gdr_storage *st,
 	const char *no_direct = NULL;
 
 	if (io->stats) {
-		pv->mode = !posix ? MODE_DIRECT
+		pv->mode = !posix   ? MODE_DIRECT
 			   : direct ? MODE_MIXED
 				    : MODE_COMPAT;
 		gdr_fmt(pv->mode_words, sizeof(pv->mode_words),
 			"%s (cuFile's statistics: reads %llu through "
 			"nvidia-fs, %llu P2PDMA, %llu POSIX; writes %llu, %llu, "
 			"%llu)",
-			pv->mode == MODE_DIRECT	  ? "direct"
+			pv->mode == MODE_DIRECT	 ? "direct"
 			: pv->mode == MODE_MIXED ? "partly direct, partly "
-						    "through host memory"
-						  : "compat: through host "
-						    "memory",
+						   "through host memory"
+						 : "compat: through host "
+						   "memory",
 			io->nvfs_reads, io->p2p_reads, io->posix_reads,
 			io->nvfs_writes, io->p2p_writes, io->posix_writes);
 		return;
@@ -695,7 +702,8 @@ static void io_items(struct gdr_report *r, const char *sec,
 	}
 	if (io->reg_err) {
 		ITEM("cufile_io", GDR_VERDICT_WRONG,
-		     io->reg_err == GDR_CU_FILE_IO_NOT_SUPPORTED ? r_known : r_log,
+		     io->reg_err == GDR_CU_FILE_IO_NOT_SUPPORTED ? r_known
+								 : r_log,
 		     "cuFileHandleRegister answered %s",
 		     op_name(io->reg_err, name, sizeof(name)));
 		return;
@@ -715,7 +723,8 @@ static void io_items(struct gdr_report *r, const char *sec,
 		return;
 	}
 	if (io->read_ret != (long long)io->bytes) {
-		ret_words(io->read_ret, io->read_errno, io->bytes, w, sizeof(w));
+		ret_words(io->read_ret, io->read_errno, io->bytes, w,
+			  sizeof(w));
 		ITEM("cufile_read", GDR_VERDICT_WRONG, r_log, "cuFileRead %s",
 		     w);
 		return;
@@ -741,8 +750,7 @@ static void io_items(struct gdr_report *r, const char *sec,
 	ITEM("cufile_read", verdict, r_log, "%s", v);
 	if (io->pread_ret == (long long)io->bytes) {
 		rate(io->bytes, io->pread_ns, w, sizeof(w));
-		ITEM("pread", GDR_VERDICT_INFO, "",
-		     "%s into host memory%s", w,
+		ITEM("pread", GDR_VERDICT_INFO, "", "%s into host memory%s", w,
 		     io->odirect ? " (O_DIRECT)" : " (through the page cache)");
 	} else {
 		ret_words(io->pread_ret, io->pread_errno, io->bytes, w,
@@ -791,12 +799,12 @@ static void summary(struct gdr_report *r, const char *sec,
 		return;
 	}
 	if (cf->open_err) {
-		gdr_report_add(r, sec, "gds", GDR_VERDICT_MISSING,
-			       cf->open_err ==
-					       GDR_CU_FILE_DRIVER_NOT_INITIALIZED
-				       ? r_nvfs
-				       : r_log,
-			       "not checked: cuFile's driver did not open");
+		gdr_report_add(
+			r, sec, "gds", GDR_VERDICT_MISSING,
+			cf->open_err == GDR_CU_FILE_DRIVER_NOT_INITIALIZED
+				? r_nvfs
+				: r_log,
+			"not checked: cuFile's driver did not open");
 		return;
 	}
 	if (!io->state) {
@@ -826,8 +834,9 @@ static void summary(struct gdr_report *r, const char *sec,
 			pv->nic ? pv->nic : "");
 	} else if (pv->mode == MODE_UNKNOWN) {
 		verdict = GDR_VERDICT_UNKNOWN;
-		gdr_fmt(v, sizeof(v), "not known: the bytes are right, the "
-				      "mode that served them is not shown");
+		gdr_fmt(v, sizeof(v),
+			"not known: the bytes are right, the "
+			"mode that served them is not shown");
 	} else {
 		verdict = GDR_VERDICT_WRONG;
 		gdr_fmt(v, sizeof(v),
@@ -839,11 +848,11 @@ static void summary(struct gdr_report *r, const char *sec,
 		if (t)
 			gdr_append(rem, sizeof(rem), "%s", t);
 		if (!cf->nvfs_major && !pv->p2p)
-			gdr_append(rem, sizeof(rem), "%s%s",
-				   rem[0] ? "; " : "", r_nvfs);
+			gdr_append(rem, sizeof(rem), "%s%s", rem[0] ? "; " : "",
+				   r_nvfs);
 		if (pv->addrs_missing)
-			gdr_append(rem, sizeof(rem), "%s%s",
-				   rem[0] ? "; " : "", pv->addr_remedy);
+			gdr_append(rem, sizeof(rem), "%s%s", rem[0] ? "; " : "",
+				   pv->addr_remedy);
 		gdr_append(rem, sizeof(rem), "%s%s", rem[0] ? "; then " : "",
 			   r_compat);
 	}
@@ -885,8 +894,9 @@ int gdr_storage_report(struct gdr_report *r, const struct gdr_storage *st,
 		} else {
 			pv->sm.err = p->err;
 		}
-		if (!p->err && (p->kind == GDR_STORAGE_KIND_FILE ||
-				p->kind == GDR_STORAGE_KIND_DIR) &&
+		if (!p->err &&
+		    (p->kind == GDR_STORAGE_KIND_FILE ||
+		     p->kind == GDR_STORAGE_KIND_DIR) &&
 		    !st->cufile.load_err && !st->cufile.open_err)
 			io_items(r, sec, st, p, pv);
 		summary(r, sec, st, p, pv);

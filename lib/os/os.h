@@ -276,7 +276,7 @@ int gdr_fds_recv(int sock, void *buf, size_t len, int *fds, unsigned int max,
 /* --- a --storage path (storage-path.c) ----------------------------- */
 /* What a path is, as this process sees it (never under --host-root). */
 struct gdr_path_facts {
-	int fd;	 /* the O_PATH descriptor (the caller closes it) */
+	int fd;		   /* the O_PATH descriptor (the caller closes it) */
 	unsigned int mode; /* st_mode */
 	unsigned long long size;
 	unsigned int dev_major, dev_minor;

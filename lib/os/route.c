@@ -25,8 +25,8 @@ struct request {
 };
 
 /* The answer's device and source address from its attributes. */
-static int answer(const struct nlmsghdr *nh, size_t len, int family,
-		  char *dev, size_t n, char *src, size_t sn)
+static int answer(const struct nlmsghdr *nh, size_t len, int family, char *dev,
+		  size_t n, char *src, size_t sn)
 {
 	for (; NLMSG_OK(nh, len); nh = NLMSG_NEXT(nh, len)) {
 		const struct rtmsg *rt;
@@ -97,13 +97,13 @@ int gdr_route_get(const char *addr, char *dev, size_t n, char *src, size_t sn)
 	req.nh.nlmsg_seq = 1;
 	req.rt.rtm_family = (unsigned char)family;
 	req.rt.rtm_dst_len = family == AF_INET ? 32 : 128;
-	a = (struct rtattr *)((char *)&req + NLMSG_ALIGN(NLMSG_LENGTH(
-						     sizeof(req.rt))));
+	a = (struct rtattr *)((char *)&req +
+			      NLMSG_ALIGN(NLMSG_LENGTH(sizeof(req.rt))));
 	a->rta_type = RTA_DST;
 	a->rta_len = (unsigned short)RTA_LENGTH(family == AF_INET ? 4 : 16);
 	memcpy(RTA_DATA(a), dst, family == AF_INET ? 4 : 16);
-	req.nh.nlmsg_len =
-		NLMSG_ALIGN(NLMSG_LENGTH(sizeof(req.rt))) + RTA_ALIGN(a->rta_len);
+	req.nh.nlmsg_len = NLMSG_ALIGN(NLMSG_LENGTH(sizeof(req.rt))) +
+			   RTA_ALIGN(a->rta_len);
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 	if (fd < 0)
 		return errno ? errno : EIO;

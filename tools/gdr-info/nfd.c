@@ -159,7 +159,8 @@ static unsigned int nics(const struct gdr_report *r, const char **names,
 
 	for (i = 0; i < gdr_report_num_items(r); i++) {
 		if (gdr_report_item(r, i, &it, sizeof(it)) ||
-		    !strcmp(it.section, "node") || storage_section(it.section) ||
+		    !strcmp(it.section, "node") ||
+		    storage_section(it.section) ||
 		    (!strncmp(it.section, "gpu", 3) &&
 		     strspn(it.section + 3, "0123456789") ==
 			     strlen(it.section + 3)))

@@ -49,9 +49,8 @@ void storage_json_write(FILE *f, const struct gdr_storage *st)
 		"\"allow_compat\": %d, \"force_compat\": %d, "
 		"\"use_p2pdma\": %d",
 		c->version, c->open_err, c->open_cu_err, c->props_err,
-		c->nvfs_major, c->nvfs_minor, c->dstatusflags,
-		c->dcontrolflags, c->fflags, c->allow_compat, c->force_compat,
-		c->use_p2pdma);
+		c->nvfs_major, c->nvfs_minor, c->dstatusflags, c->dcontrolflags,
+		c->fflags, c->allow_compat, c->force_compat, c->use_p2pdma);
 	str(f, "stuck", c->stuck, 1);
 	fprintf(f, "},\n    \"paths\": [");
 	for (i = 0; i < st->num_paths && i < GDR_STORAGE_MAX_PATHS; i++) {

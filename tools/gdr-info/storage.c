@@ -12,7 +12,8 @@
 #include "storage.h"
 
 int storage_check(struct gdr_storage *st, const char *const *paths,
-		  unsigned int num, unsigned int timeout_ms, char *err, size_t n)
+		  unsigned int num, unsigned int timeout_ms, char *err,
+		  size_t n)
 {
 	int saved, e;
 

@@ -12,7 +12,8 @@
  * library's default), cuFile's own chatter on stdout sent to
  * stderr meanwhile (stdout may be JSON). 0, or -1 with the reason. */
 int storage_check(struct gdr_storage *st, const char *const *paths,
-		  unsigned int num, unsigned int timeout_ms, char *err, size_t n);
+		  unsigned int num, unsigned int timeout_ms, char *err,
+		  size_t n);
 /* Every storage path of @r was proved read and written directly (its
  * "gds" item ok); false when there is none. */
 bool storage_proved(const struct gdr_report *r);

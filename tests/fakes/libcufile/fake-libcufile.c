@@ -199,10 +199,10 @@ EXPORT err_t cuFileBufDeregister(const void *b)
 /* Count one call the way cuFile does: which path served it. */
 static void count(size_t bytes, bool writing)
 {
-	uint64_t *n = writing ? (opt("nvfs")	? &counts.n_nvfs_writes
+	uint64_t *n = writing ? (opt("nvfs")  ? &counts.n_nvfs_writes
 				 : opt("p2p") ? &counts.n_p2p_writes
 					      : &counts.n_posix_writes)
-			      : (opt("nvfs")	? &counts.n_nvfs_reads
+			      : (opt("nvfs")  ? &counts.n_nvfs_reads
 				 : opt("p2p") ? &counts.n_p2p_reads
 					      : &counts.n_posix_reads);
 
