@@ -827,6 +827,11 @@ int gdr_storage_check(struct gdr_storage *st, const char *const *paths,
 		for (i = 0; i < (unsigned int)st->num_paths; i++) {
 			struct gdr_storage_io *io = &st->path[i].io;
 
+			/* Not even looked at: stat(2) itself did not return
+			 * (a hard NFS mount whose server is gone). */
+			if (!st->path[i].err && !st->path[i].kind)
+				st->path[i].err = ETIMEDOUT;
+
 			/* What a step left half done is not a result. */
 			if (io->state && (int)i != j->cur)
 				continue;

@@ -781,8 +781,16 @@ static void summary(struct gdr_report *r, const char *sec,
 	enum gdr_verdict verdict;
 	const char *t;
 
-	if (p->err || (p->kind != GDR_STORAGE_KIND_FILE &&
-		       p->kind != GDR_STORAGE_KIND_DIR)) {
+	if (p->err) {
+		gdr_fmt(v, sizeof(v),
+			"not checked: the path could not be looked "
+			"at (%s)",
+			gdr_errno_name(p->err));
+		gdr_report_add(r, sec, "gds", GDR_VERDICT_WRONG, r_kind, v);
+		return;
+	}
+	if (p->kind != GDR_STORAGE_KIND_FILE &&
+	    p->kind != GDR_STORAGE_KIND_DIR) {
 		gdr_report_add(r, sec, "gds", GDR_VERDICT_WRONG, r_kind,
 			       "not checked: the path is not a directory or a "
 			       "regular file");
