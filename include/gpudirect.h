@@ -864,6 +864,9 @@ enum gdr_report_scope {
 	GDR_REPORT_SCOPE_NODE = 1,
 	GDR_REPORT_SCOPE_GPU = 2,	  /* section "gpuN": CUDA device N */
 	GDR_REPORT_SCOPE_RDMA_DEVICE = 3, /* section: the device's name */
+	/* GPUDirect Storage (gdr-info --storage, 0.5): section "storage"
+	 * (cuFile on the node) or "storageN" (the Nth path checked) */
+	GDR_REPORT_SCOPE_STORAGE = 4,
 };
 
 /**

@@ -171,6 +171,28 @@ struct gdr_cufile {
  */
 int gdr_parse_cufile(const char *text, struct gdr_cufile *c);
 
+/* --- the mount table (mountinfo.c) ------------------------------------ */
+/* One line of /proc/PID/mountinfo, its escapes (\040) undone. */
+struct gdr_mount {
+	long long id, parent;
+	unsigned int major, minor;
+	char root[PATH_MAX];  /* within the file system */
+	char point[PATH_MAX]; /* where it is mounted */
+	char options[1024];   /* per mount: "rw,nosuid" */
+	char fstype[64];
+	char source[PATH_MAX];
+	char super[4096]; /* the file system's: NFS's proto=, addr= */
+};
+/* Parse @len bytes of one line (no newline) into @m: 0, or EINVAL when
+ * the line does not have mountinfo's form (nothing of it kept). */
+int gdr_parse_mountinfo_line(const char *line, size_t len, struct gdr_mount *m);
+/* The value of @key in a comma-separated option list ("" for a bare
+ * flag): 0, ENOENT when absent, ENOBUFS when it does not fit @n. */
+int gdr_mount_option(const char *opts, const char *key, char *out, size_t n);
+/* @path is @dir or below it, name by name ("/mnt/ab" is not below
+ * "/mnt/a"). */
+bool gdr_path_under(const char *path, const char *dir);
+
 #define GDR_BDF_LEN 16
 /* "0000:3B:00.0" or "00000000:3b:00.0" -> "0000:3b:00.0". 0 or EINVAL. */
 int gdr_bdf_normalize(const char *in, char *out, size_t n);

@@ -87,4 +87,85 @@ struct gdr_model {
 	int nvml_loaded;
 };
 
+/* --- GPUDirect Storage (gdr-info --storage) ------------------------------ */
+#define GDR_STORAGE_MAX_PATHS 8
+
+/* What cuFile answered on this node: gathered live by the storage check,
+ * kept by a snapshot. -1 is "not asked" (or, for the parameters,
+ * "this libcufile does not say"). */
+struct gdr_storage_cufile {
+	int load_err;	   /* 0 loaded; ENOENT: not installed; -1 not tried */
+	char why[256];	   /* why not loaded, or why not asked */
+	char library[256]; /* the file loaded */
+	char how[64];	   /* how it was found */
+	int version;	   /* cuFileGetVersion: 1150 for 1.15; -1 */
+	int open_err;	   /* cuFileDriverOpen's CUfileOpError; -1 */
+	int open_cu_err;   /* its CUresult */
+	int props_err;	   /* cuFileDriverGetProperties'; -1 */
+	unsigned int nvfs_major, nvfs_minor; /* nvidia-fs as cuFile sees it */
+	unsigned int dstatusflags;	     /* storage nvidia-fs reaches */
+	unsigned int dcontrolflags, fflags;
+	int allow_compat, force_compat, use_p2pdma; /* 1, 0, -1 */
+	char stuck[64]; /* the call that did not return in time, "" none */
+};
+
+/* The measured read and write of one path: live only. */
+struct gdr_storage_io {
+	int state;     /* 0 not measured (why), 1 measured */
+	char why[256]; /* why not measured, or what stopped it */
+	int gpu;       /* the CUDA ordinal read into */
+	int readonly;  /* a named file, read and never written */
+	int odirect;   /* the file was opened with O_DIRECT */
+	unsigned long long bytes;
+	int reg_err;		     /* cuFileHandleRegister; -1 not tried */
+	long long write_ret;	     /* bytes, -errno or -CUfileOpError */
+	long long read_ret;	     /* (0: not done) */
+	int write_errno, read_errno; /* with a -1 return */
+	unsigned long long write_ns, read_ns;
+	long long pread_ret; /* pread(2) of the same bytes into host memory */
+	int pread_errno;
+	unsigned long long pread_ns;
+	int checked;		   /* the bytes were compared */
+	unsigned long long differ; /* bytes the cuFile read got wrong */
+	long long first_differ;	   /* -1 none */
+	int stats;		   /* 1: cuFile's statistics read */
+	char stats_why[160];	   /* why not */
+	unsigned long long nvfs_reads, p2p_reads, posix_reads;
+	unsigned long long nvfs_writes, p2p_writes, posix_writes;
+};
+
+enum gdr_storage_kind {
+	GDR_STORAGE_KIND_UNKNOWN = 0,
+	GDR_STORAGE_KIND_FILE = 1,
+	GDR_STORAGE_KIND_DIR = 2,
+	GDR_STORAGE_KIND_FIFO = 3,
+	GDR_STORAGE_KIND_CHAR = 4,
+	GDR_STORAGE_KIND_BLOCK = 5,
+	GDR_STORAGE_KIND_SOCKET = 6,
+};
+
+/* One --storage PATH. */
+struct gdr_storage_path {
+	char path[1024]; /* as given */
+	int err;	 /* of looking at it: 0, or an errno */
+	int kind;	 /* enum gdr_storage_kind */
+	char real[1024]; /* its path with every link resolved */
+	unsigned int dev_major, dev_minor;
+	long long mnt_id; /* the mount's id (statx, fdinfo), -1 unknown */
+	unsigned long long size;
+	/* the route to the storage server: the address asked for ("" none),
+	 * the errno (-1 not asked), the device and local address */
+	char server[64];
+	int route_err;
+	char route_dev[64], route_src[64];
+	struct gdr_storage_io io;
+};
+
+struct gdr_storage {
+	int num_paths;
+	int replayed; /* from a snapshot: nothing was measured here */
+	struct gdr_storage_cufile cufile;
+	struct gdr_storage_path path[GDR_STORAGE_MAX_PATHS];
+};
+
 #endif /* GDR_DOCTOR_MODEL_H */

@@ -109,18 +109,27 @@ const char *gdr_report_scope_name(enum gdr_report_scope scope)
 	case GDR_REPORT_SCOPE_NODE: return "node";
 	case GDR_REPORT_SCOPE_GPU: return "gpu";
 	case GDR_REPORT_SCOPE_RDMA_DEVICE: return "rdma_device";
+	case GDR_REPORT_SCOPE_STORAGE: return "storage";
 	case GDR_REPORT_SCOPE_UNKNOWN: /* fall through */
 	default: return "unknown";
 	}
 }
 
+/* Whether @s is @word followed by at least one digit and nothing else. */
+static bool numbered(const char *s, const char *word)
+{
+	size_t n = strlen(word);
+
+	return !strncmp(s, word, n) && s[n] &&
+	       strspn(s + n, "0123456789") == strlen(s + n);
+}
+
 /* An RDMA device's name that reads as another scope's section ("node",
- * "gpu0"): its header says what it is. */
+ * "gpu0", "storage1"): its header says what it is. */
 static bool looks_reserved(const char *section)
 {
-	return !strcmp(section, "node") ||
-	       (!strncmp(section, "gpu", 3) && section[3] &&
-		strspn(section + 3, "0123456789") == strlen(section + 3));
+	return !strcmp(section, "node") || !strcmp(section, "storage") ||
+	       numbered(section, "gpu") || numbered(section, "storage");
 }
 
 void gdr_report_print_json(const struct gdr_report *r, FILE *out)

@@ -49,6 +49,13 @@ static void add(struct gdr_report *r, enum gdr_report_scope scope,
 	r->num++;
 }
 
+void gdr_report_add(struct gdr_report *r, const char *section, const char *key,
+		    enum gdr_verdict verdict, const char *remedy,
+		    const char *value)
+{
+	add(r, GDR_REPORT_SCOPE_STORAGE, section, key, verdict, remedy, value);
+}
+
 /* Evaluate @checks for @s into section @section of @scope; "%d" keys take
  * @ordinal. */
 static void add_checks(struct gdr_report *r, enum gdr_report_scope scope,

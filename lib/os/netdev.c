@@ -28,7 +28,7 @@ static bool same(const struct stat *a, const struct stat *b)
  * container's init, in this network by construction), unless that pid
  * namespace is the initial one (a hostPID pod: then it is the host's).
  */
-static bool host_network(void)
+bool gdr_host_network(void)
 {
 	struct stat my_net, my_pid, net, pid;
 
@@ -53,7 +53,7 @@ int gdr_if_addrs(const char *dev, char *out, size_t n)
 	 * interface of the host's name here is not the host's), unless it is
 	 * the host's own (hostNetwork: the same namespace as the host's
 	 * init). */
-	if (gdr_open_root()[0] && !host_network())
+	if (gdr_open_root()[0] && !gdr_host_network())
 		return EXDEV;
 	if (getifaddrs(&all))
 		return errno ? errno : EIO;

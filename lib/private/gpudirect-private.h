@@ -115,6 +115,28 @@ int gdr_private_reg_device(struct ibv_pd *pd, void *addr, size_t len,
  * when GPUDIRECT_DEBUG asks for every decision. */
 void gdr_private_preload_env(int *off, int *debug);
 
+/*
+ * gdr-info --storage: look at each of @paths (a directory or a regular
+ * file on the mount to check), load cuFile, and write and read each
+ * through cuFile into GPU @gpu's memory (@bytes, 0: 64 MiB; a named file
+ * is only read), each step given at most @timeout_ms (0: 30 s). Fills
+ * @st, which --capture keeps and --from replays. Starts CUDA. 0 or an
+ * errno.
+ */
+int gdr_private_storage_check(struct gdr_storage *st, const char *const *paths,
+			      unsigned int num, unsigned long long bytes,
+			      unsigned int timeout_ms, int gpu);
+/* Add @st's items to @r (sections "storage" and "storageN"), the RDMA
+ * device of each path found among @ctxs. 0 or ENOMEM. */
+int gdr_private_storage_report(struct gdr_report *r,
+			       const struct gdr_storage *st,
+			       struct ibv_context *const *ctxs,
+			       unsigned int num);
+/* 1 when a step of a storage check did not return and its thread is
+ * still inside it: end the process with _exit() after flushing, not
+ * exit(), whose handlers could meet that thread. */
+int gdr_private_storage_stuck(void);
+
 #ifdef __cplusplus
 }
 #endif

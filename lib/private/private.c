@@ -380,3 +380,29 @@ GDR_PUBLIC void gdr_private_preload_env(int *off, int *debug)
 	*off = o;
 	*debug = d;
 }
+
+GDR_PUBLIC int gdr_private_storage_check(struct gdr_storage *st,
+					 const char *const *paths,
+					 unsigned int num,
+					 unsigned long long bytes,
+					 unsigned int timeout_ms, int gpu)
+{
+	if (!st || (num && !paths) || gpu < 0)
+		return EINVAL;
+	return gdr_storage_check(st, paths, num, bytes, timeout_ms, gpu);
+}
+
+GDR_PUBLIC int gdr_private_storage_report(struct gdr_report *r,
+					  const struct gdr_storage *st,
+					  struct ibv_context *const *ctxs,
+					  unsigned int num)
+{
+	if (!r || !st || (num && !ctxs))
+		return EINVAL;
+	return gdr_storage_report(r, st, ctxs, num);
+}
+
+GDR_PUBLIC int gdr_private_storage_stuck(void)
+{
+	return gdr_storage_stuck();
+}

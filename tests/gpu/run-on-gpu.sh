@@ -121,6 +121,12 @@ else
 	fail "replayed report differs"
 fi
 
+say "== gdr-info --storage on the local file system (real libcufile, no nvidia-fs)"
+sh tests/gpu/test-storage-gpu.sh "$build" > "$build/storage.out" 2>&1
+st=$?
+tee -a "$log" < "$build/storage.out"
+[ $st = 0 ] || [ $st = 77 ] || fail "gdr-info --storage"
+
 say "== summary"
 python3 - "$build/suites.json" <<'PY' | tee -a "$log"
 import json, sys

@@ -256,16 +256,17 @@ int main(void)
 	 * their scope, the text says which section is the device. */
 	check_scope = "RDMA devices named node and gpu0";
 	{
-		struct fake_nic n1, n2;
+		struct fake_nic n1, n2, n3;
 		/* gpu0 first: its section follows the GPU's of that name. */
-		struct ibv_context *both[2] = { &n2.ctx, &n1.ctx };
+		struct ibv_context *both[3] = { &n2.ctx, &n1.ctx, &n3.ctx };
 		unsigned int i, node = 0, gpu = 0, dev_node = 0, dev_gpu0 = 0;
 
 		fakes_reset();
 		fake_add_nic(&n1, "node", 1);
 		fake_add_nic(&n2, "gpu0", 1);
+		fake_add_nic(&n3, "storage1", 1);
 		start(&fx, NV_OPEN, NULL);
-		r = gdr_report_create(both, 2, 0);
+		r = gdr_report_create(both, 3, 0);
 		CHECK(r != NULL);
 		for (i = 0; r && i < gdr_report_num_items(r); i++) {
 			memset(&it, 0, sizeof(it));
@@ -289,6 +290,7 @@ int main(void)
 		CHECK_HAS(text, "\n[gpu0]\n");
 		CHECK_HAS(text, "\n[node (RDMA device)]\n");
 		CHECK_HAS(text, "\n[gpu0 (RDMA device)]\n");
+		CHECK_HAS(text, "\n[storage1 (RDMA device)]\n");
 		free(text);
 		text = print(r, GDR_REPORT_JSON);
 		CHECK_HAS(text,

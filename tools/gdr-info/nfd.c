@@ -29,6 +29,7 @@
 #include "items.h"
 #include "nfd.h"
 #include "replace.h"
+#include "storage.h"
 
 #define PREFIX "feature.node.kubernetes.io/"
 #define MAX_FILE 65536
@@ -170,6 +171,11 @@ static int labels(struct out *o, const struct gdr_report *r,
 			 &verdict);
 	err |= add(o, "gpudirect-gds.ready",
 		   yes(v && verdict == GDR_VERDICT_OK), false);
+	/* Where --storage paths were checked: what the worst of them
+	 * proved (direct, compat, fail, unknown). */
+	v = storage_label(r);
+	if (v)
+		err |= add(o, "gpudirect-gds.storage", v, false);
 	/* Translated DMA on any GPU or RDMA device (iommu_mode wrong); said
 	 * only where some device's mode is known. */
 	{
