@@ -119,7 +119,7 @@ def main():
                            ("test-report", []), ("test-faults-alloc", ["alloc"]),
                            ("test-multi", []), ("test-rank", []),
                            ("test-share", []), ("test-share-attack", []),
-                           ("test-share-edges", [])]:
+                           ("test-share-edges", []), ("test-share-import", [])]:
             try:
                 rc = subprocess.run([os.path.join(build, "tests/unit", test)] + args,
                                     env=env, stdout=subprocess.DEVNULL,

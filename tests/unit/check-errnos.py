@@ -69,7 +69,7 @@ def main():
                            ("test-report", []), ("test-faults-alloc", ["alloc"]),
                            ("test-multi", []), ("test-rank", []),
                            ("test-share", []), ("test-share-attack", []),
-                           ("test-share-edges", [])]:
+                           ("test-share-edges", []), ("test-share-import", [])]:
             exe = os.path.join(build, "tests/unit", test)
             try:
                 rc = subprocess.run([exe] + args, env=env, stdout=subprocess.DEVNULL,

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Memory another process owns, pinned from both sides: for each field,
- * flag and limit of the descriptor, the socket exchange, the export and
- * the import, the valid edge is accepted and the invalid one refused, and
- * every output field of a success is checked. (test-share.c covers the
- * exchange as a whole, test-share-attack.c a hostile sender.)
+ * Memory another process owns, pinned from both sides: for each field of
+ * the descriptor, each way the socket exchange can go and each choice of
+ * the export, the valid edge is accepted and the invalid one refused, and
+ * every field of an export's descriptor is checked. (The import is
+ * test-share-import.c; test-share.c covers the exchange as a whole,
+ * test-share-attack.c a hostile sender.)
  *
  * This program defines sendmsg(2) over the system call, so that one
  * stream send can be made to take part of the message, as a stream
@@ -17,62 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "check.h"
-#include "fakes.h"
-
-#define SAID(what)                                                             \
-	do {                                                                   \
-		log_message(gdr_last_error());                                 \
-		CHECK_HAS(gdr_last_error(), what);                             \
-	} while (0)
-
-#define BOOT_ID "1b4e28ba-2fa1-11d2-883f-0016d3cca427\n"
-
-/* Each public call's errno, for the errno contract (check-errnos.py). */
-static int seen_rc(const char *call, int rc)
-{
-	int e = errno;
-
-	if (rc)
-		errno_seen(call, e);
-	errno = e;
-	return rc;
-}
-
-static struct ibv_mr *seen_mr(const char *call, struct ibv_mr *mr)
-{
-	int e = errno;
-
-	if (!mr)
-		errno_seen(call, e);
-	errno = e;
-	return mr;
-}
-
-#define gdr_export(...) seen_rc("gdr_export", gdr_export(__VA_ARGS__))
-#define gdr_export_pack(...)                                                   \
-	seen_rc("gdr_export_pack", gdr_export_pack(__VA_ARGS__))
-#define gdr_export_unpack(...)                                                 \
-	seen_rc("gdr_export_unpack", gdr_export_unpack(__VA_ARGS__))
-#define gdr_export_send(...)                                                   \
-	seen_rc("gdr_export_send", gdr_export_send(__VA_ARGS__))
-#define gdr_export_recv(...)                                                   \
-	seen_rc("gdr_export_recv", gdr_export_recv(__VA_ARGS__))
-#define gdr_import_register(...)                                               \
-	seen_mr("gdr_import_register", gdr_import_register(__VA_ARGS__))
-#define gdr_import_register_multi(...)                                         \
-	seen_rc("gdr_import_register_multi",                                   \
-		gdr_import_register_multi(__VA_ARGS__))
-#define gdr_register_dmabuf(...)                                               \
-	seen_mr("gdr_register_dmabuf", gdr_register_dmabuf(__VA_ARGS__))
+#include "share-fixture.h"
 
 /* --- sendmsg(2), through the system call ---------------------------------- */
 /* When set, the next sendmsg of one longer iovec sends this many bytes
@@ -96,97 +48,6 @@ ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 		return syscall(SYS_sendmsg, fd, &cut, flags);
 	}
 	return syscall(SYS_sendmsg, fd, msg, flags);
-}
-
-/* --- the node ----------------------------------------------------------- */
-static struct fixture fx;
-static struct fake_nic dd_nic, plain_nic;
-/* The plain DMA-BUF NIC's PD. */
-static struct ibv_pd *plain;
-
-/* A fresh node: the fakes, the boot id; with @dd a plain NIC and one
- * with a Data Direct function, else the default NIC alone. */
-static void node_setup(int dd)
-{
-	struct gdr_model_nic *m;
-
-	fakes_reset();
-	fixture_make(&fx);
-	fixture_write(fx.proc, "driver/nvidia/version", NV_OPEN);
-	fixture_write(fx.proc, "sys/kernel/random/boot_id", BOOT_ID);
-	plain = &fake_pd;
-	if (dd) {
-		fake_add_nic(&plain_nic, "fake_plain", 1);
-		plain = &plain_nic.pd;
-		m = fake_add_nic(&dd_nic, "fake_dd", 1);
-		m->data_direct_errno = 0;
-	}
-}
-
-static void node(int dd)
-{
-	node_setup(dd);
-	fakes_install(&fx, NULL, NULL, NULL);
-}
-
-static void done(void)
-{
-	fixture_remove(&fx);
-}
-
-/* Socket pairs never hang a test: a receive or a send waits 5 s at most. */
-static void pair(int type, int sv[2])
-{
-	struct timeval tv = { .tv_sec = 5 };
-	int i;
-
-	CHECK_INT(socketpair(AF_UNIX, type, 0, sv), 0);
-	for (i = 0; i < 2; i++) {
-		setsockopt(sv[i], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-		setsockopt(sv[i], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	}
-}
-
-/* One message of @len bytes with @n fds, by hand. */
-static int send_raw(int sock, const void *buf, size_t len, const int *fds,
-		    unsigned int n)
-{
-	char ctl[CMSG_SPACE(sizeof(int) * 4)];
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *c;
-
-	memset(ctl, 0, sizeof(ctl));
-	if (n) {
-		m.msg_control = ctl;
-		m.msg_controllen = CMSG_SPACE(sizeof(int) * n);
-		c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * n);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
-	}
-	return sendmsg(sock, &m, 0) == (ssize_t)len ? 0 : -1;
-}
-
-static void close_fds(int *fds, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (fds[i] >= 0) {
-			close(fds[i]);
-			fds[i] = -1;
-		}
-}
-
-static uint64_t ino_of(int fd)
-{
-	struct stat st;
-
-	if (fstat(fd, &st))
-		return 0;
-	return (uint64_t)st.st_ino;
 }
 
 /* --- the descriptor: what is accepted and what is not --------------------- */
@@ -285,7 +146,9 @@ static void desc_bus_id(void)
 {
 	static const char *const good[] = {
 		"0000:9A:00.1", /* cuDeviceGetPCIBusId's own form */
-		"ABCD:EF:1F.7", "abcd:ef:1f.7", "0000:9a:00.1",
+		"ABCD:EF:1F.7",
+		"abcd:ef:1f.7",
+		"0000:9a:00.1",
 	};
 	static const char *const bad_ids[] = {
 		"0000:9a:00.10", /* a character past a BDF */
@@ -327,14 +190,16 @@ static void desc_past_num_fds(void)
 
 	check_scope = "descriptor: one fd, a mapping set past it";
 	d.mapping[1] = GDR_DMABUF_MAPPING_PCIE;
-	refused(&d, put_tail, "mapping[1] or dmabuf_ino[1] is set past "
-			      "num_fds 1");
+	refused(&d, put_tail,
+		"mapping[1] or dmabuf_ino[1] is set past "
+		"num_fds 1");
 
 	check_scope = "descriptor: one fd, an inode set past it";
 	d.mapping[1] = 0;
 	d.dmabuf_ino[1] = 1002;
-	refused(&d, put_tail, "mapping[1] or dmabuf_ino[1] is set past "
-			      "num_fds 1");
+	refused(&d, put_tail,
+		"mapping[1] or dmabuf_ino[1] is set past "
+		"num_fds 1");
 
 	check_scope = "descriptor: two fds";
 	sample(&d, 2);
@@ -346,9 +211,14 @@ static void desc_past_num_fds(void)
 static void desc_mem_type(void)
 {
 	static const uint32_t bad_types[] = {
-		GDR_MEM_UNKNOWN,      GDR_MEM_HOST,   GDR_MEM_CUDA_HOST,
-		GDR_MEM_CUDA_MANAGED, GDR_MEM_DMABUF, 7,
-		0x103,		      0xffffffffu,
+		GDR_MEM_UNKNOWN,
+		GDR_MEM_HOST,
+		GDR_MEM_CUDA_HOST,
+		GDR_MEM_CUDA_MANAGED,
+		GDR_MEM_DMABUF,
+		7,
+		0x103,
+		0xffffffffu,
 	};
 	struct gdr_export_desc d;
 	unsigned int i;
@@ -424,7 +294,7 @@ static void send_partial(void)
 	CHECK_INT(gdr_export_send(sv[0], &d, fds), -1);
 	CHECK_INT(errno, EMSGSIZE);
 	SAID("only part of the descriptor went");
-	CHECK_INT(short_send, 0);	       /* the library's call took it */
+	CHECK_INT(short_send, 0);	     /* the library's call took it */
 	CHECK_INT(sendmsg_calls, calls + 1); /* and was not repeated */
 
 	check_scope = "send: what went is refused by the reader";
@@ -489,9 +359,9 @@ static int sleeps_in(pid_t tid, long nr)
 }
 
 struct helper {
-	long nr;	 /* the system call to interrupt */
-	int sock;	 /* recv: send the message here; send: drain it */
-	size_t drain;	 /* send: the bytes that fill the stream */
+	long nr;	  /* the system call to interrupt */
+	int sock;	  /* recv: send the message here; send: drain it */
+	size_t drain;	  /* send: the bytes that fill the stream */
 	const uint8_t *w; /* recv: the message */
 	const int *fds;
 	unsigned int nfds;
@@ -825,470 +695,6 @@ static void export_fields(void)
 	done();
 }
 
-/* --- the import --------------------------------------------------------- */
-static void export_one(size_t len, uint32_t flags, struct gdr_export_desc *d,
-		       int *fds)
-{
-	char *p = fake_alloc_device(0, 4 << 20);
-
-	CHECK_INT(gdr_export(p + 0x1234, len, flags, d, fds), 0);
-}
-
-/* Every output of a successful import: the MR and the record. */
-static void import_fields(void)
-{
-	struct gdr_export_desc d;
-	struct gdr_reg_info info;
-	struct ibv_mr *mr;
-	int fds[2];
-
-	check_scope = "import: the MR and every field of the record";
-	node(1);
-	export_one(100000, GDR_EXPORT_PCIE_MAPPING, &d, fds);
-	memset(&info, 0xa5, sizeof(info));
-	mr = gdr_import_register(plain, &d, fds, NULL, &info, sizeof(info));
-	CHECK(mr != NULL);
-	CHECK_STR(gdr_last_error(), "");
-	CHECK(mr && mr->addr == (void *)(uintptr_t)d.iova);
-	CHECK(mr && mr->length == 100000);
-	CHECK(mr && mr->pd == plain);
-	CHECK_INT(fake_ibv.last_fd, fds[0]);
-	CHECK_INT(fake_ibv.last_offset, d.offset);
-	CHECK_INT(fake_ibv.last_iova, d.iova);
-	CHECK_INT(info.comp_mask, GDR_REG_INFO_BASIC | GDR_REG_INFO_EXPORT);
-	CHECK_INT(info.path, GDR_PATH_DMABUF);
-	CHECK_INT(info.mem_type, GDR_MEM_DMABUF);
-	CHECK_INT(info.device, -1);
-	CHECK_INT(info.export_index, 0);
-	/* Data Direct first (the NIC has no such function), then DMA-BUF. */
-	CHECK_INT(info.num_attempts, 2);
-	CHECK_INT(info.attempts[0].path, GDR_PATH_DATA_DIRECT);
-	CHECK_INT(info.attempts[0].result, GDR_ATTEMPT_SKIPPED);
-	CHECK(info.attempts[0].err != 0);
-	CHECK(info.attempts[0].reason[0] != '\0');
-	printf("  import record: DD skipped (%d): %s\n", info.attempts[0].err,
-	       info.attempts[0].reason);
-	CHECK_INT(info.attempts[1].path, GDR_PATH_DMABUF);
-	CHECK_INT(info.attempts[1].result, GDR_ATTEMPT_USED);
-	CHECK_INT(info.attempts[1].err, 0);
-	CHECK_STR(info.attempts[1].reason, "");
-	if (mr)
-		CHECK_INT(gdr_deregister(mr), 0);
-
-	check_scope = "import: the MR and record through Data Direct";
-	memset(&info, 0xa5, sizeof(info));
-	mr = gdr_import_register(&dd_nic.pd, &d, fds, NULL, &info,
-				 sizeof(info));
-	CHECK(mr != NULL);
-	CHECK(mr && mr->addr == (void *)(uintptr_t)d.iova);
-	CHECK(mr && mr->length == 100000);
-	CHECK_INT(fake_ibv.last_fd, fds[1]);
-	CHECK_INT(info.path, GDR_PATH_DATA_DIRECT);
-	CHECK_INT(info.mem_type, GDR_MEM_DMABUF);
-	CHECK_INT(info.device, -1);
-	CHECK_INT(info.export_index, 1);
-	CHECK_INT(info.num_attempts, 1);
-	CHECK_INT(info.attempts[0].path, GDR_PATH_DATA_DIRECT);
-	CHECK_INT(info.attempts[0].result, GDR_ATTEMPT_USED);
-	CHECK_INT(info.attempts[0].err, 0);
-	CHECK_STR(info.attempts[0].reason, "");
-	if (mr)
-		CHECK_INT(gdr_deregister(mr), 0);
-
-	check_scope = "import: a path that fails keeps device -1";
-	fake_ibv.dmabuf_errno = EINVAL;
-	memset(&info, 0x5a, sizeof(info));
-	CHECK(gdr_import_register(plain, &d, fds, NULL, &info, sizeof(info)) ==
-	      NULL);
-	CHECK_INT(errno, EINVAL);
-	CHECK_INT(info.path, GDR_PATH_NONE);
-	CHECK_INT(info.mem_type, GDR_MEM_DMABUF);
-	CHECK_INT(info.device, -1);
-	CHECK_INT(info.export_index, -1);
-	CHECK_INT(info.num_attempts, 2);
-	CHECK_INT(info.attempts[1].result, GDR_ATTEMPT_FAILED);
-	CHECK_INT(info.attempts[1].err, EINVAL);
-	fake_ibv.dmabuf_errno = 0;
-	close_fds(fds, 2);
-	done();
-}
-
-/* @flags is read only where comp_mask has GDR_REG_ATTR_FLAGS. */
-static void import_flags_unmasked(void)
-{
-	struct gdr_reg_attr attr = {
-		.comp_mask = 0,
-		.flags = GDR_REG_SYNC_MEMOPS | GDR_REG_OWNER_RDMA_CAPABLE |
-			 GDR_REG_PCIE_MAPPING | 0xf0000000u,
-	};
-	struct ibv_pd *pds[2];
-	struct gdr_export_desc d;
-	struct gdr_reg_info info, infos[2];
-	struct ibv_mr *mr, *mrs[2];
-	int fds[2];
-
-	node(1);
-	export_one(4096, GDR_EXPORT_PCIE_MAPPING, &d, fds);
-
-	check_scope = "import: flags without GDR_REG_ATTR_FLAGS are not read";
-	mr = gdr_import_register(plain, &d, fds, &attr, &info, sizeof(info));
-	CHECK(mr != NULL);
-	CHECK_INT(info.path, GDR_PATH_DMABUF);
-	CHECK_INT(fake_ibv.last_fd, fds[0]); /* not the PCIe-mapped one */
-	CHECK_INT(info.export_index, 0);
-	if (mr)
-		gdr_deregister(mr);
-
-	check_scope = "import: the same flags with the mask bit";
-	attr.comp_mask = GDR_REG_ATTR_FLAGS;
-	CHECK(gdr_import_register(plain, &d, fds, &attr, NULL, 0) == NULL);
-	CHECK_INT(errno, EINVAL);
-	attr.flags = GDR_REG_PCIE_MAPPING;
-	mr = gdr_import_register(plain, &d, fds, &attr, &info, sizeof(info));
-	CHECK(mr != NULL);
-	CHECK_INT(fake_ibv.last_fd, fds[1]);
-	CHECK_INT(info.export_index, 1);
-	if (mr)
-		gdr_deregister(mr);
-
-	check_scope = "import multi: flags without the mask bit are not read";
-	attr.comp_mask = GDR_REG_ATTR_PATH_MASK;
-	attr.path_mask = GDR_PATH_BIT(GDR_PATH_DMABUF);
-	attr.flags = GDR_REG_SYNC_MEMOPS | GDR_REG_OWNER_RDMA_CAPABLE;
-	pds[0] = plain;
-	pds[1] = &dd_nic.pd;
-	CHECK_INT(gdr_import_register_multi(pds, 2, &d, fds, &attr, mrs, infos,
-					    sizeof(infos[0])),
-		  0);
-	CHECK_INT(infos[0].path, GDR_PATH_DMABUF);
-	CHECK_INT(infos[1].path, GDR_PATH_DMABUF);
-	gdr_deregister_multi(mrs, 2);
-
-	check_scope = "bare fd: flags without the mask bit are not read";
-	attr.comp_mask = 0;
-	attr.flags = GDR_REG_PCIE_MAPPING | GDR_REG_SYNC_MEMOPS;
-	mr = gdr_register_dmabuf(&dd_nic.pd, fds[0], 0, 4096, 0x10000, &attr,
-				 &info, sizeof(info));
-	CHECK(mr != NULL);
-	/* Taken as plainly mapped: DMA-BUF, not the Data Direct function. */
-	CHECK_INT(info.path, GDR_PATH_DMABUF);
-	CHECK_INT(fake_ibv.mlx5_reg_calls, 0);
-	if (mr)
-		gdr_deregister(mr);
-	attr.comp_mask = GDR_REG_ATTR_FLAGS;
-	attr.flags = GDR_REG_PCIE_MAPPING;
-	mr = gdr_register_dmabuf(&dd_nic.pd, fds[1], 0, 4096, 0x10000, &attr,
-				 &info, sizeof(info));
-	CHECK(mr != NULL);
-	CHECK_INT(info.path, GDR_PATH_DATA_DIRECT);
-	if (mr)
-		gdr_deregister(mr);
-	close_fds(fds, 2);
-	done();
-}
-
-/* export_index names the fd by its place in @fds, whatever the mapping
- * order: here the PCIe-mapped one first. */
-static void import_pcie_first(void)
-{
-	struct gdr_export_desc d, r, got;
-	struct gdr_reg_info info;
-	struct ibv_mr *mr;
-	int fds[2], rfds[2], swapped[2], sv[2];
-
-	node(1);
-	export_one(4096, GDR_EXPORT_PCIE_MAPPING, &d, fds);
-	r = d;
-	r.mapping[0] = GDR_DMABUF_MAPPING_PCIE;
-	r.mapping[1] = GDR_DMABUF_MAPPING_DEFAULT;
-	r.dmabuf_ino[0] = d.dmabuf_ino[1];
-	r.dmabuf_ino[1] = d.dmabuf_ino[0];
-	swapped[0] = fds[1];
-	swapped[1] = fds[0];
-
-	check_scope = "import: PCIe first, DMA-BUF takes fds[1]";
-	mr = gdr_import_register(plain, &r, swapped, NULL, &info,
-				 sizeof(info));
-	CHECK(mr != NULL);
-	CHECK_INT(info.path, GDR_PATH_DMABUF);
-	CHECK_INT(fake_ibv.last_fd, swapped[1]);
-	CHECK_INT(info.export_index, 1);
-	if (mr)
-		gdr_deregister(mr);
-
-	check_scope = "import: PCIe first, Data Direct takes fds[0]";
-	mr = gdr_import_register(&dd_nic.pd, &r, swapped, NULL, &info,
-				 sizeof(info));
-	CHECK(mr != NULL);
-	CHECK_INT(info.path, GDR_PATH_DATA_DIRECT);
-	CHECK_INT(fake_ibv.last_fd, swapped[0]);
-	CHECK_INT(info.export_index, 0);
-	if (mr)
-		gdr_deregister(mr);
-
-	check_scope = "import: PCIe first, over the socket";
-	pair(SOCK_SEQPACKET, sv);
-	CHECK_INT(gdr_export_send(sv[0], &r, swapped), 0);
-	CHECK_INT(gdr_export_recv(sv[1], &got, rfds), 0);
-	CHECK(!memcmp(&r, &got, sizeof(r)));
-	CHECK_INT(ino_of(rfds[0]), d.dmabuf_ino[1]);
-	mr = gdr_import_register(plain, &got, rfds, NULL, &info, sizeof(info));
-	CHECK(mr != NULL);
-	CHECK_INT(fake_ibv.last_fd, rfds[1]);
-	CHECK_INT(info.export_index, 1);
-	if (mr)
-		gdr_deregister(mr);
-	close_fds(rfds, 2);
-	close(sv[0]);
-	close(sv[1]);
-	close_fds(fds, 2);
-	done();
-}
-
-/* A refusal before any path: the record says "nothing", device -1. */
-static void import_refused_record(void)
-{
-	struct gdr_reg_attr attr = { .comp_mask = GDR_REG_ATTR_FLAGS,
-				     .flags = GDR_REG_SYNC_MEMOPS };
-	struct gdr_export_desc d;
-	struct gdr_reg_info info;
-	int fds[2], bad[2];
-
-	node(0);
-	export_one(4096, 0, &d, fds);
-
-	check_scope = "import refused: options";
-	memset(&info, 0, sizeof(info)); /* device 0 is GPU 0: must change */
-	CHECK(gdr_import_register(plain, &d, fds, &attr, &info, sizeof(info)) ==
-	      NULL);
-	CHECK_INT(errno, EINVAL);
-	CHECK_INT(info.comp_mask, GDR_REG_INFO_BASIC | GDR_REG_INFO_EXPORT);
-	CHECK_INT(info.path, GDR_PATH_NONE);
-	CHECK_INT(info.mem_type, GDR_MEM_UNKNOWN);
-	CHECK_INT(info.device, -1);
-	CHECK_INT(info.num_attempts, 0);
-	CHECK_INT(info.export_index, -1);
-
-	check_scope = "import refused: an fd not open";
-	bad[0] = 999;
-	bad[1] = -1;
-	memset(&info, 0, sizeof(info));
-	CHECK(gdr_import_register(plain, &d, bad, NULL, &info, sizeof(info)) ==
-	      NULL);
-	CHECK_INT(errno, EBADF);
-	CHECK_INT(info.path, GDR_PATH_NONE);
-	CHECK_INT(info.device, -1);
-	CHECK_INT(info.export_index, -1);
-
-	check_scope = "bare fd refused: past the dma-buf";
-	memset(&info, 0, sizeof(info));
-	CHECK(gdr_register_dmabuf(plain, fds[0], 8192, 1, 0, NULL, &info,
-				  sizeof(info)) == NULL);
-	CHECK_INT(errno, EINVAL);
-	CHECK_INT(info.path, GDR_PATH_NONE);
-	CHECK_INT(info.device, -1);
-	CHECK_INT(info.export_index, -1);
-	CHECK_INT(fake_ibv.dmabuf_calls, 0);
-	close_fds(fds, 1);
-	done();
-}
-
-/* info_size: GDR_REG_INFO_MIN_SIZE is enough, a byte less is refused. */
-static void import_info_size(void)
-{
-	union {
-		struct gdr_reg_info info;
-		unsigned char b[sizeof(struct gdr_reg_info)];
-	} u;
-	struct gdr_export_desc d;
-	struct ibv_mr *mr;
-	size_t i, min = GDR_REG_INFO_MIN_SIZE;
-	int fds[2], calls, intact;
-
-	node(0);
-	export_one(4096, 0, &d, fds);
-
-	check_scope = "import: a record of GDR_REG_INFO_MIN_SIZE bytes";
-	memset(u.b, 0x5a, sizeof(u.b));
-	mr = gdr_import_register(plain, &d, fds, NULL, &u.info, min);
-	CHECK(mr != NULL);
-	CHECK_INT(u.info.comp_mask, GDR_REG_INFO_BASIC);
-	CHECK_INT(u.info.path, GDR_PATH_DMABUF);
-	CHECK_INT(u.info.mem_type, GDR_MEM_DMABUF);
-	CHECK_INT(u.info.device, -1);
-	CHECK_INT(u.info.num_attempts, 0); /* no room for one */
-	for (intact = 1, i = min; i < sizeof(u.b); i++)
-		intact &= u.b[i] == 0x5a;
-	CHECK_INT(intact, 1);
-	if (mr)
-		gdr_deregister(mr);
-
-	check_scope = "bare fd: a record of GDR_REG_INFO_MIN_SIZE bytes";
-	memset(u.b, 0x5a, sizeof(u.b));
-	mr = gdr_register_dmabuf(plain, fds[0], 0, 4096, 0, NULL, &u.info,
-				 min);
-	CHECK(mr != NULL);
-	CHECK_INT(u.info.path, GDR_PATH_DMABUF);
-	if (mr)
-		gdr_deregister(mr);
-
-	check_scope = "import: a record a byte short of it";
-	calls = fake_ibv.dmabuf_calls;
-	memset(u.b, 0x5a, sizeof(u.b));
-	CHECK(gdr_import_register(plain, &d, fds, NULL, &u.info, min - 1) ==
-	      NULL);
-	CHECK_INT(errno, EINVAL);
-	SAID("info_size");
-	for (intact = 1, i = 0; i < sizeof(u.b); i++)
-		intact &= u.b[i] == 0x5a;
-	CHECK_INT(intact, 1);
-	CHECK(gdr_register_dmabuf(plain, fds[0], 0, 4096, 0, NULL, &u.info,
-				  min - 1) == NULL);
-	CHECK_INT(errno, EINVAL);
-	CHECK_INT(fake_ibv.dmabuf_calls, calls);
-	close_fds(fds, 1);
-	done();
-}
-
-/* Every call into the fake CUDA driver a registration could make. */
-static long cuda_calls(void)
-{
-	return (long)fake_cu.inits + fake_cu.loads + fake_cu.exports +
-	       fake_cu.set_attr_calls + fake_cu.push_calls +
-	       fake_cu.pop_calls + fake_cu.retains + fake_cu.releases +
-	       fake_cu.set_flags_calls + fake_cu.ptr_attr_calls +
-	       fake_cu.ptr_attrs_calls + fake_cu.range_calls;
-}
-
-/* The multi form refuses the options a dma-buf has no use for, as the
- * single one does, before anything is asked of CUDA or the NIC. */
-static void import_multi_attr(void)
-{
-	struct gdr_reg_attr attr = { .comp_mask = GDR_REG_ATTR_FLAGS };
-	struct gdr_export_desc d;
-	struct ibv_pd *pds[2];
-	struct ibv_mr *mrs[2];
-	int fds[2], status = -1, calls;
-	pid_t child;
-
-	node(1);
-	export_one(4096, 0, &d, fds);
-	pds[0] = plain;
-	pds[1] = &dd_nic.pd;
-	fake_cu.count_queries = 1;
-
-	check_scope = "import multi: GDR_REG_OWNER_RDMA_CAPABLE refused";
-	attr.flags = GDR_REG_OWNER_RDMA_CAPABLE;
-	calls = fake_ibv.dmabuf_calls;
-	CHECK_INT(gdr_import_register_multi(pds, 2, &d, fds, &attr, mrs, NULL,
-					    0),
-		  -1);
-	CHECK_INT(errno, EINVAL);
-	SAID("do not apply to a dma-buf");
-	CHECK(mrs[0] == NULL && mrs[1] == NULL);
-	CHECK_INT(fake_ibv.dmabuf_calls, calls);
-	gdr_deregister_multi(mrs, 2); /* none, unless it took the flag */
-
-	/* In a child: a library that took it would go on to CUDA, which an
-	 * importer need not have loaded at all. */
-	check_scope = "import multi: GDR_REG_SYNC_MEMOPS refused, no CUDA";
-	fflush(stdout);
-	fflush(stderr);
-	child = fork();
-	if (child == 0) {
-		long before = cuda_calls();
-		int rc, err;
-
-		attr.flags = GDR_REG_SYNC_MEMOPS;
-		rc = gdr_import_register_multi(pds, 2, &d, fds, &attr, mrs,
-					       NULL, 0);
-		err = errno;
-		_exit(rc != -1		       ? 1
-		      : err != EINVAL	       ? 2
-		      : cuda_calls() != before ? 3
-		      : mrs[0] || mrs[1]       ? 4
-					       : 0);
-	}
-	CHECK_INT(waitpid(child, &status, 0), child);
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		printf("  multi with GDR_REG_SYNC_MEMOPS: %s %d\n",
-		       WIFEXITED(status) ? "exit" : "killed by signal",
-		       WIFEXITED(status) ? WEXITSTATUS(status)
-					 : WTERMSIG(status));
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-
-	check_scope = "import multi: the options that apply are taken";
-	attr.comp_mask = GDR_REG_ATTR_FLAGS | GDR_REG_ATTR_ACCESS;
-	attr.flags = GDR_REG_STRICT_ORDERING;
-	attr.access = IBV_ACCESS_LOCAL_WRITE;
-	CHECK_INT(gdr_import_register_multi(pds, 2, &d, fds, &attr, mrs, NULL,
-					    0),
-		  0);
-	CHECK_INT(fake_ibv.last_access, IBV_ACCESS_LOCAL_WRITE);
-	gdr_deregister_multi(mrs, 2);
-	close_fds(fds, 1);
-	done();
-}
-
-/*
- * The highest iova: the range may end at 2^64 - 1 (iova + length, the
- * MR's end, still an address), not at 2^64, which wraps to 0.
- */
-static void import_iova_top(void)
-{
-	struct gdr_export_desc d;
-	struct gdr_reg_info info;
-	struct ibv_mr *mr;
-	uint64_t top;
-	int fds[2];
-
-	node(0);
-	export_one(4096, 0, &d, fds);
-
-	check_scope = "import: the highest iova";
-	top = UINT64_MAX - d.length;
-	d.iova = top;
-	mr = gdr_import_register(plain, &d, fds, NULL, &info, sizeof(info));
-	CHECK(mr != NULL);
-	CHECK_INT(fake_ibv.last_iova, top);
-	CHECK(mr && mr->addr == (void *)(uintptr_t)top);
-	if (mr)
-		gdr_deregister(mr);
-
-	check_scope = "import: one above it";
-	d.iova = top + 1;
-	CHECK(gdr_import_register(plain, &d, fds, NULL, &info, sizeof(info)) ==
-	      NULL);
-	CHECK_INT(errno, EINVAL);
-	SAID("wraps around");
-	CHECK_INT(info.device, -1);
-
-	check_scope = "bare fd: the highest iova";
-	mr = gdr_register_dmabuf(plain, fds[0], 0, 4096, UINT64_MAX - 4096,
-				 NULL, NULL, 0);
-	CHECK(mr != NULL);
-	CHECK_INT(fake_ibv.last_iova, UINT64_MAX - 4096);
-	CHECK(mr && mr->addr == (void *)(uintptr_t)(UINT64_MAX - 4096));
-	if (mr)
-		gdr_deregister(mr);
-	mr = gdr_register_dmabuf(plain, fds[0], 4095, 1, UINT64_MAX - 1, NULL,
-				 NULL, 0);
-	CHECK(mr != NULL);
-	if (mr)
-		gdr_deregister(mr);
-
-	check_scope = "bare fd: one above it";
-	CHECK(gdr_register_dmabuf(plain, fds[0], 0, 4096, UINT64_MAX - 4095,
-				  NULL, NULL, 0) == NULL);
-	CHECK_INT(errno, EINVAL);
-	SAID("wraps around the end of the address space");
-	CHECK(gdr_register_dmabuf(plain, fds[0], 4095, 1, UINT64_MAX, NULL,
-				  NULL, 0) == NULL);
-	CHECK_INT(errno, EINVAL);
-	close_fds(fds, 1);
-	done();
-}
-
 int main(void)
 {
 	desc_bus_id();
@@ -1300,12 +706,5 @@ int main(void)
 	recv_fd_count();
 	export_pcie_policy();
 	export_fields();
-	import_fields();
-	import_flags_unmasked();
-	import_pcie_first();
-	import_refused_record();
-	import_info_size();
-	import_multi_attr();
-	import_iova_top();
 	return check_summary("share-edges");
 }
