@@ -114,8 +114,8 @@ static inline void pair(int type, int sv[2])
 }
 
 /* One message of @len bytes with @n fds, by hand. */
-static inline int send_raw(int sock, const void *buf, size_t len, const int *fds,
-		    unsigned int n)
+static inline int send_raw(int sock, const void *buf, size_t len,
+			   const int *fds, unsigned int n)
 {
 	char ctl[CMSG_SPACE(sizeof(int) * 4)];
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
