@@ -327,12 +327,14 @@ static void send_partial(void)
  */
 static pid_t main_tid;
 static pthread_t main_thread;
-static volatile sig_atomic_t handled;
+/* Set by the handler, read by the helper: a lock-free atomic, which a
+ * handler may write. */
+static int handled;
 
 static void on_signal(int sig)
 {
 	(void)sig;
-	handled = 1;
+	__atomic_store_n(&handled, 1, __ATOMIC_SEQ_CST);
 }
 
 /* Whether thread @tid sleeps in system call @nr, within 5 s. */
@@ -378,9 +380,10 @@ static void *helper(void *arg)
 
 	h->slept = sleeps_in(main_tid, h->nr);
 	pthread_kill(main_thread, SIGUSR1);
-	for (i = 0; i < 50000 && !handled; i++)
+	for (i = 0; i < 50000 && !__atomic_load_n(&handled, __ATOMIC_SEQ_CST);
+	     i++)
 		usleep(100);
-	h->was_handled = handled;
+	h->was_handled = __atomic_load_n(&handled, __ATOMIC_SEQ_CST);
 	if (!h->drain) {
 		send_raw(h->sock, h->w, GDR_EXPORT_WIRE_LEN, h->fds, h->nfds);
 		return NULL;
@@ -427,7 +430,7 @@ static void eintr(void)
 	h.w = w;
 	h.fds = fds;
 	h.nfds = 2;
-	handled = 0;
+	__atomic_store_n(&handled, 0, __ATOMIC_SEQ_CST);
 	CHECK_INT(pthread_create(&t, NULL, helper, &h), 0);
 	rc = gdr_export_recv(sv[1], &got, rfds);
 	err = errno;
@@ -455,7 +458,7 @@ static void eintr(void)
 	CHECK(h.drain > 0);
 	h.nr = SYS_sendmsg;
 	h.sock = sv[1];
-	handled = 0;
+	__atomic_store_n(&handled, 0, __ATOMIC_SEQ_CST);
 	CHECK_INT(pthread_create(&t, NULL, helper, &h), 0);
 	rc = gdr_export_send(sv[0], &d, fds);
 	err = errno;
