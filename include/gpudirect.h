@@ -474,24 +474,29 @@ enum gdr_dmabuf_mapping {
  * struct gdr_export_desc - what an importer needs to register an export.
  * @version:     GDR_EXPORT_DESC_VERSION.
  * @num_fds:     how many fds the export has (1 or 2), in the order of
- *               @mapping.
- * @mapping:     enum gdr_dmabuf_mapping of fds[i]; no two alike.
+ *               @mapping; @mapping and @dmabuf_ino past it are 0.
+ * @mapping:     enum gdr_dmabuf_mapping of fds[i]; no two alike, in any
+ *               order (an importer names the fd it took by its index).
  * @dmabuf_size: the bytes each dma-buf spans: the page-aligned span
  *               around the buffer.
  * @offset:      where the buffer starts in the dma-buf.
  * @length:      the buffer's bytes (@offset + @length <= @dmabuf_size).
  * @iova:        the owner's address of the buffer, the importer's default
  *               iova: an MR then has the address the owner's own MR would
- *               have, so peers need not know who registered.
+ *               have, so peers need not know who registered. @iova +
+ *               @length is at most 2^64 - 1 (the MR's end does not wrap).
  * @buffer_id:   the allocation's CU_POINTER_ATTRIBUTE_BUFFER_ID (unique
  *               on the node, not per process).
  * @dmabuf_ino:  the inode of each dma-buf: ties the fds received to this
  *               descriptor (fds of another export are refused).
- * @mem_type:    enum gdr_mem_type of the owner's memory.
+ * @mem_type:    enum gdr_mem_type of the owner's memory: GDR_MEM_CUDA_DEVICE
+ *               or GDR_MEM_CUDA_POOL, the kinds an export carries.
  * @owner_pid:   the exporting process, in its own PID namespace (for
  *               messages only).
  * @lib_version: the owner's libgpudirect, major << 16 | minor << 8 | micro.
- * @gpu_bus_id:  the exporting GPU's PCI address, "0000:65:00.0".
+ * @gpu_bus_id:  the exporting GPU's PCI address, "0000:65:00.0": 12
+ *               characters and a NUL, hex digits of either case (CUDA
+ *               writes upper case; gdr_export() writes lower).
  * @gpu_uuid:    the GPU's UUID (cuDeviceGetUuid), 16 bytes.
  * @boot_id:     the owner's node and boot (/proc/sys/kernel/random/
  *               boot_id, 16 bytes): a descriptor from another node, or
@@ -584,8 +589,10 @@ int gdr_export_recv(int sock, struct gdr_export_desc *desc, int *fds);
  *        GDR_REG_PCIE_MAPPING takes the PCIe-mapped fd on the DMA-BUF
  *        path too. The MR's iova is desc->iova: set another there
  *        before the call to have another.
- * @info: the decision record, as for gdr_register_ex(); mem_type
- *        GDR_MEM_DMABUF, device -1, export_index the index in @fds.
+ * @info: the decision record, as for gdr_register_ex() (@info_size at
+ *        least GDR_REG_INFO_MIN_SIZE); mem_type GDR_MEM_DMABUF, device -1,
+ *        export_index the index in @fds of the fd registered. A call
+ *        refused before any path leaves device -1, export_index -1.
  *
  * The MR's addr is its iova. It keeps the owner's memory alive until it
  * is released with gdr_deregister(), whatever the owner frees or however

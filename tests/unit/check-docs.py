@@ -118,7 +118,8 @@ def main():
         for test, args in [("test-decide", []), ("test-faults", []), ("test-cache", []),
                            ("test-report", []), ("test-faults-alloc", ["alloc"]),
                            ("test-multi", []), ("test-rank", []),
-                           ("test-share", []), ("test-share-attack", [])]:
+                           ("test-share", []), ("test-share-attack", []),
+                           ("test-share-edges", []), ("test-share-import", [])]:
             try:
                 rc = subprocess.run([os.path.join(build, "tests/unit", test)] + args,
                                     env=env, stdout=subprocess.DEVNULL,

@@ -68,7 +68,8 @@ def main():
         for test, args in [("test-decide", []), ("test-faults", []), ("test-cache", []),
                            ("test-report", []), ("test-faults-alloc", ["alloc"]),
                            ("test-multi", []), ("test-rank", []),
-                           ("test-share", []), ("test-share-attack", [])]:
+                           ("test-share", []), ("test-share-attack", []),
+                           ("test-share-edges", []), ("test-share-import", [])]:
             exe = os.path.join(build, "tests/unit", test)
             try:
                 rc = subprocess.run([exe] + args, env=env, stdout=subprocess.DEVNULL,
