@@ -774,8 +774,10 @@ int gdr_reg_one(struct gdr_reg_call *call, struct ibv_pd *pd, void *ptr,
 		  len, gdr_mem_type_name(req->pi.type),
 		  req->pi.device >= 0 ? " on GPU " : " ", req->pi.device,
 		  req->access, call->mask, call->mask_src);
+	/* An import has no address of its own to set the attribute on (its
+	 * attr is refused before this; kept out here all the same). */
 	if ((req->flags & GDR_REG_SYNC_MEMOPS) && is_device(&req->pi) &&
-	    !call->synced) {
+	    !call->imp && !call->synced) {
 		err = sync_memops(req, why, n);
 		if (err)
 			return err;
