@@ -66,7 +66,7 @@ if [ "$mode" = host ]; then
 	run "$prog" host 4096
 	st=$?
 	cp "$tmp/log" "$tmp/plain.log"
-	if [ $st = 0 ] && has out "registered" && has log "^ibv_reg_mr .* access=0x7: ok" &&
+	if [ $st = 0 ] && has out "registered" && has log "^ibv_reg_mr .*: calls ibv_reg_mr_iova2" && has log "^ibv_reg_mr_iova2 .* access=0x7: ok" &&
 		has out "libcuda.so.1 not loaded"; then
 		ok "without the preload: the stand-in registers host memory"
 	else
@@ -77,7 +77,7 @@ if [ "$mode" = host ]; then
 	if [ $st = 0 ] && has out "registered" && has out "libcuda.so.1 not loaded" &&
 		! has err "libgpudirect-preload" &&
 		[ "$(sed 's/0x[0-9a-f]*//g' "$tmp/log")" = "$(sed 's/0x[0-9a-f]*//g' "$tmp/plain.log")" ] &&
-		has log "^ibv_reg_mr .* access=0x7: ok"; then
+		has log "^ibv_reg_mr .*: calls ibv_reg_mr_iova2" && has log "^ibv_reg_mr_iova2 .* access=0x7: ok"; then
 		ok "gdr-run: host memory goes to libibverbs as asked (same call, access, iova), no CUDA loaded, nothing said"
 	else
 		bad "gdr-run on host memory"
