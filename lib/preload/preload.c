@@ -107,8 +107,14 @@ static const struct real *reals(void)
 
 /* --- saying why, once per cause ------------------------------------------ */
 #define SAID_MAX 64
+/* The longest reason the library gives the preload. A cause is kept
+ * whole: the library's reasons share long beginnings ("cannot register
+ * [..] (cuda-device on GPU ..) with ..: dmabuf failed: ..") and part
+ * only where the cause is named, so a cut key would take two causes for
+ * one and leave the second unsaid. */
+#define WHY_MAX 1024
 static pthread_mutex_t said_lock = PTHREAD_MUTEX_INITIALIZER;
-static char said[SAID_MAX][96];
+static char said[SAID_MAX][WHY_MAX];
 static unsigned int num_said;
 
 /*
@@ -251,7 +257,7 @@ static struct ibv_mr *through_library(const char *call, struct ibv_pd *pd,
 {
 	struct ibv_mr *mr = NULL;
 	const char *host = "not CUDA device memory";
-	char why[1024];
+	char why[WHY_MAX];
 	int saved = errno, err;
 
 	if (off || !pd || !addr || !len)
