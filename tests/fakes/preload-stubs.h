@@ -64,31 +64,42 @@ static int stub_dereg(struct ibv_mr *mr)
 
 static struct ibv_mr stub_mr;
 static uint64_t iova2_iova;
+/* What the last leaf registration (stub_reg_mr, stub_iova, stub_iova2)
+ * was given. */
+static void *real_addr;
+static size_t real_len;
+static int real_access;
+
+static struct ibv_mr *leaf(void *addr, size_t len, int access)
+{
+	real_calls++;
+	real_addr = addr;
+	real_len = len;
+	real_access = access;
+	return &stub_mr;
+}
 
 static struct ibv_mr *stub_iova2(struct ibv_pd *pd, void *addr, size_t len,
 				 uint64_t iova, unsigned int access)
 {
-	(void)pd, (void)addr, (void)len, (void)access;
-	real_calls++;
+	(void)pd;
 	iova2_iova = iova;
-	return &stub_mr;
+	return leaf(addr, len, (int)access);
 }
 
 static struct ibv_mr *stub_reg_mr(struct ibv_pd *pd, void *addr, size_t len,
 				  int access)
 {
-	(void)pd, (void)addr, (void)len, (void)access;
-	real_calls++;
-	return &stub_mr;
+	(void)pd;
+	return leaf(addr, len, access);
 }
 
 static struct ibv_mr *stub_iova(struct ibv_pd *pd, void *addr, size_t len,
 				uint64_t iova, int access)
 {
-	(void)pd, (void)addr, (void)len, (void)access;
-	real_calls++;
+	(void)pd;
 	iova2_iova = iova;
-	return &stub_mr;
+	return leaf(addr, len, access);
 }
 
 /* libibverbs' ibv_reg_mr@IBVERBS_1.1 and ibv_reg_mr_iova (rdma-core 33 and
@@ -107,6 +118,14 @@ static struct ibv_mr *stub_iova_nests(struct ibv_pd *pd, void *addr, size_t len,
 	real_calls++;
 	return gdr_preload_reg_mr_iova2(pd, addr, len, iova,
 					(unsigned int)access);
+}
+
+/* A libibverbs whose ibv_reg_mr_ex of an address is its ibv_reg_mr. */
+static struct ibv_mr *stub_reg_mr_ex_nests(struct ibv_pd *pd,
+					   struct mr_init_attr *attr)
+{
+	real_calls++;
+	return gdr_preload_reg_mr(pd, attr->addr, attr->length, attr->access);
 }
 
 /* rdma-core 29-32 nested the other way. */

@@ -77,8 +77,7 @@ static int refusal(unsigned int k, char *why, size_t n)
 	for (i = 0; i < k % count; i++)
 		r = strchr(r, '|') + 1;
 	end = strchr(r, '|');
-	snprintf(why, n, "%.*s", (int)(end ? (size_t)(end - r) : strlen(r)),
-		 r);
+	snprintf(why, n, "%.*s", (int)(end ? (size_t)(end - r) : strlen(r)), r);
 	return err;
 }
 
@@ -99,8 +98,8 @@ int gdr_private_reg_device(struct ibv_pd *pd, void *addr, size_t len,
 	}
 	err = refusal(asked++, why, n);
 	if (err) {
-		logf_("library %p %zu iova=0x%llx access=0x%x: refused\n",
-		      addr, len, (unsigned long long)iova, access);
+		logf_("library %p %zu iova=0x%llx access=0x%x: refused\n", addr,
+		      len, (unsigned long long)iova, access);
 		return err;
 	}
 	logf_("library %p %zu iova=0x%llx access=0x%x: device\n", addr, len,

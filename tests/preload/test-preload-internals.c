@@ -383,27 +383,50 @@ static void nested(void)
 	CHECK(gdr_preload_reg_mr(&pd, buf, 64, 7) == &stub_mr);
 	CHECK(lines_said() == 1);
 	CHECK(lib_calls == 1 && real_calls == 2 && !inside);
+	CHECK(real_addr == buf && real_len == 64 && real_access == 7);
 	capture();
-	CHECK(gdr_preload_reg_mr_iova(&pd, buf, 64, 0x9000, 7) == &stub_mr);
+	CHECK(gdr_preload_reg_mr_iova(&pd, buf + 1, 63, 0x9000, 5) == &stub_mr);
 	CHECK(lines_said() == 1);
 	CHECK(lib_calls == 2 && real_calls == 4 && !inside);
 	CHECK(iova2_iova == 0x9000);
+	CHECK(real_addr == buf + 1 && real_len == 63 && real_access == 5);
+	/* ibv_reg_mr entered again from inside (a libibverbs whose
+	 * ibv_reg_mr_ex of an address is its ibv_reg_mr): its arguments
+	 * passed on as they came. */
+	real.reg_mr = stub_reg_mr;
+	real.reg_mr_ex = stub_reg_mr_ex_nests;
+	a.addr = buf + 2;
+	a.length = 62;
+	a.access = 3;
+	capture();
+	CHECK(gdr_preload_reg_mr_ex(&pd, &a) == &stub_mr);
+	CHECK(lines_said() == 1);
+	CHECK(lib_calls == 3 && real_calls == 6 && !inside);
+	CHECK(real_addr == buf + 2 && real_len == 62 && real_access == 3);
+	a.addr = buf;
+	a.length = 64;
+	a.access = 7;
+	lib_calls = real_calls = 0;
 	/* rdma-core 29-32: ibv_reg_mr_iova2 calls ibv_reg_mr_iova; and
 	 * ibv_reg_mr_ex without a libibverbs one goes there too. */
 	real.reg_mr_iova2 = stub_iova2_nests;
 	real.reg_mr_iova = stub_iova;
 	real.reg_mr_ex = NULL;
 	capture();
-	CHECK(gdr_preload_reg_mr_iova2(&pd, buf, 64, 0x9000, 7) == &stub_mr);
+	CHECK(gdr_preload_reg_mr_iova2(&pd, buf + 4, 60, 0x9004, 7) ==
+	      &stub_mr);
+	CHECK(iova2_iova == 0x9004 && real_addr == buf + 4 && real_len == 60);
 	CHECK(gdr_preload_reg_mr_ex(&pd, &a) == &stub_mr);
+	CHECK(iova2_iova == (uintptr_t)buf);
 	CHECK(lines_said() == 2);
-	CHECK(lib_calls == 4 && real_calls == 8 && !inside);
+	CHECK(lib_calls == 2 && real_calls == 4 && !inside);
+	CHECK(real_addr == buf && real_len == 64 && real_access == 7);
 	/* Device memory: the library's MR, libibverbs not asked. */
 	lib_err = 0;
 	capture();
 	CHECK(gdr_preload_reg_mr_iova2(&pd, buf, 64, 0x9000, 7) != &stub_mr);
 	CHECK(lines_said() == 1);
-	CHECK(lib_calls == 5 && real_calls == 8 && !inside);
+	CHECK(lib_calls == 3 && real_calls == 4 && !inside);
 	debug = false;
 	num_made = 0;
 }
