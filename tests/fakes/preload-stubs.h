@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What test-preload-internals.c puts in place of the preload's neighbours:
- * the library's private calls (gdr_private_reg_device answers lib_err, or
- * an MR of lib_mrs) and libibverbs' definitions (the real_* table's
- * entries, counting their calls). Included once, after preload.c.
+ * the library's private calls (gdr_private_reg_device answers lib_err with
+ * the reason lib_why, or an MR of lib_mrs) and libibverbs' definitions
+ * (the real_* table's entries, counting their calls; the nesting ones call
+ * the preload's own entry as libibverbs' PLT does). Included once, after
+ * preload.c.
  */
 #ifndef GDR_FAKES_PRELOAD_STUBS_H
 #define GDR_FAKES_PRELOAD_STUBS_H
@@ -14,6 +16,7 @@ static struct ibv_mr lib_mrs[4200];
 static unsigned int lib_next;
 static uint64_t lib_iova;
 static int lib_access;
+static const char *lib_why = "a test's reason";
 
 int gdr_private_reg_device(struct ibv_pd *pd, void *addr, size_t len,
 			   uint64_t iova, int access, struct ibv_mr **mr,
@@ -25,8 +28,8 @@ int gdr_private_reg_device(struct ibv_pd *pd, void *addr, size_t len,
 	lib_access = access;
 	*mr = NULL;
 	if (lib_err) {
-		snprintf(why, n, "cannot register [%p, +%zu): a test's reason",
-			 addr, len);
+		snprintf(why, n, "cannot register [%p, +%zu): %s", addr, len,
+			 lib_why);
 		return lib_err;
 	}
 	*mr = &lib_mrs[lib_next++ % 4200];
@@ -61,14 +64,77 @@ static int stub_dereg(struct ibv_mr *mr)
 
 static struct ibv_mr stub_mr;
 static uint64_t iova2_iova;
+/* What the last leaf registration (stub_reg_mr, stub_iova, stub_iova2)
+ * was given. */
+static void *real_addr;
+static size_t real_len;
+static int real_access;
+
+static struct ibv_mr *leaf(void *addr, size_t len, int access)
+{
+	real_calls++;
+	real_addr = addr;
+	real_len = len;
+	real_access = access;
+	return &stub_mr;
+}
 
 static struct ibv_mr *stub_iova2(struct ibv_pd *pd, void *addr, size_t len,
 				 uint64_t iova, unsigned int access)
 {
-	(void)pd, (void)addr, (void)len, (void)access;
-	real_calls++;
+	(void)pd;
 	iova2_iova = iova;
-	return &stub_mr;
+	return leaf(addr, len, (int)access);
+}
+
+static struct ibv_mr *stub_reg_mr(struct ibv_pd *pd, void *addr, size_t len,
+				  int access)
+{
+	(void)pd;
+	return leaf(addr, len, access);
+}
+
+static struct ibv_mr *stub_iova(struct ibv_pd *pd, void *addr, size_t len,
+				uint64_t iova, int access)
+{
+	(void)pd;
+	iova2_iova = iova;
+	return leaf(addr, len, access);
+}
+
+/* libibverbs' ibv_reg_mr@IBVERBS_1.1 and ibv_reg_mr_iova (rdma-core 33 and
+ * later): ibv_reg_mr_iova2 through the PLT, which is the preload's. */
+static struct ibv_mr *stub_reg_mr_nests(struct ibv_pd *pd, void *addr,
+					size_t len, int access)
+{
+	real_calls++;
+	return gdr_preload_reg_mr_iova2(pd, addr, len, (uintptr_t)addr,
+					(unsigned int)access);
+}
+
+static struct ibv_mr *stub_iova_nests(struct ibv_pd *pd, void *addr, size_t len,
+				      uint64_t iova, int access)
+{
+	real_calls++;
+	return gdr_preload_reg_mr_iova2(pd, addr, len, iova,
+					(unsigned int)access);
+}
+
+/* A libibverbs whose ibv_reg_mr_ex of an address is its ibv_reg_mr. */
+static struct ibv_mr *stub_reg_mr_ex_nests(struct ibv_pd *pd,
+					   struct mr_init_attr *attr)
+{
+	real_calls++;
+	return gdr_preload_reg_mr(pd, attr->addr, attr->length, attr->access);
+}
+
+/* rdma-core 29-32 nested the other way. */
+static struct ibv_mr *stub_iova2_nests(struct ibv_pd *pd, void *addr,
+				       size_t len, uint64_t iova,
+				       unsigned int access)
+{
+	real_calls++;
+	return gdr_preload_reg_mr_iova(pd, addr, len, iova, (int)access);
 }
 
 static struct ibv_mr *stub_reg_mr_ex(struct ibv_pd *pd,
