@@ -196,6 +196,35 @@ static int scratch(int dir, int *direct)
 	return -1;
 }
 
+/*
+ * The same file, opened afresh for cuFile with nothing but the access mode
+ * and O_DIRECT (@direct): cuFileHandleRegister refuses an fd whose status
+ * flags carry more (CU_FILE_INVALID_FILE_OPEN_FLAG, seen on cuFile 1.15
+ * with the O_TMPFILE and O_NONBLOCK fds this check opens first). Through
+ * /proc/self/fd: the very inode, whatever its name now. The fd, or -1
+ * with errno (the caller then hands cuFile @fd as it is).
+ */
+static int cufile_fd(int fd, bool readonly, int direct)
+{
+	struct stat a, b;
+	char self[64];
+	int c, err;
+
+	gdr_fmt(self, sizeof(self), "/proc/self/fd/%d", fd);
+	c = open(self, (readonly ? O_RDONLY : O_RDWR) | (direct ? O_DIRECT : 0) |
+			       O_CLOEXEC);
+	if (c < 0)
+		return -1;
+	if (fstat(fd, &a) || fstat(c, &b) || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino) {
+		err = errno ? errno : EXDEV;
+		close(c);
+		errno = err;
+		return -1;
+	}
+	return c;
+}
+
 /* --- cuFile's own accounting --------------------------------------------- */
 
 /*
@@ -435,7 +464,7 @@ static void measure(struct job *j, struct gdr_storage *w, unsigned int i,
 	unsigned long long t0;
 	void *fh = NULL;
 	bool bufreg = false;
-	int fd = -1, dir = -1, err;
+	int fd = -1, cfd = -1, dir = -1, err;
 
 	io->gpu = j->gpu;
 	io->readonly = p->kind == GDR_STORAGE_KIND_FILE;
@@ -503,9 +532,10 @@ static void measure(struct job *j, struct gdr_storage *w, unsigned int i,
 		}
 	}
 	step(j, w, "cuFileHandleRegister of %s", p->path);
+	cfd = cufile_fd(fd, io->readonly, io->odirect);
 	memset(&descr, 0, sizeof(descr));
 	descr.type = GDR_CUFILE_HANDLE_FD;
-	descr.handle.fd = fd;
+	descr.handle.fd = cfd >= 0 ? cfd : fd;
 	e = ops->cuFileHandleRegister(&fh, &descr);
 	io->reg_err = e.err;
 	io->state = 1; /* cuFile has answered: a result, whatever it is */
@@ -572,6 +602,8 @@ out:
 	free(ref);
 	free(back);
 	free(host);
+	if (cfd >= 0)
+		close(cfd);
 	close(fd);
 	if (dir >= 0)
 		close(dir);
