@@ -57,7 +57,9 @@ enum gdr_path {
 
 /* What kind of memory a pointer refers to, as the CUDA driver reports it. */
 enum gdr_mem_type {
-	GDR_MEM_UNKNOWN = 0,	  /* not classified (argument error) */
+	/* not classified: an argument error, or the CUDA driver's pointer
+	 * query failed */
+	GDR_MEM_UNKNOWN = 0,
 	GDR_MEM_HOST = 1,	  /* ordinary host memory, or no CUDA driver */
 	GDR_MEM_CUDA_HOST = 2,	  /* page-locked host memory known to CUDA */
 	GDR_MEM_CUDA_DEVICE = 3,  /* device memory (cuMemAlloc, VMM) */
