@@ -743,7 +743,8 @@ static void pointer_query_errnos(void)
 		int err;
 		const char *name;
 	} rows[] = {
-		{ CUDA_ERROR_OUT_OF_MEMORY, ENOMEM, "CUDA_ERROR_OUT_OF_MEMORY" },
+		{ CUDA_ERROR_OUT_OF_MEMORY, ENOMEM,
+		  "CUDA_ERROR_OUT_OF_MEMORY" },
 		{ CUDA_ERROR_NO_DEVICE, ENODEV, "CUDA_ERROR_NO_DEVICE" },
 		{ CUDA_ERROR_NOT_PERMITTED, EPERM, "CUDA error 800" },
 		{ CUDA_ERROR_NOT_SUPPORTED, EOPNOTSUPP,
@@ -791,8 +792,10 @@ static void pointer_query_errnos(void)
 		CHECK_INT(info.path, GDR_PATH_NONE);
 		CHECK_INT(info.mem_type, GDR_MEM_UNKNOWN);
 		CHECK_INT(info.num_attempts, 0);
-		snprintf(want, sizeof(want), "cuPointerGetAttributes(%p) failed "
-			 "with %s; ", (void *)host_buf, rows[i].name);
+		snprintf(want, sizeof(want),
+			 "cuPointerGetAttributes(%p) failed "
+			 "with %s; ",
+			 (void *)host_buf, rows[i].name);
 		CHECK_HAS(gdr_last_error(), want);
 		CHECK_INT(fake_ibv.reg_calls + fake_ibv.dmabuf_calls, 0);
 	}

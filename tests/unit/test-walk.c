@@ -105,8 +105,8 @@ static int link_number(const char *s, char c, int max)
 {
 	int k, used = 0;
 
-	if (s[0] != c || sscanf(s + 1, "%d%n", &k, &used) != 1 ||
-	    s[1 + used] || k < 1 || k > max)
+	if (s[0] != c || sscanf(s + 1, "%d%n", &k, &used) != 1 || s[1 + used] ||
+	    k < 1 || k > max)
 		return 0;
 	return k;
 }
@@ -275,9 +275,9 @@ int main(void)
 	static const struct {
 		int a, b, want;
 	} cases[] = {
-		{ 40, 0, 0 },	  { 41, 0, ELOOP }, { 0, 40, 0 },
-		{ 0, 41, ELOOP }, { 20, 20, 0 },    { 21, 20, ELOOP },
-		{ 20, 21, ELOOP }, { 39, 0, 0 },    { 1, 39, 0 },
+		{ 40, 0, 0 },	   { 41, 0, ELOOP }, { 0, 40, 0 },
+		{ 0, 41, ELOOP },  { 20, 20, 0 },    { 21, 20, ELOOP },
+		{ 20, 21, ELOOP }, { 39, 0, 0 },     { 1, 39, 0 },
 	};
 	unsigned int i;
 	int absolute;
