@@ -263,7 +263,9 @@ struct ibv_mr *gdr_register_ex(struct ibv_pd *pd, void *ptr, size_t len,
  * @infos:     NULL, or @num decision records laid out @info_size bytes
  *             apart (an array of struct gdr_reg_info); record i is that
  *             of pds[i], filled also on failure (a PD never tried has
- *             path GDR_PATH_NONE and no attempts).
+ *             path GDR_PATH_NONE and no attempts; its mem_type and device
+ *             are the buffer's, as in every record, once the call has
+ *             classified it).
  * @info_size: sizeof(struct gdr_reg_info), at least GDR_REG_INFO_MIN_SIZE.
  *
  * The buffer is classified once and device memory is exported as a
