@@ -108,8 +108,8 @@ static void fails_at(int bad)
 		/* the failing PD: tried, nothing used */
 		CHECK_INT(r->path, GDR_PATH_NONE);
 		CHECK_INT(r->export_index, -1);
-		for (a = 0; a < (int)r->num_attempts &&
-			    a < GDR_REG_INFO_MAX_ATTEMPTS;
+		for (a = 0;
+		     a < (int)r->num_attempts && a < GDR_REG_INFO_MAX_ATTEMPTS;
 		     a++)
 			CHECK(r->attempts[a].result != GDR_ATTEMPT_USED);
 	}
@@ -185,8 +185,7 @@ static void deregister_524(void)
 	check_scope = "gdr_deregister_multi: ibv_dereg_mr answers 524";
 	node(&fx, -1);
 	p = fake_alloc_device(GPU, 1 << 20);
-	CHECK_INT(gdr_register_multi(pds, NUM, p, 8192, NULL, mrs, NULL, 0),
-		  0);
+	CHECK_INT(gdr_register_multi(pds, NUM, p, 8192, NULL, mrs, NULL, 0), 0);
 	fake_ibv.dereg_errno = GDR_ENOTSUPP;
 	errno = 0;
 	CHECK_INT(gdr_deregister_multi(mrs, NUM), EOPNOTSUPP);
@@ -203,8 +202,7 @@ static void deregister_524(void)
 
 	/* One of four: the others released, that one kept and named. */
 	check_scope = "gdr_deregister_multi: mrs[1] answers 524";
-	CHECK_INT(gdr_register_multi(pds, NUM, p, 8192, NULL, mrs, NULL, 0),
-		  0);
+	CHECK_INT(gdr_register_multi(pds, NUM, p, 8192, NULL, mrs, NULL, 0), 0);
 	dereg_calls = 0;
 	fake_ibv.dereg_hook = second_answers_524;
 	errno = 0;
