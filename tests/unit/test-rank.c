@@ -407,6 +407,33 @@ static void acs(void)
 	write_config(&fx, BRIDGE_02_04, 4096, 0, 0, 0);
 	CHECK_INT(acs_of(1), 0);
 
+	/* ACS known on one side of the meeting point only: unknown where
+	 * the side that is known redirects nothing, the known redirect
+	 * where it does (the traffic goes up whatever the other side
+	 * says). The GPU's side (02:00.0) and the device's (02:04.0) in
+	 * turn; the switch's upstream port 01:00.0 reads none. */
+	check_scope = "ACS: the GPU's side unreadable";
+	write_config(&fx, BRIDGE_01, 4096, ECAP(0x000d, 0), 0, 0);
+	write_config(&fx, BRIDGE_02_00, 256, 0, 0, 0);
+	write_config(&fx, BRIDGE_02_04, 4096, ECAP(0x000d, 0), 0, 0);
+	CHECK_INT(acs_of(1), -1);
+	write_config(&fx, BRIDGE_02_04, 4096, ECAP(0x000d, 0), 0, 0x000c);
+	CHECK_INT(acs_of(1), 1);
+	CHECK_INT(gdr_pci_acs_redirects(GPU_BDF, "0000:04:00.0", out,
+					sizeof(out)),
+		  1);
+	CHECK_STR(out, "0000:02:04.0");
+	check_scope = "ACS: the device's side unreadable";
+	write_config(&fx, BRIDGE_02_00, 4096, ECAP(0x000d, 0), 0, 0x000c);
+	write_config(&fx, BRIDGE_02_04, 256, 0, 0, 0);
+	CHECK_INT(acs_of(1), 1);
+	CHECK_INT(gdr_pci_acs_redirects(GPU_BDF, "0000:04:00.0", out,
+					sizeof(out)),
+		  1);
+	CHECK_STR(out, "0000:02:00.0");
+	write_config(&fx, BRIDGE_02_00, 4096, ECAP(0x000d, 0), 0, 0);
+	CHECK_INT(acs_of(1), -1);
+
 	check_scope = "ACS orders one distance: none, unknown, redirecting";
 	write_config(&fx, BRIDGE_01, 4096, ECAP(0x000d, 0), 0, 0);
 	write_config(&fx, BRIDGE_02_00, 4096, ECAP(0x000d, 0), 0, 0);
