@@ -356,7 +356,9 @@ struct gdr_rank_attr {
  * @index:        its index in the caller's @ctxs.
  * @distance:     enum gdr_distance between the GPU and @nic_bus_id.
  * @acs_redirect: bridges on that path that redirect peer-to-peer traffic
- *                (ACS), or -1 when unknown (reading them needs root).
+ *                (ACS), or -1 when unknown (reading them needs root); where
+ *                only some can be read, those known to redirect (-1 when
+ *                none of them does).
  * @same_numa:    1 when GPU and device share a NUMA node, 0 when not, -1
  *                unknown.
  * @data_direct:  1 when the device has a Data Direct function (mlx5),
