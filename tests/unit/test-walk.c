@@ -202,6 +202,8 @@ static int kernel_opens(const char *root, const struct chains *c)
 	return 0;
 }
 
+#define OPENAT2_REFUSED -1000 /* openat2 cannot be asked here */
+
 /*
  * gdr_open_node under the root @root (as gdr-info --host-root does), in a
  * child: the library remembers whether openat2 works, once per process.
@@ -241,8 +243,13 @@ static int library_opens(const char *root, const struct chains *c, int walk)
 		return -1;
 	st = WEXITSTATUS(st);
 	if (st == 97) {
-		printf("SKIP openat2 is refused here: its case is the walk's\n");
-		return 0;
+		static int said;
+
+		if (!said++)
+			printf("SKIP openat2 is refused here (an old kernel, a "
+			       "seccomp filter, valgrind): only the walk is "
+			       "checked\n");
+		return OPENAT2_REFUSED;
 	}
 	return st == 0 ? 0 : st > 100 ? st - 100 : -st;
 }
@@ -251,6 +258,7 @@ static void one_case(const struct chains *c, int want)
 {
 	char real[PATH_MAX], scope[96];
 	struct fixture fx;
+	int got;
 
 	snprintf(scope, sizeof(scope), "%d + %d links, %s targets", c->a, c->b,
 		 c->absolute ? "absolute" : "relative");
@@ -265,7 +273,9 @@ static void one_case(const struct chains *c, int want)
 	 * real root: only the relative chains are the kernel's question. */
 	if (!c->absolute)
 		CHECK_INT(kernel_opens(real, c), want);
-	CHECK_INT(library_opens(real, c, 0), want);
+	got = library_opens(real, c, 0);
+	if (got != OPENAT2_REFUSED)
+		CHECK_INT(got, want);
 	CHECK_INT(library_opens(real, c, 1), want);
 	fixture_remove(&fx);
 }
