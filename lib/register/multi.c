@@ -139,7 +139,7 @@ int gdr_reg_multi(const char *name, struct ibv_pd *const *pds, unsigned int num,
 	struct gdr_reg_info rec;
 	char why[GDR_MSG_LEN], head[GDR_MSG_LEN / 4] = "", tail[TAIL_LEN] = "";
 	bool rec_tried = false;
-	unsigned int i, k;
+	unsigned int i, j, k;
 	size_t room;
 	int err = 0;
 
@@ -188,8 +188,8 @@ int gdr_reg_multi(const char *name, struct ibv_pd *const *pds, unsigned int num,
 		rec.mem_type = call.pi.type;
 		rec.device = call.pi.device;
 		rec.export_index = -1;
-		for (i = k + 1; i < num; i++)
-			gdr_reg_give_info(&rec, info_at(infos, info_size, i),
+		for (j = k + 1; j < num; j++)
+			gdr_reg_give_info(&rec, info_at(infos, info_size, j),
 					  info_size, false);
 	}
 	/* A failure before any path was tried (the arguments, the
