@@ -57,7 +57,9 @@ enum gdr_path {
 
 /* What kind of memory a pointer refers to, as the CUDA driver reports it. */
 enum gdr_mem_type {
-	GDR_MEM_UNKNOWN = 0,	  /* not classified (argument error) */
+	/* not classified: an argument error, or the CUDA driver's pointer
+	 * query failed */
+	GDR_MEM_UNKNOWN = 0,
 	GDR_MEM_HOST = 1,	  /* ordinary host memory, or no CUDA driver */
 	GDR_MEM_CUDA_HOST = 2,	  /* page-locked host memory known to CUDA */
 	GDR_MEM_CUDA_DEVICE = 3,  /* device memory (cuMemAlloc, VMM) */
@@ -261,7 +263,9 @@ struct ibv_mr *gdr_register_ex(struct ibv_pd *pd, void *ptr, size_t len,
  * @infos:     NULL, or @num decision records laid out @info_size bytes
  *             apart (an array of struct gdr_reg_info); record i is that
  *             of pds[i], filled also on failure (a PD never tried has
- *             path GDR_PATH_NONE and no attempts).
+ *             path GDR_PATH_NONE and no attempts; its mem_type and device
+ *             are the buffer's, as in every record, once the call has
+ *             classified it).
  * @info_size: sizeof(struct gdr_reg_info), at least GDR_REG_INFO_MIN_SIZE.
  *
  * The buffer is classified once and device memory is exported as a
@@ -352,7 +356,9 @@ struct gdr_rank_attr {
  * @index:        its index in the caller's @ctxs.
  * @distance:     enum gdr_distance between the GPU and @nic_bus_id.
  * @acs_redirect: bridges on that path that redirect peer-to-peer traffic
- *                (ACS), or -1 when unknown (reading them needs root).
+ *                (ACS), or -1 when unknown (reading them needs root); where
+ *                only some can be read, those known to redirect (-1 when
+ *                none of them does).
  * @same_numa:    1 when GPU and device share a NUMA node, 0 when not, -1
  *                unknown.
  * @data_direct:  1 when the device has a Data Direct function (mlx5),
