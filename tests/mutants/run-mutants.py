@@ -11,10 +11,12 @@ Every generated survivor is triaged once: a test that catches it, a line
 in equivalent.txt (why it cannot change behaviour), or a line in
 survivors.txt (a known gap, counted as survived).
 
-    run-mutants.py OUTDIR [--all] [--slice N] [--hand-slice H] [--seed S] [NAME...]
+    run-mutants.py OUTDIR [--all] [--slice N] [--hand-slice H] [--near-slice NEAR]
+                   [--seed S] [NAME...]
 
-Without --all (CI): of the hand list, every mutant of the files the last
-RECENT commits changed and H more drawn with seed S; of the generated
+Without --all (CI): of the hand list, at most NEAR (--near-slice, 40)
+drawn of the mutants of the files the last RECENT commits changed and H
+(--hand-slice, 30) more drawn of the rest, with seed S; of the generated
 list, those of the files the last commit changed (at most N) and N more
 drawn with seed S (default: the time, printed, so each run checks a
 different slice; --seed repeats one). The whole hand list takes about 21
@@ -332,8 +334,10 @@ def main():
     ap.add_argument("names", nargs="*")
     ap.add_argument("--all", action="store_true")
     ap.add_argument("--slice", type=int, default=12)
-    ap.add_argument("--hand-slice", type=int, default=40,
+    ap.add_argument("--hand-slice", type=int, default=30,
                     help="hand mutants drawn beside those of recently changed files")
+    ap.add_argument("--near-slice", type=int, default=40,
+                    help="hand mutants drawn of the recently changed files")
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--jobs", type=int, default=1,
                     help="mutants at a time, each in a scratch tree of its own")
@@ -377,13 +381,20 @@ def main():
         recent = changed_files(RECENT)
         near = [m for m in hand if any(e["file"] in recent for e in m["edits"])]
         far = [m for m in hand if m not in near]
+        # A merge brings many files into the last commits: those of
+        # recently changed files are drawn too, at most --near-slice, so
+        # that CI's time stays bounded whatever a merge touched.
+        rng.shuffle(near)
         rng.shuffle(far)
-        print("hand mutants: %d of the files the last %d commits changed, %d drawn "
-              "with --seed %d (of %d; --all runs them all)"
-              % (len(near), RECENT, min(a.hand_slice, len(far)), seed, len(hand)))
-        mutants = near + far[:a.hand_slice] + picked
+        not_run = near[a.near_slice:] + far[a.hand_slice:]
+        print("hand mutants: %d drawn of the %d of the files the last %d commits "
+              "changed, %d drawn of the rest, with --seed %d (of %d; --all runs "
+              "them all)"
+              % (min(a.near_slice, len(near)), len(near), RECENT,
+                 min(a.hand_slice, len(far)), seed, len(hand)))
+        mutants = near[:a.near_slice] + far[:a.hand_slice] + picked
         # The hand mutants not run still apply: a stale one fails now.
-        for m in far[a.hand_slice:]:
+        for m in not_run:
             why = stale(m)
             if why:
                 print("FAIL %s: %s" % (m["name"], why))
