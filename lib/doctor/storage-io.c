@@ -211,8 +211,8 @@ static int cufile_fd(int fd, bool readonly, int direct)
 	int c, err;
 
 	gdr_fmt(self, sizeof(self), "/proc/self/fd/%d", fd);
-	c = open(self, (readonly ? O_RDONLY : O_RDWR) | (direct ? O_DIRECT : 0) |
-			       O_CLOEXEC);
+	c = open(self, (readonly ? O_RDONLY : O_RDWR) |
+			       (direct ? O_DIRECT : 0) | O_CLOEXEC);
 	if (c < 0)
 		return -1;
 	if (fstat(fd, &a) || fstat(c, &b) || a.st_dev != b.st_dev ||
