@@ -5,7 +5,10 @@
  * device, "standin0", whose ibv_reg_mr refuses memory the kernel could not
  * pin (EFAULT, as a kernel without nvidia-peermem answers for GPU memory)
  * and whose ibv_reg_dmabuf_mr takes any dma-buf. Each registration is
- * logged to $STANDIN_LOG: what a test checks.
+ * logged to $STANDIN_LOG: what a test checks. Each MR gets keys of its own
+ * (lkey 0x5a000000 + n, rkey 0xa5000000 + n for the n-th MR of the
+ * process), logged on a line of their own ("mr lkey=... rkey=...") after
+ * the registration's, so that a test can tell which keys reached it.
  *
  * $STANDIN_FAIL=CALL=ERRNO[,CALL=ERRNO...] makes a call fail with that
  * errno (ibv_reg_dmabuf_mr=95 is a kernel without DMA-BUF MRs, as rxe;
@@ -176,9 +179,12 @@ int standin_dereg_mr(struct ibv_mr *mr);
 int standin_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
 		     void *addr, size_t len, int access);
 
+static unsigned int num_mrs;
+
 static struct ibv_mr *new_mr(struct ibv_pd *pd, void *addr, size_t len, int fd)
 {
 	struct standin_mr *m = calloc(1, sizeof(*m));
+	unsigned int n;
 
 	if (!m) {
 		errno = ENOMEM;
@@ -188,8 +194,11 @@ static struct ibv_mr *new_mr(struct ibv_pd *pd, void *addr, size_t len, int fd)
 	m->mr.pd = pd;
 	m->mr.addr = addr;
 	m->mr.length = len;
-	m->mr.lkey = m->mr.rkey = 0x5a5a;
+	n = __atomic_add_fetch(&num_mrs, 1, __ATOMIC_RELAXED);
+	m->mr.lkey = 0x5a000000u + (n & 0xffffffu);
+	m->mr.rkey = 0xa5000000u + (n & 0xffffffu);
 	m->fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+	logf_("mr lkey=0x%x rkey=0x%x\n", m->mr.lkey, m->mr.rkey);
 	return &m->mr;
 }
 
