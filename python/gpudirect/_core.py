@@ -153,8 +153,10 @@ def reg_flags(strict_ordering: bool = False, sync_memops: bool = False,
 
 def writes(access: Optional[int]) -> bool:
     """Whether the access asked for lets anything write the memory (the
-    library's default does)."""
-    return access is None or bool(access & _WRITE_BITS)
+    library's default does; an access that is no int is refused later)."""
+    if access is None or not isinstance(access, int):
+        return True
+    return bool(access & _WRITE_BITS)
 
 
 def _ref(a: Optional[L.RegAttr]) -> Any:

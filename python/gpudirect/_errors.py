@@ -6,6 +6,10 @@ from __future__ import annotations
 import errno as _errno
 
 
+# Where two names share a number, the one the library's man pages use.
+_NAMES = {_errno.EOPNOTSUPP: "EOPNOTSUPP"}
+
+
 class GdrError(OSError):
     """Every failure of the package: an OSError whose ``errno`` is the
     errno the library set (``EINVAL``, ``EOPNOTSUPP``, ``EFAULT``, ...) and
@@ -30,7 +34,8 @@ class GdrError(OSError):
         return str(self.strerror or "")
 
     def __str__(self) -> str:
-        name = _errno.errorcode.get(self.errno or 0, str(self.errno))
+        name = _NAMES.get(self.errno or 0) or \
+            _errno.errorcode.get(self.errno or 0, str(self.errno))
         where = f"{self.call}: " if self.call else ""
         return f"[Errno {self.errno}] {where}{self.sentence} ({name})"
 

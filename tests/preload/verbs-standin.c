@@ -13,6 +13,8 @@
  * $STANDIN_FAIL=CALL=ERRNO[,CALL=ERRNO...] makes a call fail with that
  * errno (ibv_reg_dmabuf_mr=95 is a kernel without DMA-BUF MRs, as rxe;
  * ibv_dereg_mr=16 an MR still bound to a memory window), logged too.
+ * $STANDIN_SLOW_US=N makes each registration and ibv_query_device take N
+ * microseconds more (a long call, for the tests that show who waits).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,11 +45,15 @@ struct standin_mr {
 
 /* Read once: a benchmark's loop should not scan the environment. */
 static const char *log_path, *fail_spec;
+static unsigned int slow_us;
 
 __attribute__((constructor)) static void standin_env(void)
 {
+	const char *slow = getenv("STANDIN_SLOW_US");
+
 	log_path = getenv("STANDIN_LOG");
 	fail_spec = getenv("STANDIN_FAIL");
+	slow_us = slow ? (unsigned int)strtoul(slow, NULL, 10) : 0;
 }
 
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -125,6 +131,8 @@ STANDIN int ibv_dealloc_pd(struct ibv_pd *pd)
 
 STANDIN int ibv_query_device(struct ibv_context *c, struct ibv_device_attr *a)
 {
+	if (slow_us)
+		usleep(slow_us);
 	memset(a, 0, sizeof(*a));
 	a->max_mr_size = ~0ULL;
 	snprintf(a->fw_ver, sizeof(a->fw_ver), "standin");
@@ -221,6 +229,8 @@ static struct ibv_mr *reg_va(const char *call, struct ibv_pd *pd, void *addr,
 		errno = err;
 		return NULL;
 	}
+	if (slow_us)
+		usleep(slow_us);
 	if (!pinnable(addr)) {
 		logf_("%s %p %zu iova=0x%llx access=0x%x: EFAULT\n", call, addr,
 		      len, (unsigned long long)iova, access);
@@ -275,6 +285,8 @@ STANDIN struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 		errno = err;
 		return NULL;
 	}
+	if (slow_us)
+		usleep(slow_us);
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	f = fopen(path, "r");
 	while (f && fgets(line, sizeof(line), f))
