@@ -34,7 +34,7 @@ def _parse_toml(text: str) -> Dict[str, Any]:
     a reader of the subset this file is written in (tables, strings,
     arrays of strings, inline tables of strings)."""
     try:
-        import tomllib  # type: ignore[import-not-found]
+        import tomllib
 
         return dict(tomllib.loads(text))
     except ImportError:

@@ -16,7 +16,7 @@ import threading
 import weakref
 from ctypes import byref, sizeof
 from dataclasses import dataclass
-from typing import Any, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import _lib as L
 from ._core import PathSpec, ProtectionDomain, reg_attr, reg_flags, writes
@@ -63,7 +63,7 @@ class _CacheState:
         self.out: Dict[Any, int] = {}
         self.why = ""
         self.done = False
-        self.hooks: list = []  # callables run at close (gpudirect.torch)
+        self.hooks: List[Callable[[], None]] = []  # run at close (gpudirect.torch)
         self.put_fn = L.lib().gdr_cache_put
         self.invalidate_fn = L.lib().gdr_cache_invalidate
 
@@ -78,7 +78,8 @@ class _CacheState:
             mr = self.out.pop(tok, None)
             if mr is None:
                 return 0  # put back already (by close())
-            return self.put_fn(self.ptr, mr)
+            err: int = self.put_fn(self.ptr, mr)
+            return err
         finally:
             g._inside.pop()
 
@@ -141,6 +142,13 @@ class CachedRegion:
 
     __slots__ = ("_cache", "_tok", "_mr", "_obj", "_result", "_more")
 
+    _cache: _CacheState
+    _tok: Optional[int]
+    _mr: int
+    _obj: Any
+    _result: int
+    _more: Tuple[int, bytes]
+
     def __init__(self) -> None:
         raise TypeError("CachedRegion is made by Cache.get()")
 
@@ -153,22 +161,22 @@ class CachedRegion:
     @property
     def lkey(self) -> int:
         self._check("lkey")
-        return L.IbvMr.from_address(self._mr).lkey
+        return int(L.IbvMr.from_address(self._mr).lkey)
 
     @property
     def rkey(self) -> int:
         self._check("rkey")
-        return L.IbvMr.from_address(self._mr).rkey
+        return int(L.IbvMr.from_address(self._mr).rkey)
 
     @property
     def addr(self) -> int:
         self._check("addr")
-        return L.IbvMr.from_address(self._mr).addr or 0
+        return int(L.IbvMr.from_address(self._mr).addr or 0)
 
     @property
     def length(self) -> int:
         self._check("length")
-        return L.IbvMr.from_address(self._mr).length
+        return int(L.IbvMr.from_address(self._mr).length)
 
     @property
     def handle(self) -> int:
@@ -385,7 +393,7 @@ class Cache:
                 raise L.fail("gdr_cache_query_stats", err)
         finally:
             st.gate.leave()
-        return CacheStats(*(int(getattr(s, f)) for f, _ in s._fields_))
+        return CacheStats(*(int(getattr(s, f[0])) for f in s._fields_))
 
     @property
     def out(self) -> int:

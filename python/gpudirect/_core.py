@@ -28,7 +28,8 @@ import threading
 import weakref
 from ctypes import byref, c_int, c_uint, c_void_p, sizeof
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import (Any, Dict, Iterable, List, Optional, Sequence, Tuple,
+                    Type, TypeVar, Union)
 
 from . import _lib as L
 from ._errors import GdrError, argument, closed
@@ -40,6 +41,7 @@ _RESULTS = {L.ATTEMPT_SKIPPED: "skipped", L.ATTEMPT_FAILED: "failed",
             L.ATTEMPT_USED: "used"}
 
 PathSpec = Union[None, str, Iterable[str]]
+_R = TypeVar("_R", bound="MemoryRegion")
 
 
 # --- the decision record -----------------------------------------------------
@@ -672,20 +674,27 @@ class MemoryRegion:
                  "__weakref__")
 
     _state: _MrState
+    _pd: Any  # a ProtectionDomain, or the list of a MultiRegion's
+    _obj: Any
+    _mr: List[L.IbvMr]
+    _decision: List[Any]  # RegInfo until read, then Decision
+    _length: int
 
     def __init__(self) -> None:
         raise TypeError("MemoryRegion is made by ProtectionDomain.register()")
 
     @classmethod
-    def _made(cls, pd: Any, mrs: List[int], infos: List[L.RegInfo],
-              keep: Any, length: int) -> Any:
+    def _made(cls: Type[_R], pd: Any, mrs: List[int], infos: List[Any],
+              keep: Any, length: int) -> _R:
         self = object.__new__(cls)
         pds = pd if isinstance(pd, list) else [pd]
         self._state = _MrState(mrs, [p._state for p in pds])
         self._pd = pd
         self._obj = keep
         self._mr = [L.IbvMr.from_address(m) for m in mrs]
-        self._decision = [_decision(i) for i in infos]
+        # The records as the library wrote them: read into Decisions on
+        # first use (most callers never look).
+        self._decision = list(infos)
         self._length = length
         for p in pds:
             p._state.adopt(self._state)
@@ -725,19 +734,28 @@ class MemoryRegion:
         self._check("handle")
         return self._state.mrs[0]
 
+    def _record(self, i: int) -> Decision:
+        d = self._decision[i]
+        if not isinstance(d, Decision):
+            d = self._decision[i] = _decision(d)
+        assert isinstance(d, Decision)
+        return d
+
     @property
     def decision(self) -> Decision:
         """The library's decision record (readable after close too)."""
-        return self._decision[0]
+        return self._record(0)
 
     @property
     def path(self) -> str:
         """The path that registered: 'dmabuf', 'peermem', 'host', ..."""
-        return self._decision[0].path
+        return self._record(0).path
 
     @property
     def pd(self) -> ProtectionDomain:
-        return self._pd if not isinstance(self._pd, list) else self._pd[0]
+        pd: ProtectionDomain = self._pd[0] if isinstance(self._pd, list) \
+            else self._pd
+        return pd
 
     @property
     def obj(self) -> Any:
@@ -788,7 +806,8 @@ class RegionOnPd:
 
     @property
     def pd(self) -> ProtectionDomain:
-        return self._multi._pd[self._i]
+        pd: ProtectionDomain = self._multi._pd[self._i]
+        return pd
 
     @property
     def lkey(self) -> int:
@@ -812,7 +831,7 @@ class RegionOnPd:
 
     @property
     def decision(self) -> Decision:
-        return self._multi._decision[self._i]
+        return self._multi._record(self._i)
 
     @property
     def path(self) -> str:
@@ -891,8 +910,8 @@ def register_multi(pds: Sequence[ProtectionDomain], obj: Any,
         if rc != 0:
             raise L.fail("gdr_import_register_multi" if imported
                          else "gdr_register_multi")
-        return MultiRegion._made(pds, [int(m) for m in mrs], list(infos),
-                                 keep, length)
+        return MultiRegion._made(pds, [int(m or 0) for m in mrs],
+                                 list(infos), keep, length)
     finally:
         for s in entered:
             s.gate.leave()

@@ -495,7 +495,7 @@ def libc() -> Any:
 
 def last_error() -> str:
     """This thread's gdr_last_error(), as text."""
-    s = lib().gdr_last_error()
+    s: Optional[bytes] = lib().gdr_last_error()
     return s.decode("utf-8", "replace") if s else ""
 
 

@@ -21,7 +21,7 @@ import os
 import socket
 import uuid
 from ctypes import byref, c_int
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from . import _lib as L
 from ._errors import GdrError, argument, closed
@@ -52,6 +52,10 @@ class Export:
     """
 
     __slots__ = ("_desc", "_fds", "_obj", "__weakref__")
+
+    _desc: L.ExportDesc
+    _fds: List[int]
+    _obj: Any
 
     def __init__(self) -> None:
         raise TypeError("an Export is made by gpudirect.export(), "
@@ -191,7 +195,8 @@ class Export:
     def close(self) -> None:
         """Close the fds (an importer's MR holds its own reference) and let
         the exported object go. Twice does nothing."""
-        fds, self._fds = self._fds, []
+        fds: List[int] = self._fds
+        self._fds = []
         self._obj = None
         for f in fds:
             try:

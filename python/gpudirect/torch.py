@@ -92,7 +92,7 @@ class TrustedPool:
     def __init__(self, *caches: Cache, device: Optional[int] = None) -> None:
         call = "TrustedPool"
         try:
-            import torch
+            import torch  # type: ignore
         except ImportError:
             raise GdrError(errno.ENOSYS, "a TrustedPool needs PyTorch",
                            call) from None
