@@ -123,6 +123,8 @@ def path_mask(path: PathSpec, call: str) -> Optional[int]:
 def reg_attr(path: PathSpec, access: Optional[int], flags: int,
              call: str) -> Optional[L.RegAttr]:
     """The struct gdr_reg_attr for these options (None: the defaults)."""
+    if path is None and access is None and not flags:
+        return None
     a = L.RegAttr()
     mask = path_mask(path, call)
     if mask is not None:
@@ -322,13 +324,14 @@ class _PdState:
             raise closed(f"the protection domain on {self.name}", self.why,
                          call)
 
+    # A child is adopted only inside the gate (a registration under way),
+    # which close() drains before it lists the children; a dict's item
+    # assignment and pop are each one atomic step for the interpreter.
     def adopt(self, child: Any) -> None:
-        with self.lock:
-            self.children[id(child)] = child
+        self.children[id(child)] = child
 
     def release(self, child: Any) -> None:
-        with self.lock:
-            self.children.pop(id(child), None)
+        self.children.pop(id(child), None)
 
     def close(self, why: str = "", exiting: bool = False) -> None:
         with self.lock:
@@ -338,9 +341,8 @@ class _PdState:
             self.gate.closed = True
         if not self.gate.drain(_EXIT_WAIT if exiting else None):
             return  # a thread is still registering: left to the process
-        with self.lock:
-            kids = list(self.children.values())
-            self.children.clear()
+        kids = list(self.children.values())
+        self.children.clear()
         # Caches first (they hold MRs of their own), then regions.
         kids.sort(key=lambda k: 0 if getattr(k, "is_cache", False) else 1)
         first: Optional[GdrError] = None
@@ -624,20 +626,27 @@ def _register_one(pd: ProtectionDomain, t: Target, attr: Optional[L.RegAttr],
 # --- memory regions ----------------------------------------------------------------
 
 
+# Closing regions is rare and quick: one lock for all (a lock per region
+# would cost every registration its making).
+_CLOSE_LOCK = threading.Lock()
+
+
 class _MrState:
     """The MRs of one region (one per PD) and who owns them."""
 
+    __slots__ = ("mrs", "parents", "closed", "why")
     is_cache = False
 
     def __init__(self, mrs: List[int], parents: List[_PdState]) -> None:
         self.mrs = mrs
         self.parents = parents
-        self.lock = threading.Lock()
         self.closed = False
         self.why = ""
 
     def close(self, why: str = "") -> None:
-        with self.lock:
+        if self.closed:
+            return
+        with _CLOSE_LOCK:
             if self.closed:
                 return
             g = L.lib()
@@ -676,7 +685,7 @@ class MemoryRegion:
     _state: _MrState
     _pd: Any  # a ProtectionDomain, or the list of a MultiRegion's
     _obj: Any
-    _mr: List[L.IbvMr]
+    _mr: Optional[List[L.IbvMr]]
     _decision: List[Any]  # RegInfo until read, then Decision
     _length: int
 
@@ -691,7 +700,7 @@ class MemoryRegion:
         self._state = _MrState(mrs, [p._state for p in pds])
         self._pd = pd
         self._obj = keep
-        self._mr = [L.IbvMr.from_address(m) for m in mrs]
+        self._mr = None  # the struct ibv_mr views, made on first use
         # The records as the library wrote them: read into Decisions on
         # first use (most callers never look).
         self._decision = list(infos)
@@ -704,29 +713,32 @@ class MemoryRegion:
         if self._state.closed:
             raise closed("the memory region", self._state.why, what)
 
+    def _view(self, i: int, what: str) -> L.IbvMr:
+        """MR @i as a struct, checked open (a closed MR is freed memory)."""
+        self._check(what)
+        if self._mr is None:
+            self._mr = [L.IbvMr.from_address(m) for m in self._state.mrs]
+        return self._mr[i]
+
     @property
     def lkey(self) -> int:
         """The MR's local key."""
-        self._check("lkey")
-        return int(self._mr[0].lkey)
+        return int(self._view(0, "lkey").lkey)
 
     @property
     def rkey(self) -> int:
         """The MR's remote key."""
-        self._check("rkey")
-        return int(self._mr[0].rkey)
+        return int(self._view(0, "rkey").rkey)
 
     @property
     def addr(self) -> int:
         """The MR's address (its iova): the registered pointer."""
-        self._check("addr")
-        return int(self._mr[0].addr or 0)
+        return int(self._view(0, "addr").addr or 0)
 
     @property
     def length(self) -> int:
         """The MR's length: the bytes registered."""
-        self._check("length")
-        return int(self._mr[0].length)
+        return int(self._view(0, "length").length)
 
     @property
     def handle(self) -> int:
@@ -811,23 +823,19 @@ class RegionOnPd:
 
     @property
     def lkey(self) -> int:
-        self._multi._check("lkey")
-        return int(self._multi._mr[self._i].lkey)
+        return int(self._multi._view(self._i, "lkey").lkey)
 
     @property
     def rkey(self) -> int:
-        self._multi._check("rkey")
-        return int(self._multi._mr[self._i].rkey)
+        return int(self._multi._view(self._i, "rkey").rkey)
 
     @property
     def addr(self) -> int:
-        self._multi._check("addr")
-        return int(self._multi._mr[self._i].addr or 0)
+        return int(self._multi._view(self._i, "addr").addr or 0)
 
     @property
     def length(self) -> int:
-        self._multi._check("length")
-        return int(self._multi._mr[self._i].length)
+        return int(self._multi._view(self._i, "length").length)
 
     @property
     def decision(self) -> Decision:

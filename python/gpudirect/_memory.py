@@ -25,7 +25,7 @@ from __future__ import annotations
 import ctypes
 import sys
 from ctypes import POINTER, Structure, c_int32, c_int64, c_uint8, c_uint16, c_uint32, c_uint64, c_void_p
-from dataclasses import dataclass
+import mmap
 from typing import Any, Optional, Sequence
 
 from ._errors import argument
@@ -41,15 +41,18 @@ _DL_NAMES = {1: "CPU", 2: "CUDA", 3: "CUDA host", 4: "OpenCL", 7: "Vulkan",
 _DL_READ_ONLY = 1 << 0  # DLPACK_FLAG_BITMASK_READ_ONLY
 
 
-@dataclass
 class Target:
     """The memory behind an object."""
 
-    addr: int
-    nbytes: int
-    device: bool  # on a GPU (or a GPU's managed/host memory): not a buffer
-    keep: Any  # what keeps the address valid (None for an int)
-    what: str  # a short description, for messages
+    __slots__ = ("addr", "nbytes", "device", "keep", "what")
+
+    def __init__(self, addr: int, nbytes: int, device: bool, keep: Any,
+                 what: str) -> None:
+        self.addr = addr
+        self.nbytes = nbytes
+        self.device = device  # on a GPU (or its managed or host memory)
+        self.keep = keep  # what keeps the address valid (None for an int)
+        self.what = what  # a short description, for messages
 
 
 def _check_nbytes(nbytes: Any, call: str) -> Optional[int]:
@@ -277,6 +280,10 @@ def _from_dlpack(obj: Any, nbytes: Optional[int], writable: bool,
                   dev_type != DL_CPU, (obj, cap), what)
 
 
+# Host buffers known to have no other protocol: no lookup of the others.
+_BUFFERS = (bytearray, memoryview, mmap.mmap)
+
+
 def resolve(obj: Any, nbytes: Any, writable: bool, call: str) -> Target:
     """The memory of @obj (see the module's words), @nbytes of it."""
     n = _check_nbytes(nbytes, call)
@@ -295,11 +302,10 @@ def resolve(obj: Any, nbytes: Any, writable: bool, call: str) -> Target:
         return Target(obj, n, False, None, f"address {obj:#x}")
     if _torch_tensor(obj):
         return _from_torch(obj, n, call)
-    cai = None
+    if type(obj) in _BUFFERS:
+        return _from_buffer(obj, memoryview(obj), n, writable, call)
     try:
-        cai = obj.__cuda_array_interface__
-    except AttributeError:
-        pass
+        cai = getattr(obj, "__cuda_array_interface__", None)
     except Exception as e:
         # PyTorch refuses a tensor that requires grad here: say so.
         raise argument(f"a {type(obj).__name__}: __cuda_array_interface__ "
