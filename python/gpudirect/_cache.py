@@ -140,9 +140,11 @@ class CachedRegion:
     ``whole_alloc``), what the get did (``result``: 'hit', 'miss' or
     'uncached', and ``reason`` for 'uncached'), until ``put()``."""
 
-    __slots__ = ("_cache", "_tok", "_mr", "_obj", "_result", "_more")
+    __slots__ = ("_cache", "_owner", "_tok", "_mr", "_obj", "_result",
+                 "_more")
 
     _cache: _CacheState
+    _owner: "Cache"  # held: a region out keeps its cache (and PD) alive
     _tok: Optional[int]
     _mr: int
     _obj: Any
@@ -211,6 +213,7 @@ class CachedRegion:
             return
         self._tok = None
         self._obj = None
+        self._owner = None  # type: ignore[assignment]
         err = self._cache.put(tok)
         if err:
             raise L.fail("gdr_cache_put", err)
@@ -225,6 +228,7 @@ class CachedRegion:
         if tok is not None:
             self._tok = None
             self._obj = None
+            self._owner = None  # type: ignore[assignment]
             err = self._cache.put(tok)
             if err:
                 raise L.fail("gdr_cache_put", err)
@@ -343,6 +347,7 @@ class Cache:
                 raise L.fail("gdr_cache_get_ex")
             r = _new_region(CachedRegion)
             r._cache = st
+            r._owner = self
             r._tok = tok = id(r)
             r._mr = mr
             r._obj = keep

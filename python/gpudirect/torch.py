@@ -83,6 +83,58 @@ class _Cuda:
         self.free.argtypes = [c_uint64]
 
 
+class _Core:
+    """What the pool's callbacks use: never the TrustedPool itself, so
+    that the pool and its caches can be collected while PyTorch still
+    holds the callbacks."""
+
+    def __init__(self, caches: List[Any]) -> None:
+        self.cu = _Cuda()
+        self.lock = threading.Lock()
+        self.caches = caches  # the caches' _CacheState
+        self.starts: List[int] = []  # sorted segment starts
+        self.segs: Dict[int, int] = {}  # start -> size
+        self.allocs = 0  # segments made
+        self.frees = 0  # segments released (each after invalidation)
+
+    # --- the allocator (called by PyTorch, under its allocator lock) ---
+
+    def alloc(self, size: int, device: int, stream: Any) -> int:
+        p = c_uint64(0)
+        if self.cu.alloc(ctypes.byref(p), size) != 0:
+            return 0  # PyTorch sees an allocation failure
+        with self.lock:
+            bisect.insort(self.starts, p.value)
+            self.segs[p.value] = size
+            self.allocs += 1
+        return p.value
+
+    def free(self, ptr: int, size: int, device: int, stream: Any) -> None:
+        ptr = ptr or 0
+        with self.lock:
+            caches = list(self.caches)
+            size = self.segs.pop(ptr, size)
+            i = bisect.bisect_left(self.starts, ptr)
+            if i < len(self.starts) and self.starts[i] == ptr:
+                del self.starts[i]
+            self.frees += 1
+        # The promise of a trusted cache: it hears before the driver does.
+        for st in caches:
+            if st.gate.enter():
+                try:
+                    st.invalidate_fn(st.ptr, ptr, size)
+                finally:
+                    st.gate.leave()
+        self.cu.free(ptr)
+
+    def forget(self, st: Any) -> Any:
+        def run() -> None:
+            with self.lock:
+                if st in self.caches:
+                    self.caches.remove(st)
+        return run
+
+
 class TrustedPool:
     """A ``torch.cuda.MemPool`` on @device whose segments are released
     only after ``gdr_cache_invalidate()`` on each of @caches (trusted
@@ -114,74 +166,42 @@ class TrustedPool:
                            f"(PyTorch {torch.__version__}); a validated "
                            "Cache needs none", call)
         self._torch = torch
-        self._caches = [c._state for c in caches]
-        self._first = caches[0]
-        self._cu = _Cuda()
-        self._lock = threading.Lock()
-        self._starts: List[int] = []  # sorted segment starts
-        self._segs: Dict[int, int] = {}  # start -> size
-        self.allocs = 0  # segments made
-        self.frees = 0  # segments released (each after invalidation)
+        self._caches = list(caches)
+        self._core = core = _Core([c._state for c in caches])
         self.device = torch.cuda.current_device() if device is None \
             else int(device)
-        alloc_cb = _ALLOC(self._alloc)
-        free_cb = _FREE(self._free)
-        _KEEP.append((alloc_cb, free_cb, self))
+        alloc_cb = _ALLOC(core.alloc)
+        free_cb = _FREE(core.free)
+        _KEEP.append((alloc_cb, free_cb, core))
         a = ctypes.cast(alloc_cb, c_void_p).value
         f = ctypes.cast(free_cb, c_void_p).value
         self._allocator = custom(a, f)
         self.pool = torch.cuda.MemPool(self._allocator)
-        for st in self._caches:
-            st.hooks.append(self._forget_cache(st))
+        for st in core.caches:
+            st.hooks.append(core.forget(st))
         self._tls = threading.local()
 
-    def _forget_cache(self, st: Any) -> Any:
-        def forget() -> None:
-            with self._lock:
-                if st in self._caches:
-                    self._caches.remove(st)
-        return forget
+    @property
+    def allocs(self) -> int:
+        """Segments PyTorch asked the pool for."""
+        return self._core.allocs
 
-    # --- the allocator (called by PyTorch, under its allocator lock) ---
-
-    def _alloc(self, size: int, device: int, stream: Any) -> int:
-        p = c_uint64(0)
-        if self._cu.alloc(ctypes.byref(p), size) != 0:
-            return 0  # PyTorch sees an allocation failure
-        with self._lock:
-            bisect.insort(self._starts, p.value)
-            self._segs[p.value] = size
-            self.allocs += 1
-        return p.value
-
-    def _free(self, ptr: int, size: int, device: int, stream: Any) -> None:
-        ptr = ptr or 0
-        with self._lock:
-            caches = list(self._caches)
-            size = self._segs.pop(ptr, size)
-            i = bisect.bisect_left(self._starts, ptr)
-            if i < len(self._starts) and self._starts[i] == ptr:
-                del self._starts[i]
-            self.frees += 1
-        # The promise of a trusted cache: it hears before the driver does.
-        for st in caches:
-            if st.gate.enter():
-                try:
-                    st.invalidate_fn(st.ptr, ptr, size)
-                finally:
-                    st.gate.leave()
-        self._cu.free(ptr)
+    @property
+    def frees(self) -> int:
+        """Segments released (each after its caches heard)."""
+        return self._core.frees
 
     # --- use ---
 
     def owns(self, addr: int, nbytes: int) -> bool:
         """Whether [@addr, +@nbytes) lies in one live segment of the pool."""
-        with self._lock:
-            i = bisect.bisect_right(self._starts, addr) - 1
+        core = self._core
+        with core.lock:
+            i = bisect.bisect_right(core.starts, addr) - 1
             if i < 0:
                 return False
-            start = self._starts[i]
-            return addr + nbytes <= start + self._segs[start]
+            start = core.starts[i]
+            return addr + nbytes <= start + core.segs[start]
 
     def get(self, obj: Any, nbytes: Optional[int] = None, *,
             cache: Optional[Cache] = None) -> CachedRegion:
@@ -190,8 +210,8 @@ class TrustedPool:
         tensor of the default pool) is refused with GdrError(EINVAL), since
         the cache would not hear of its release."""
         call = "TrustedPool.get"
-        c = self._first if cache is None else cache
-        if c._state not in self._caches:
+        c = self._caches[0] if cache is None else cache
+        if c._state not in self._core.caches:
             raise argument("this cache is not one of the pool's (or it was "
                            "closed)", call)
         t = resolve(obj, nbytes, True, call)
@@ -213,8 +233,9 @@ class TrustedPool:
 
     def segments(self) -> List[Tuple[int, int]]:
         """The pool's live segments, (start, size)."""
-        with self._lock:
-            return [(s, self._segs[s]) for s in self._starts]
+        core = self._core
+        with core.lock:
+            return [(s, core.segs[s]) for s in core.starts]
 
     def __enter__(self) -> "TrustedPool":
         cm = self._torch.cuda.use_mem_pool(self.pool, self.device)

@@ -150,3 +150,20 @@ def test_get_failure_is_the_library_words():
         e = raises(GdrError, c.get, bytearray(10), -1)
         assert e.errno == 22
         assert c.out == 0
+
+
+def test_region_out_keeps_its_cache():
+    import weakref
+
+    buf = bytearray(4096)
+    with gpudirect.ProtectionDomain(DEVICE) as pd:
+        c = gpudirect.Cache(pd, host=True)
+        w = weakref.ref(c)
+        r = c.get(buf)
+        del c
+        gc.collect()
+        assert w() is not None and r.lkey  # the cache lives on for it
+        r.put()
+        del r
+        gc.collect()
+        assert w() is None  # then it goes, closed by its finalizer
