@@ -119,20 +119,24 @@ def _torch_tensor(obj: Any) -> bool:
 
 
 def _from_torch(obj: Any, nbytes: Optional[int], call: str) -> Target:
-    what = f"a {obj.device.type} tensor"
+    # The cheap accessors first; the words only when something is wrong.
+    if obj.is_cuda:
+        device = True
+    elif obj.device.type == "cpu":
+        device = False
+    else:
+        raise argument(f"a {obj.device.type} tensor is on a device "
+                       "gpudirect cannot register: only CUDA and CPU "
+                       "tensors", call)
     if obj.layout is not sys.modules["torch"].strided:
-        raise argument(f"{what} of layout {obj.layout} has no single range "
+        raise argument(f"a tensor of layout {obj.layout} has no single range "
                        "of memory: register a dense (strided) tensor", call)
-    dev = obj.device.type
-    if dev not in ("cuda", "cpu"):
-        raise argument(f"{what} is on a device gpudirect cannot register "
-                       f"({dev}): only CUDA and CPU tensors", call)
     if not obj.is_contiguous():
-        raise _not_contiguous(what, call)
-    size = obj.numel() * obj.element_size()
-    addr = obj.data_ptr()
-    return Target(addr, _span(nbytes, size, what, call), dev == "cuda",
-                  obj, what)
+        raise _not_contiguous(f"a {obj.device.type} tensor", call)
+    size = obj.nbytes
+    if nbytes is not None:
+        size = _span(nbytes, size, f"a {obj.device.type} tensor", call)
+    return Target(obj.data_ptr(), size, device, obj, "a tensor")
 
 
 def _itemsize(typestr: str) -> int:

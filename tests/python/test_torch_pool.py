@@ -91,3 +91,59 @@ def test_trusted_pool_invalidates_before_it_frees():
     # A closed cache is not called: the segment is just freed.
     assert out["after_close"] == ["alloc", "free"], out
     assert out["validated_refused"] == 22, out
+
+
+FAKE_TENSORS = r"""
+import ctypes, json, sys, types
+torch = types.ModuleType("torch")
+torch.strided, torch.sparse_coo = "strided", "sparse_coo"
+class Tensor:  # what the package reads of a tensor, over host memory
+    def __init__(self, buf, off, n, dev="cpu", contiguous=True,
+                 layout="strided"):
+        self.buf, self.off, self.n = buf, off, n
+        self.is_cuda = dev == "cuda"
+        self.device = types.SimpleNamespace(type=dev)
+        self.layout, self._c = layout, contiguous
+    def is_contiguous(self): return self._c
+    @property
+    def nbytes(self): return self.n
+    def data_ptr(self):
+        return ctypes.addressof(ctypes.c_char.from_buffer(self.buf)) + self.off
+torch.Tensor = Tensor
+sys.modules["torch"] = torch
+import gpudirect
+buf = bytearray(1 << 16)
+out = {}
+with gpudirect.ProtectionDomain(sys.argv[1]) as pd:
+    t = Tensor(buf, 1000, 3000)
+    with pd.register(t) as mr:
+        out["view"] = [mr.addr == t.data_ptr(), mr.length, mr.obj is t]
+    with pd.register(t, 100) as mr:
+        out["prefix"] = mr.length
+    for name, bad in (("strided", Tensor(buf, 0, 64, contiguous=False)),
+                      ("device", Tensor(buf, 0, 64, dev="meta")),
+                      ("layout", Tensor(buf, 0, 64, layout="sparse_coo")),
+                      ("nbytes", None)):
+        try:
+            if bad is None:
+                pd.register(t, 3001)
+            else:
+                pd.register(bad)
+            out[name] = "registered"
+        except gpudirect.GdrError as e:
+            out[name] = [e.errno, e.sentence]
+print(json.dumps(out))
+"""
+
+
+def test_tensor_accessors_without_torch():
+    """The PyTorch path (a tensor read through its own accessors), with a
+    stand-in torch over host memory."""
+    r = run_python(FAKE_TENSORS.replace("sys.argv[1]", repr(DEVICE)))
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["view"] == [True, 3000, True] and out["prefix"] == 100, out
+    assert out["strided"][0] == 22 and "not contiguous" in out["strided"][1]
+    assert out["device"][0] == 22 and "meta" in out["device"][1]
+    assert out["layout"][0] == 22 and "sparse_coo" in out["layout"][1]
+    assert out["nbytes"][0] == 22 and "3000 bytes" in out["nbytes"][1]
