@@ -247,8 +247,11 @@ def test_devices_and_pd_by_name():
 
 
 def test_rank_needs_a_gpu():
-    e = raises(GdrError, gpudirect.rank_nics, 0)
-    assert e.errno == 19 and e.call == "gdr_rank_nics" and e.sentence
+    with open("/proc/self/maps") as f:
+        cuda = "libcuda.so" in f.read()
+    if not cuda:  # CUDA not started here: an ordinal names no GPU
+        e = raises(GdrError, gpudirect.rank_nics, 0)
+        assert e.errno == 19 and e.call == "gdr_rank_nics" and e.sentence
     e = raises(GdrError, gpudirect.ProtectionDomain.nearest, "0000:ff:1f.7")
     assert e.errno == 19 and "0000:ff:1f.7" in e.sentence
     raises(GdrError, gpudirect.rank_nics, 0, policy="far")
