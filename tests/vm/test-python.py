@@ -113,7 +113,11 @@ if os.path.exists(sock):
     os.unlink(sock)
 own = subprocess.Popen([os.path.join(build, "tests", "vm", "test-vm"),
                         "serve", sock], stdout=subprocess.PIPE, text=True)
-line = own.stdout.readline() if own.stdout else ""
+line = ""
+while own.stdout and "a 1 MiB dma-buf on" not in line:
+    line = own.stdout.readline()  # its words before it listens, if any
+    if not line:
+        break
 if "a 1 MiB dma-buf on" not in line:
     rc = own.wait(60)
     if rc == 77:
@@ -122,7 +126,7 @@ if "a 1 MiB dma-buf on" not in line:
     else:
         check(False, "test-vm serve", f"exit {rc}: {line.strip()}")
 else:
-    s = socket.socket(socket.AF_UNIX)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)  # as it listens
     for _ in range(50):
         try:
             s.connect(sock)
