@@ -15,9 +15,11 @@ lock can deadlock). What PyTorch does offer Python is a memory pool whose
 segments come from an allocator of one's own: ``torch.cuda.MemPool`` with
 a ``CUDAPluggableAllocator``. PyTorch's caching allocator still caches and
 splits blocks inside the pool's segments (free and reuse of tensors never
-reaches the allocator); only a segment's release (``empty_cache()``, a
-release to retry an allocation that failed, the pool's end) calls the
-pool's free. ``TrustedPool`` is such a pool whose free calls
+reaches the allocator), and while the pool is in use it gives none of
+them back (``empty_cache()`` and releases under memory pressure pass over
+a pool whose use count is not zero). The segments go back when the pool
+ends: its free ones then, the others when their tensors are gone and
+``empty_cache()`` runs. ``TrustedPool`` is such a pool whose free calls
 ``gdr_cache_invalidate()`` on its caches before ``cuMemFree``, so its
 caches never serve an MR of released memory:
 
@@ -27,6 +29,7 @@ caches never serve an MR of released memory:
         kv = torch.empty(n, dtype=torch.uint8, device="cuda")
     with pool.get(kv) as mr:                    # refuses memory not in it
         ...
+    pool.close()                                # the segments go back
 
 The pool's segments are plain ``cuMemAlloc`` memory whatever
 ``PYTORCH_CUDA_ALLOC_CONF`` says: PyTorch does not make expandable
@@ -176,7 +179,7 @@ class TrustedPool:
         a = ctypes.cast(alloc_cb, c_void_p).value
         f = ctypes.cast(free_cb, c_void_p).value
         self._allocator = custom(a, f)
-        self.pool = torch.cuda.MemPool(self._allocator)
+        self.pool: Any = torch.cuda.MemPool(self._allocator)
         for st in core.caches:
             st.hooks.append(core.forget(st))
         self._tls = threading.local()
@@ -229,7 +232,7 @@ class TrustedPool:
         with self:
             t = self._torch.empty(nbytes, dtype=self._torch.uint8,
                                   device=f"cuda:{self.device}")
-            del t
+            del t  # its block stays cached in the pool
 
     def segments(self) -> List[Tuple[int, int]]:
         """The pool's live segments, (start, size)."""
@@ -237,7 +240,20 @@ class TrustedPool:
         with core.lock:
             return [(s, core.segs[s]) for s in core.starts]
 
+    def close(self) -> None:
+        """End the pool: PyTorch gives back its free segments now (the
+        caches hear of each first), and the others once their tensors are
+        gone and ``torch.cuda.empty_cache()`` runs. Tensors made in it stay
+        valid. Twice does nothing."""
+        if self.pool is None:
+            return
+        self.pool = None  # the MemPool's end: PyTorch releases the pool
+        self._torch.cuda.empty_cache()
+
     def __enter__(self) -> "TrustedPool":
+        if self.pool is None:
+            raise GdrError(errno.EBADF, "this TrustedPool is closed: make a "
+                           "new one", "TrustedPool")
         cm = self._torch.cuda.use_mem_pool(self.pool, self.device)
         cm.__enter__()
         stack = getattr(self._tls, "stack", None)

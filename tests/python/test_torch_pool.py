@@ -28,7 +28,8 @@ def custom(alloc, free):
 torch._C._cuda_customAllocator = custom
 class MemPool:
     def __init__(self, allocator): self.allocator = allocator
-torch.cuda = types.SimpleNamespace(MemPool=MemPool, current_device=lambda: 0)
+torch.cuda = types.SimpleNamespace(MemPool=MemPool, current_device=lambda: 0,
+                                   empty_cache=lambda: events.append("empty"))
 sys.modules["torch"] = torch
 import gpudirect, gpudirect.torch as gt
 libc = ctypes.CDLL("libc.so.6")
@@ -73,6 +74,14 @@ try:
     gt.TrustedPool(gpudirect.Cache(pd))
 except gpudirect.GdrError as e:
     out["validated_refused"] = e.errno
+pool.close()                                    # the MemPool let go, emptied
+pool.close()
+out["closed"] = [pool.pool is None, events[-1]]
+try:
+    with pool:
+        pass
+except gpudirect.GdrError as e:
+    out["enter_closed"] = e.errno
 print(json.dumps(out))
 """
 
@@ -91,6 +100,7 @@ def test_trusted_pool_invalidates_before_it_frees():
     # A closed cache is not called: the segment is just freed.
     assert out["after_close"] == ["alloc", "free"], out
     assert out["validated_refused"] == 22, out
+    assert out["closed"] == [True, "empty"] and out["enter_closed"] == 9, out
 
 
 FAKE_TENSORS = r"""

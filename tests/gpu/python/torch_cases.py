@@ -145,6 +145,11 @@ def validated() -> dict:
 
 
 def trusted_pool() -> dict:
+    """A churn in a TrustedPool (empty_cache() now and then), then the
+    pool's end, which gives its segments back (each heard by the cache
+    first), then a second pool's churn on the same cache: the driver may
+    hand the old addresses out again, and no MR of the first may be
+    served for them."""
     from gpudirect.torch import TrustedPool
 
     with gpudirect.ProtectionDomain(DEVICE) as pd:
@@ -153,18 +158,37 @@ def trusted_pool() -> dict:
         ch = Churn(pool.get, 2, pool=pool, empty_every=5)
         for _ in range(3000):
             ch.step()
+        freed_while_used = pool.frees
         outside = torch.empty(MiB, dtype=torch.uint8, device="cuda")
         try:
             pool.get(outside)
             refused = False
         except GdrError as e:
             refused = e.errno == 22 and "TrustedPool" in e.sentence
+        first = {s for s, _ in pool.segments()}
+        made = pool.allocs
+        inv0 = c.stats().invalidations
         ch.live.clear()
+        pool.close()  # the pool's end: its segments go back
+        torch.cuda.empty_cache()
+        freed = pool.frees
+        heard = c.stats().invalidations - inv0
+        # A second pool on the same cache, in the first one's addresses.
+        pool2 = TrustedPool(c)
+        ch2 = Churn(pool2.get, 3, pool=pool2, empty_every=5)
+        ch2.snaps = ch.snaps  # the first pool's MRs, still known
+        for _ in range(1000):
+            ch2.step()
+        again = len(first & {s for s, _ in pool2.segments()})
+        ch2.live.clear()
+        pool2.close()
         torch.cuda.empty_cache()
         s = c.stats()
         out = ch.summary()
-        out.update(segments_made=pool.allocs, segments_freed=pool.frees,
-                   invalidations=s.invalidations, refused_outside=refused,
+        out.update(segments_made=made, freed_while_in_use=freed_while_used,
+                   segments_freed=freed, invalidations_heard=heard,
+                   second_stale=ch2.stale, second_gets=ch2.gets,
+                   addresses_again=again, refused_outside=refused,
                    in_use=s.in_use)
         c.close()
     print(f"trusted cache with a TrustedPool "
