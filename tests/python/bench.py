@@ -234,11 +234,12 @@ def run(build: str, gpu: bool) -> int:
         ts = [torch.empty(MiB, dtype=torch.uint8, device="cuda")
               for _ in range(500)]
         bench_500(gd, pd, ts, "CUDA tensors of 1 MiB")
-        bench_500(gd, pd, ts, "CUDA tensors of 1 MiB", whole_alloc=True)
+        bench_500(gd, pd, ts, "CUDA tensors of 1 MiB", whole_alloc=True,
+                  max_reg_ratio=64)
         small_ts = [torch.empty(64 * 1024, dtype=torch.uint8, device="cuda")
                     for _ in range(500)]
         bench_500(gd, pd, small_ts, "CUDA tensors of 64 KiB",
-                  whole_alloc=True)
+                  whole_alloc=True, max_reg_ratio=64)
     else:
         m = mmap.mmap(-1, 64 * MiB)
         a = ctypes.addressof(ctypes.c_char.from_buffer(m))
