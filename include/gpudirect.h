@@ -57,7 +57,9 @@ enum gdr_path {
 
 /* What kind of memory a pointer refers to, as the CUDA driver reports it. */
 enum gdr_mem_type {
-	GDR_MEM_UNKNOWN = 0,	  /* not classified (argument error) */
+	/* not classified: an argument error, or the CUDA driver's pointer
+	 * query failed */
+	GDR_MEM_UNKNOWN = 0,
 	GDR_MEM_HOST = 1,	  /* ordinary host memory, or no CUDA driver */
 	GDR_MEM_CUDA_HOST = 2,	  /* page-locked host memory known to CUDA */
 	GDR_MEM_CUDA_DEVICE = 3,  /* device memory (cuMemAlloc, VMM) */
@@ -261,7 +263,9 @@ struct ibv_mr *gdr_register_ex(struct ibv_pd *pd, void *ptr, size_t len,
  * @infos:     NULL, or @num decision records laid out @info_size bytes
  *             apart (an array of struct gdr_reg_info); record i is that
  *             of pds[i], filled also on failure (a PD never tried has
- *             path GDR_PATH_NONE and no attempts).
+ *             path GDR_PATH_NONE and no attempts; its mem_type and device
+ *             are the buffer's, as in every record, once the call has
+ *             classified it).
  * @info_size: sizeof(struct gdr_reg_info), at least GDR_REG_INFO_MIN_SIZE.
  *
  * The buffer is classified once and device memory is exported as a
@@ -352,7 +356,9 @@ struct gdr_rank_attr {
  * @index:        its index in the caller's @ctxs.
  * @distance:     enum gdr_distance between the GPU and @nic_bus_id.
  * @acs_redirect: bridges on that path that redirect peer-to-peer traffic
- *                (ACS), or -1 when unknown (reading them needs root).
+ *                (ACS), or -1 when unknown (reading them needs root); where
+ *                only some can be read, those known to redirect (-1 when
+ *                none of them does).
  * @same_numa:    1 when GPU and device share a NUMA node, 0 when not, -1
  *                unknown.
  * @data_direct:  1 when the device has a Data Direct function (mlx5),
@@ -474,24 +480,29 @@ enum gdr_dmabuf_mapping {
  * struct gdr_export_desc - what an importer needs to register an export.
  * @version:     GDR_EXPORT_DESC_VERSION.
  * @num_fds:     how many fds the export has (1 or 2), in the order of
- *               @mapping.
- * @mapping:     enum gdr_dmabuf_mapping of fds[i]; no two alike.
+ *               @mapping; @mapping and @dmabuf_ino past it are 0.
+ * @mapping:     enum gdr_dmabuf_mapping of fds[i]; no two alike, in any
+ *               order (an importer names the fd it took by its index).
  * @dmabuf_size: the bytes each dma-buf spans: the page-aligned span
  *               around the buffer.
  * @offset:      where the buffer starts in the dma-buf.
  * @length:      the buffer's bytes (@offset + @length <= @dmabuf_size).
  * @iova:        the owner's address of the buffer, the importer's default
  *               iova: an MR then has the address the owner's own MR would
- *               have, so peers need not know who registered.
+ *               have, so peers need not know who registered. @iova +
+ *               @length is at most 2^64 - 1 (the MR's end does not wrap).
  * @buffer_id:   the allocation's CU_POINTER_ATTRIBUTE_BUFFER_ID (unique
  *               on the node, not per process).
  * @dmabuf_ino:  the inode of each dma-buf: ties the fds received to this
  *               descriptor (fds of another export are refused).
- * @mem_type:    enum gdr_mem_type of the owner's memory.
+ * @mem_type:    enum gdr_mem_type of the owner's memory: GDR_MEM_CUDA_DEVICE
+ *               or GDR_MEM_CUDA_POOL, the kinds an export carries.
  * @owner_pid:   the exporting process, in its own PID namespace (for
  *               messages only).
  * @lib_version: the owner's libgpudirect, major << 16 | minor << 8 | micro.
- * @gpu_bus_id:  the exporting GPU's PCI address, "0000:65:00.0".
+ * @gpu_bus_id:  the exporting GPU's PCI address, "0000:65:00.0": 12
+ *               characters and a NUL, hex digits of either case (CUDA
+ *               writes upper case; gdr_export() writes lower).
  * @gpu_uuid:    the GPU's UUID (cuDeviceGetUuid), 16 bytes.
  * @boot_id:     the owner's node and boot (/proc/sys/kernel/random/
  *               boot_id, 16 bytes): a descriptor from another node, or
@@ -584,8 +595,10 @@ int gdr_export_recv(int sock, struct gdr_export_desc *desc, int *fds);
  *        GDR_REG_PCIE_MAPPING takes the PCIe-mapped fd on the DMA-BUF
  *        path too. The MR's iova is desc->iova: set another there
  *        before the call to have another.
- * @info: the decision record, as for gdr_register_ex(); mem_type
- *        GDR_MEM_DMABUF, device -1, export_index the index in @fds.
+ * @info: the decision record, as for gdr_register_ex() (@info_size at
+ *        least GDR_REG_INFO_MIN_SIZE); mem_type GDR_MEM_DMABUF, device -1,
+ *        export_index the index in @fds of the fd registered. A call
+ *        refused before any path leaves device -1, export_index -1.
  *
  * The MR's addr is its iova. It keeps the owner's memory alive until it
  * is released with gdr_deregister(), whatever the owner frees or however
@@ -855,6 +868,20 @@ enum gdr_verdict {
 	GDR_VERDICT_INFO = 4,	 /* a fact, no verdict */
 };
 
+/*
+ * What a report item describes (since 0.4.1). The section's name alone
+ * does not say it: an RDMA device may be named "node" or "gpu0".
+ */
+enum gdr_report_scope {
+	GDR_REPORT_SCOPE_UNKNOWN = 0, /* a library before 0.4.1 (see below) */
+	GDR_REPORT_SCOPE_NODE = 1,
+	GDR_REPORT_SCOPE_GPU = 2,	  /* section "gpuN": CUDA device N */
+	GDR_REPORT_SCOPE_RDMA_DEVICE = 3, /* section: the device's name */
+	/* GPUDirect Storage (gdr-info --storage, 0.5): section "storage"
+	 * (cuFile on the node) or "storageN" (the Nth path checked) */
+	GDR_REPORT_SCOPE_STORAGE = 4,
+};
+
 /**
  * struct gdr_report_item - one observed prerequisite.
  * @section: "node", "gpu0", "gpu1", ..., or the RDMA device's name.
@@ -862,6 +889,9 @@ enum gdr_verdict {
  * @value:   what was observed.
  * @verdict: GDR_VERDICT_*.
  * @remedy:  what to change, or "" when nothing needs changing.
+ * @scope:   GDR_REPORT_SCOPE_* (since 0.4.1): what @section names. A
+ *           library before 0.4.1 does not write it: zero the item before
+ *           the call and read GDR_REPORT_SCOPE_UNKNOWN there.
  */
 struct gdr_report_item {
 	const char *section;
@@ -869,7 +899,13 @@ struct gdr_report_item {
 	const char *value;
 	enum gdr_verdict verdict;
 	const char *remedy;
+	enum gdr_report_scope scope;
 };
+
+/* The size of the first release of struct gdr_report_item (0.1): the
+ * smallest item_size gdr_report_item() takes. */
+#define GDR_REPORT_ITEM_MIN_SIZE                                               \
+	(offsetof(struct gdr_report_item, remedy) + sizeof(const char *))
 
 /**
  * gdr_report_create - probe the node, every CUDA device and the RDMA
@@ -891,10 +927,10 @@ unsigned int gdr_report_num_items(const struct gdr_report *report);
 /**
  * gdr_report_item - copy item @index into @item, which has @item_size
  * bytes (sizeof(struct gdr_report_item) as the caller was compiled); a
- * newer library never writes past it. The strings belong to the report.
- * Returns 0, or -1 with errno EINVAL when @report or @item is NULL,
- * @index is out of range or @item_size is smaller than this header's
- * first release of the struct.
+ * newer library never writes past it, and fills the fields that fit. The
+ * strings belong to the report. Returns 0, or -1 with errno EINVAL when
+ * @report or @item is NULL, @index is out of range or @item_size is
+ * smaller than GDR_REPORT_ITEM_MIN_SIZE.
  */
 int gdr_report_item(const struct gdr_report *report, unsigned int index,
 		    struct gdr_report_item *item, size_t item_size);

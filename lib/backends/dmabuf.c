@@ -18,8 +18,8 @@
  * Whether to ask for the PCIe mapping, and why (in @note). -1 when the
  * caller insists on it and this GPU or driver cannot (the reason in @why).
  */
-static int want_pcie(const struct gdr_req *req, char *note, size_t nn,
-		     char *why, size_t n)
+static int reg_wants_pcie(const struct gdr_req *req, char *note, size_t nn,
+			  char *why, size_t n)
 {
 	bool forced = (req->flags & GDR_REG_PCIE_MAPPING) ||
 		      req->node->pcie_policy == GDR_PCIE_ON;
@@ -86,7 +86,7 @@ static struct ibv_mr *dmabuf_reg(const struct gdr_req *req, char *why, size_t n)
 	note[0] = '\0';
 	/* An import's mapping is the exporter's: the caller says which. */
 	pcie = req->imp ? (req->flags & GDR_REG_PCIE_MAPPING) != 0
-			: want_pcie(req, note, sizeof(note), why, n);
+			: reg_wants_pcie(req, note, sizeof(note), why, n);
 	if (pcie < 0) {
 		errno = EOPNOTSUPP;
 		return NULL;

@@ -27,7 +27,7 @@
 #include "cuda-abi.h"
 #include "gpudirect.h"
 
-#define GDR_EXPORT __attribute__((visibility("default")))
+#define GDR_PUBLIC __attribute__((visibility("default")))
 
 /*
  * Bind @impl to the exported @name at version @node (both strings, as the
@@ -49,7 +49,7 @@
  * a socket): the seam's open refuses it, never blocks on it. Past every
  * real errno; named by gdr_errno_name(). */
 #define GDR_ENOTREG 4097
-/* An fd that is not a dma-buf (the dma-buf checks of lib/os/share.c). */
+/* An fd that is not a dma-buf (the dma-buf checks of lib/os/handover.c). */
 #define GDR_ENOTDMABUF 4098
 
 #define GDR_MSG_LEN 1024
@@ -170,6 +170,28 @@ struct gdr_cufile {
  * the list is not an array; ENOMEM.
  */
 int gdr_parse_cufile(const char *text, struct gdr_cufile *c);
+
+/* --- the mount table (mountinfo.c) ------------------------------------ */
+/* One line of /proc/PID/mountinfo, its escapes (\040) undone. */
+struct gdr_mount {
+	long long id, parent;
+	unsigned int major, minor;
+	char root[PATH_MAX];  /* within the file system */
+	char point[PATH_MAX]; /* where it is mounted */
+	char options[1024];   /* per mount: "rw,nosuid" */
+	char fstype[64];
+	char source[PATH_MAX];
+	char super[4096]; /* the file system's: NFS's proto=, addr= */
+};
+/* Parse @len bytes of one line (no newline) into @m: 0, or EINVAL when
+ * the line does not have mountinfo's form (nothing of it kept). */
+int gdr_parse_mountinfo_line(const char *line, size_t len, struct gdr_mount *m);
+/* The value of @key in a comma-separated option list ("" for a bare
+ * flag): 0, ENOENT when absent, ENOBUFS when it does not fit @n. */
+int gdr_mount_option(const char *opts, const char *key, char *out, size_t n);
+/* @path is @dir or below it, name by name ("/mnt/ab" is not below
+ * "/mnt/a"). */
+bool gdr_path_under(const char *path, const char *dir);
 
 #define GDR_BDF_LEN 16
 /* "0000:3B:00.0" or "00000000:3b:00.0" -> "0000:3b:00.0". 0 or EINVAL. */

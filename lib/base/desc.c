@@ -1,64 +1,73 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The export descriptor on the wire: GDR_EXPORT_WIRE_LEN bytes, fixed
- * layout, little-endian, a magic and the version first. What comes in is
- * another process's word: every field is checked before anything uses it.
- *
- *   0  magic "GDRXDESC"         64  dmabuf_ino[2]   (u64 each)
- *   8  version (u16)            80  mem_type        (u32)
- *  10  wire length (u16)        84  owner_pid       (u32)
- *  12  num_fds (u32)            88  lib_version     (u32)
- *  16  mapping[2] (u32 each)    92  reserved, 0     (u32)
- *  24  dmabuf_size (u64)        96  gpu_bus_id      (16 bytes, NUL ended)
- *  32  offset (u64)            112  gpu_uuid        (16 bytes)
- *  40  length (u64)            128  boot_id         (16 bytes)
- *  48  iova (u64)              144  reserved, 0     (16 bytes)
- *  56  buffer_id (u64)
+ * The export descriptor on the wire: GDR_EXPORT_WIRE_LEN bytes, the fixed
+ * layout of struct desc_wire below, every integer little-endian, a magic
+ * and the version first. What comes in is another process's word: every
+ * field is checked before anything uses it.
  */
+#include <endian.h>
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "base.h"
+
+/* Version 1, byte for byte (the offsets are asserted below). */
+struct desc_wire {
+	uint8_t magic[8];	/* "GDRXDESC" */
+	uint16_t version;	/* GDR_EXPORT_DESC_VERSION */
+	uint16_t wire_len;	/* GDR_EXPORT_WIRE_LEN */
+	uint32_t num_fds;	/* 1 or GDR_EXPORT_MAX_FDS */
+	uint32_t mapping[2];	/* enum gdr_dmabuf_mapping, per fd */
+	uint64_t dmabuf_size;	/* each dma-buf's bytes */
+	uint64_t offset;	/* of the buffer in the dma-buf */
+	uint64_t length;	/* of the buffer */
+	uint64_t iova;		/* the owner's address: the default iova */
+	uint64_t buffer_id;	/* CUDA's, global on the node */
+	uint64_t dmabuf_ino[2]; /* each fd's inode, per fd */
+	uint32_t mem_type;	/* enum gdr_mem_type */
+	uint32_t owner_pid;	/* for messages */
+	uint32_t lib_version;	/* the writer's release: major << 16 | .. */
+	uint32_t reserved0;	/* 0 */
+	char gpu_bus_id[16];	/* "dddd:bb:dd.f", NUL ended */
+	uint8_t gpu_uuid[16];	/* CUDA's */
+	uint8_t boot_id[16];	/* the node's running kernel */
+	uint8_t reserved1[16];	/* 0 */
+} __attribute__((packed));
+
+#define WIRE_AT(field, at)                                                     \
+	_Static_assert(offsetof(struct desc_wire, field) == (at),              \
+		       "descriptor version 1: " #field " at byte " #at)
+WIRE_AT(version, 8);
+WIRE_AT(wire_len, 10);
+WIRE_AT(num_fds, 12);
+WIRE_AT(mapping, 16);
+WIRE_AT(dmabuf_size, 24);
+WIRE_AT(offset, 32);
+WIRE_AT(length, 40);
+WIRE_AT(iova, 48);
+WIRE_AT(buffer_id, 56);
+WIRE_AT(dmabuf_ino, 64);
+WIRE_AT(mem_type, 80);
+WIRE_AT(owner_pid, 84);
+WIRE_AT(lib_version, 88);
+WIRE_AT(reserved0, 92);
+WIRE_AT(gpu_bus_id, 96);
+WIRE_AT(gpu_uuid, 112);
+WIRE_AT(boot_id, 128);
+WIRE_AT(reserved1, 144);
+_Static_assert(sizeof(struct desc_wire) == GDR_EXPORT_WIRE_LEN,
+	       "descriptor version 1 is 160 bytes");
+_Static_assert(GDR_EXPORT_MAX_FDS == 2, "two mappings on the wire");
+_Static_assert(sizeof(((struct gdr_export_desc *)0)->gpu_bus_id) == 16 &&
+		       sizeof(((struct gdr_export_desc *)0)->gpu_uuid) == 16 &&
+		       sizeof(((struct gdr_export_desc *)0)->boot_id) == 16,
+	       "the byte fields as the wire has them");
 
 static const char magic[8] = { 'G', 'D', 'R', 'X', 'D', 'E', 'S', 'C' };
 
 /* The granule a dma-buf's size is a multiple of on every Linux page size. */
 #define DESC_PAGE 4096u
-
-_Static_assert(GDR_EXPORT_WIRE_LEN == 160, "the wire layout above");
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)v);
-	put16(p + 2, (uint16_t)(v >> 16));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)get16(p) | (uint32_t)get16(p + 2) << 16;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 /* "dddd:bb:dd.f" in hex digits, NUL-terminated inside the field. */
 bool gdr_bus_id_ok(const char *id, size_t room)
@@ -185,31 +194,33 @@ int gdr_desc_check(const struct gdr_export_desc *d, char *why, size_t n)
 int gdr_desc_pack(const struct gdr_export_desc *d, uint8_t *out, char *why,
 		  size_t n)
 {
+	struct desc_wire w;
 	unsigned int i;
 	int err = gdr_desc_check(d, why, n);
 
 	if (err)
 		return err;
-	memset(out, 0, GDR_EXPORT_WIRE_LEN);
-	memcpy(out, magic, sizeof(magic));
-	put16(out + 8, (uint16_t)d->version);
-	put16(out + 10, GDR_EXPORT_WIRE_LEN);
-	put32(out + 12, d->num_fds);
+	memset(&w, 0, sizeof(w));
+	memcpy(w.magic, magic, sizeof(magic));
+	w.version = htole16((uint16_t)d->version);
+	w.wire_len = htole16(GDR_EXPORT_WIRE_LEN);
+	w.num_fds = htole32(d->num_fds);
 	for (i = 0; i < GDR_EXPORT_MAX_FDS; i++) {
-		put32(out + 16 + 4 * i, d->mapping[i]);
-		put64(out + 64 + 8 * i, d->dmabuf_ino[i]);
+		w.mapping[i] = htole32(d->mapping[i]);
+		w.dmabuf_ino[i] = htole64(d->dmabuf_ino[i]);
 	}
-	put64(out + 24, d->dmabuf_size);
-	put64(out + 32, d->offset);
-	put64(out + 40, d->length);
-	put64(out + 48, d->iova);
-	put64(out + 56, d->buffer_id);
-	put32(out + 80, d->mem_type);
-	put32(out + 84, d->owner_pid);
-	put32(out + 88, d->lib_version);
-	memcpy(out + 96, d->gpu_bus_id, sizeof(d->gpu_bus_id));
-	memcpy(out + 112, d->gpu_uuid, sizeof(d->gpu_uuid));
-	memcpy(out + 128, d->boot_id, sizeof(d->boot_id));
+	w.dmabuf_size = htole64(d->dmabuf_size);
+	w.offset = htole64(d->offset);
+	w.length = htole64(d->length);
+	w.iova = htole64(d->iova);
+	w.buffer_id = htole64(d->buffer_id);
+	w.mem_type = htole32(d->mem_type);
+	w.owner_pid = htole32(d->owner_pid);
+	w.lib_version = htole32(d->lib_version);
+	memcpy(w.gpu_bus_id, d->gpu_bus_id, sizeof(w.gpu_bus_id));
+	memcpy(w.gpu_uuid, d->gpu_uuid, sizeof(w.gpu_uuid));
+	memcpy(w.boot_id, d->boot_id, sizeof(w.boot_id));
+	memcpy(out, &w, sizeof(w));
 	return 0;
 }
 
@@ -217,7 +228,8 @@ int gdr_desc_unpack(const uint8_t *in, size_t size, const uint8_t *boot_id,
 		    struct gdr_export_desc *d, char *why, size_t n)
 {
 	char field[GDR_WHY_LEN];
-	unsigned int i;
+	struct desc_wire w;
+	unsigned int i, version;
 	uint32_t lib;
 	bool bad;
 
@@ -230,46 +242,54 @@ int gdr_desc_unpack(const uint8_t *in, size_t size, const uint8_t *boot_id,
 			size);
 		return EPROTO;
 	}
-	lib = size >= 92 ? get32(in + 88) : 0;
-	if (size < 12 || get16(in + 8) != GDR_EXPORT_DESC_VERSION) {
+	/* What arrived, as far as it goes; the rest reads 0. */
+	memset(&w, 0, sizeof(w));
+	memcpy(&w, in, size < sizeof(w) ? size : sizeof(w));
+	version = size >= offsetof(struct desc_wire, wire_len)
+			  ? le16toh(w.version)
+			  : 0;
+	lib = size >= offsetof(struct desc_wire, reserved0)
+		      ? le32toh(w.lib_version)
+		      : 0;
+	if (version != GDR_EXPORT_DESC_VERSION) {
 		gdr_fmt(why, n,
 			"the descriptor is version %u, from libgpudirect "
 			"%u.%u.%u; this library (%d.%d.%d) reads version %u: "
 			"use the same libgpudirect release in owner and "
 			"importer",
-			size >= 10 ? get16(in + 8) : 0, lib >> 16,
-			lib >> 8 & 0xff, lib & 0xff, GPUDIRECT_VERSION_MAJOR,
-			GPUDIRECT_VERSION_MINOR, GPUDIRECT_VERSION_MICRO,
-			GDR_EXPORT_DESC_VERSION);
+			version, lib >> 16, lib >> 8 & 0xff, lib & 0xff,
+			GPUDIRECT_VERSION_MAJOR, GPUDIRECT_VERSION_MINOR,
+			GPUDIRECT_VERSION_MICRO, GDR_EXPORT_DESC_VERSION);
 		return EPROTO;
 	}
-	if (size != GDR_EXPORT_WIRE_LEN || get16(in + 10) != size) {
+	if (size != GDR_EXPORT_WIRE_LEN || le16toh(w.wire_len) != size) {
 		gdr_fmt(why, n,
 			"the descriptor is %zu bytes and says %u; version %u "
 			"is %u bytes: it was cut or padded on the way",
-			size, get16(in + 10), GDR_EXPORT_DESC_VERSION,
+			size, le16toh(w.wire_len), GDR_EXPORT_DESC_VERSION,
 			GDR_EXPORT_WIRE_LEN);
 		return EPROTO;
 	}
-	d->version = get16(in + 8);
-	d->num_fds = get32(in + 12);
+	d->version = version;
+	d->num_fds = le32toh(w.num_fds);
 	for (i = 0; i < GDR_EXPORT_MAX_FDS; i++) {
-		d->mapping[i] = get32(in + 16 + 4 * i);
-		d->dmabuf_ino[i] = get64(in + 64 + 8 * i);
+		d->mapping[i] = le32toh(w.mapping[i]);
+		d->dmabuf_ino[i] = le64toh(w.dmabuf_ino[i]);
 	}
-	d->dmabuf_size = get64(in + 24);
-	d->offset = get64(in + 32);
-	d->length = get64(in + 40);
-	d->iova = get64(in + 48);
-	d->buffer_id = get64(in + 56);
-	d->mem_type = get32(in + 80);
-	d->owner_pid = get32(in + 84);
+	d->dmabuf_size = le64toh(w.dmabuf_size);
+	d->offset = le64toh(w.offset);
+	d->length = le64toh(w.length);
+	d->iova = le64toh(w.iova);
+	d->buffer_id = le64toh(w.buffer_id);
+	d->mem_type = le32toh(w.mem_type);
+	d->owner_pid = le32toh(w.owner_pid);
 	d->lib_version = lib;
-	memcpy(d->gpu_bus_id, in + 96, sizeof(d->gpu_bus_id));
-	memcpy(d->gpu_uuid, in + 112, sizeof(d->gpu_uuid));
-	memcpy(d->boot_id, in + 128, sizeof(d->boot_id));
+	memcpy(d->gpu_bus_id, w.gpu_bus_id, sizeof(d->gpu_bus_id));
+	memcpy(d->gpu_uuid, w.gpu_uuid, sizeof(d->gpu_uuid));
+	memcpy(d->boot_id, w.boot_id, sizeof(d->boot_id));
 	bad = gdr_desc_check(d, field, sizeof(field)) != 0;
-	if (!bad && (!all_zero(in + 92, 4) || !all_zero(in + 144, 16))) {
+	if (!bad &&
+	    (w.reserved0 || !all_zero(w.reserved1, sizeof(w.reserved1)))) {
 		gdr_copy(field, sizeof(field), "its reserved bytes are not 0");
 		bad = true;
 	}

@@ -9,7 +9,7 @@
 static __thread char last_error[GDR_MSG_LEN];
 int gdr_debug_on;
 
-GDR_EXPORT const char *gdr_last_error(void)
+GDR_PUBLIC const char *gdr_last_error(void)
 {
 	return last_error;
 }

@@ -43,11 +43,12 @@ const char *json_str(const struct json *o, const char *key, const char *def);
 double json_num(const struct json *o, const char *key, double def);
 /* true or false: 1 or 0; else @def. */
 int json_bool(const struct json *o, const char *key, int def);
-/* The number as an int, or @def when absent or not an int (a crafted
- * snapshot's 1e300, NaN or 2.5: converting those would be undefined). */
+/* The number as an int, INT_MIN and INT_MAX included, by its value (1e3
+ * is 1000), or @def when absent or not an int (a crafted snapshot's
+ * 2147483648, 1e300, NaN or 2.5: converting those would be undefined). */
 int json_int(const struct json *o, const char *key, int def);
-/* The number as a byte count: a whole number from 0 to 2^53 (exact in a
- * double), else @def. */
+/* The number as a byte count: a whole number from 0 to 2^53 inclusive
+ * (exact in a double), else @def. */
 unsigned long long json_bytes(const struct json *o, const char *key,
 			      unsigned long long def);
 

@@ -44,7 +44,7 @@ static struct ibv_mr *given(const struct gdr_cache *c, struct entry *e)
 #define CACHE_FLAGS_KNOWN                                                      \
 	(GDR_CACHE_WHOLE_ALLOC | GDR_CACHE_HOST | GDR_CACHE_TRUSTED)
 
-GDR_EXPORT struct gdr_cache *gdr_cache_create(struct ibv_pd *pd,
+GDR_PUBLIC struct gdr_cache *gdr_cache_create(struct ibv_pd *pd,
 					      const struct gdr_cache_attr *attr)
 {
 	struct gdr_cache *c;
@@ -115,7 +115,7 @@ static uint64_t in_use(const struct gdr_cache *c)
 	return n;
 }
 
-GDR_EXPORT int gdr_cache_destroy(struct gdr_cache *c)
+GDR_PUBLIC int gdr_cache_destroy(struct gdr_cache *c)
 {
 	struct entry *release = NULL;
 	struct chunk *ch;
@@ -445,7 +445,7 @@ static const char bad_get_args[] =
 	"gdr_cache_get: cache and ptr must not be NULL and [ptr, +len) must "
 	"be a non-empty range";
 
-GDR_EXPORT struct ibv_mr *gdr_cache_get(struct gdr_cache *c, void *ptr,
+GDR_PUBLIC struct ibv_mr *gdr_cache_get(struct gdr_cache *c, void *ptr,
 					size_t len)
 {
 	struct entry *e;
@@ -463,7 +463,7 @@ GDR_EXPORT struct ibv_mr *gdr_cache_get(struct gdr_cache *c, void *ptr,
 	return get_slow(c, ptr, len, e, NULL, 0);
 }
 
-GDR_EXPORT struct ibv_mr *gdr_cache_get_ex(struct gdr_cache *c, void *ptr,
+GDR_PUBLIC struct ibv_mr *gdr_cache_get_ex(struct gdr_cache *c, void *ptr,
 					   size_t len,
 					   struct gdr_cache_get_info *info,
 					   size_t info_size)
@@ -511,7 +511,7 @@ static struct entry *find_mr(struct gdr_cache *c, const struct ibv_mr *mr,
 	return e;
 }
 
-GDR_EXPORT int gdr_cache_put(struct gdr_cache *c, struct ibv_mr *mr)
+GDR_PUBLIC int gdr_cache_put(struct gdr_cache *c, struct ibv_mr *mr)
 {
 	struct entry *e;
 	uint32_t gen;
@@ -542,7 +542,7 @@ GDR_EXPORT int gdr_cache_put(struct gdr_cache *c, struct ibv_mr *mr)
 	return gdr_errno_public(err);
 }
 
-GDR_EXPORT int gdr_cache_invalidate(struct gdr_cache *c, void *ptr, size_t len)
+GDR_PUBLIC int gdr_cache_invalidate(struct gdr_cache *c, void *ptr, size_t len)
 {
 	struct entry *release = NULL;
 	uintptr_t a = (uintptr_t)ptr;
@@ -562,7 +562,7 @@ GDR_EXPORT int gdr_cache_invalidate(struct gdr_cache *c, void *ptr, size_t len)
 	return 0;
 }
 
-GDR_EXPORT int gdr_cache_purge(struct gdr_cache *c)
+GDR_PUBLIC int gdr_cache_purge(struct gdr_cache *c)
 {
 	const struct gdr_cuda_lib *lib;
 	struct entry **held, *e, *release = NULL;
@@ -612,7 +612,7 @@ GDR_EXPORT int gdr_cache_purge(struct gdr_cache *c)
 	return 0;
 }
 
-GDR_EXPORT int gdr_cache_query_stats(struct gdr_cache *c,
+GDR_PUBLIC int gdr_cache_query_stats(struct gdr_cache *c,
 				     struct gdr_cache_stats *stats,
 				     size_t stats_size)
 {

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "private/gpudirect-private.h"
 #include "doctor.h"
+#include "model.h"
 
 static const struct gdr_model *model;
 

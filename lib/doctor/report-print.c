@@ -103,6 +103,35 @@ static void text_str(FILE *out, const char *str, int width)
 		fputc(' ', out);
 }
 
+const char *gdr_report_scope_name(enum gdr_report_scope scope)
+{
+	switch (scope) {
+	case GDR_REPORT_SCOPE_NODE: return "node";
+	case GDR_REPORT_SCOPE_GPU: return "gpu";
+	case GDR_REPORT_SCOPE_RDMA_DEVICE: return "rdma_device";
+	case GDR_REPORT_SCOPE_STORAGE: return "storage";
+	case GDR_REPORT_SCOPE_UNKNOWN: /* fall through */
+	default: return "unknown";
+	}
+}
+
+/* Whether @s is @word followed by at least one digit and nothing else. */
+static bool numbered(const char *s, const char *word)
+{
+	size_t n = strlen(word);
+
+	return !strncmp(s, word, n) && s[n] &&
+	       strspn(s + n, "0123456789") == strlen(s + n);
+}
+
+/* An RDMA device's name that reads as another scope's section ("node",
+ * "gpu0", "storage1"): its header says what it is. */
+static bool looks_reserved(const char *section)
+{
+	return !strcmp(section, "node") || !strcmp(section, "storage") ||
+	       numbered(section, "gpu") || numbered(section, "storage");
+}
+
 void gdr_report_print_json(const struct gdr_report *r, FILE *out)
 {
 	unsigned int i;
@@ -127,13 +156,15 @@ void gdr_report_print_json(const struct gdr_report *r, FILE *out)
 		fprintf(out, ", \"verdict\": \"%s\", \"remedy\": ",
 			gdr_verdict_str(it->verdict));
 		json_str(out, it->remedy);
-		fputc('}', out);
+		fprintf(out, ", \"scope\": \"%s\"}",
+			gdr_report_scope_name(it->scope));
 	}
 	fputs("\n  ]\n}\n", out);
 }
 
 void gdr_report_print_text(const struct gdr_report *r, FILE *out)
 {
+	enum gdr_report_scope scope = GDR_REPORT_SCOPE_UNKNOWN;
 	const char *section = "";
 	unsigned int i;
 
@@ -142,10 +173,14 @@ void gdr_report_print_text(const struct gdr_report *r, FILE *out)
 	for (i = 0; i < r->num; i++) {
 		const struct gdr_report_entry *it = &r->items[i];
 
-		if (strcmp(section, it->section)) {
+		if (strcmp(section, it->section) || scope != it->scope) {
 			section = it->section;
+			scope = it->scope;
 			fputs("\n[", out);
 			text_str(out, section, 0);
+			if (scope == GDR_REPORT_SCOPE_RDMA_DEVICE &&
+			    looks_reserved(section))
+				fputs(" (RDMA device)", out);
 			fputs("]\n", out);
 		}
 		fputs("  ", out);
@@ -164,7 +199,7 @@ void gdr_report_print_text(const struct gdr_report *r, FILE *out)
 			  : "NOT usable on this node (see the items above)");
 }
 
-GDR_EXPORT int gdr_report_print(const struct gdr_report *r, FILE *out,
+GDR_PUBLIC int gdr_report_print(const struct gdr_report *r, FILE *out,
 				enum gdr_report_format format)
 {
 	gdr_clear_error();

@@ -11,8 +11,9 @@
 
 #include "doctor.h"
 
-static void add(struct gdr_report *r, const char *section, const char *key,
-		enum gdr_verdict verdict, const char *remedy, const char *value)
+static void add(struct gdr_report *r, enum gdr_report_scope scope,
+		const char *section, const char *key, enum gdr_verdict verdict,
+		const char *remedy, const char *value)
 {
 	struct gdr_report_entry *it;
 
@@ -36,6 +37,7 @@ static void add(struct gdr_report *r, const char *section, const char *key,
 	it->value = strdup(value);
 	it->remedy = strdup(remedy);
 	it->verdict = verdict;
+	it->scope = scope;
 	if (!it->section || !it->key || !it->value || !it->remedy) {
 		free(it->section);
 		free(it->key);
@@ -47,8 +49,17 @@ static void add(struct gdr_report *r, const char *section, const char *key,
 	r->num++;
 }
 
-/* Evaluate @checks for @s into section @section; "%d" keys take @ordinal. */
-static void add_checks(struct gdr_report *r, const char *section,
+void gdr_report_add(struct gdr_report *r, const char *section, const char *key,
+		    enum gdr_verdict verdict, const char *remedy,
+		    const char *value)
+{
+	add(r, GDR_REPORT_SCOPE_STORAGE, section, key, verdict, remedy, value);
+}
+
+/* Evaluate @checks for @s into section @section of @scope; "%d" keys take
+ * @ordinal. */
+static void add_checks(struct gdr_report *r, enum gdr_report_scope scope,
+		       const char *section,
 		       const struct gdr_check *const *checks,
 		       const struct gdr_subject *s, int ordinal)
 {
@@ -60,8 +71,8 @@ static void add_checks(struct gdr_report *r, const char *section,
 		if (e.skip)
 			continue;
 		gdr_fmt(key, sizeof(key), (*checks)->key, ordinal);
-		add(r, section, key, e.verdict, gdr_check_remedy(*checks, &e),
-		    e.value);
+		add(r, scope, section, key, e.verdict,
+		    gdr_check_remedy(*checks, &e), e.value);
 	}
 }
 
@@ -206,13 +217,16 @@ static void pair_items(struct gdr_report *r, const struct gdr_nic_view *v,
 	char key[32], value[128], why[PAIR_WHY_LEN];
 
 	s->dev = gdr_dev_get(ordinal);
-	add_checks(r, v->name, gdr_pair_checks, s, ordinal);
+	add_checks(r, GDR_REPORT_SCOPE_RDMA_DEVICE, v->name, gdr_pair_checks, s,
+		   ordinal);
 	gdr_fmt(key, sizeof(key), "path_gpu%d", ordinal);
 	if (pair_path(s, value, sizeof(value), why, sizeof(why))) {
 		r->usable = 1;
-		add(r, v->name, key, GDR_VERDICT_OK, "", value);
+		add(r, GDR_REPORT_SCOPE_RDMA_DEVICE, v->name, key,
+		    GDR_VERDICT_OK, "", value);
 	} else {
-		add(r, v->name, key, GDR_VERDICT_MISSING, why, value);
+		add(r, GDR_REPORT_SCOPE_RDMA_DEVICE, v->name, key,
+		    GDR_VERDICT_MISSING, why, value);
 	}
 }
 
@@ -242,10 +256,11 @@ static void nearest_item(struct gdr_report *r, const char *section,
 	}
 	if (gdr_rank(&attr, ctxs, num, best, &n, sizeof(*best), why,
 		     sizeof(why))) {
-		add(r, section, "nearest_rdma", GDR_VERDICT_UNKNOWN, why,
-		    "unknown");
+		add(r, GDR_REPORT_SCOPE_GPU, section, "nearest_rdma",
+		    GDR_VERDICT_UNKNOWN, why, "unknown");
 	} else if (best[0].distance == GDR_DIST_UNKNOWN) {
-		add(r, section, "nearest_rdma", GDR_VERDICT_UNKNOWN,
+		add(r, GDR_REPORT_SCOPE_GPU, section, "nearest_rdma",
+		    GDR_VERDICT_UNKNOWN,
 		    "no RDMA device's PCI path is in sysfs (software devices "
 		    "such as rxe have none)",
 		    "unknown");
@@ -274,7 +289,8 @@ static void nearest_item(struct gdr_report *r, const char *section,
 			gdr_append(value, sizeof(value), " and %u more",
 				   (n < num ? n : num) - shown);
 		gdr_append(value, sizeof(value), ": %s", dist);
-		add(r, section, "nearest_rdma", GDR_VERDICT_INFO, "", value);
+		add(r, GDR_REPORT_SCOPE_GPU, section, "nearest_rdma",
+		    GDR_VERDICT_INFO, "", value);
 	}
 	free(best);
 }
@@ -297,7 +313,8 @@ static void gpu_items(struct gdr_report *r, const struct gdr_node *nd,
 	gdr_bar1_read(s.dev, 0, &bar1);
 	s.bar1 = &bar1;
 	gdr_fmt(section, sizeof(section), "gpu%d", ordinal);
-	add_checks(r, section, gdr_gpu_checks, &s, ordinal);
+	add_checks(r, GDR_REPORT_SCOPE_GPU, section, gdr_gpu_checks, &s,
+		   ordinal);
 	nearest_item(r, section, s.dev, views, ctxs, num_ctxs);
 }
 
@@ -375,14 +392,15 @@ static int collect(struct gdr_report *r, struct ibv_context *const *ctxs,
 		gdr_cufile_look(cufile, views, num_ctxs);
 		s.cufile = cufile;
 	}
-	add_checks(r, "node", gdr_node_checks, &s, 0);
+	add_checks(r, GDR_REPORT_SCOPE_NODE, "node", gdr_node_checks, &s, 0);
 	for (d = 0; d < ndev; d++)
 		gpu_items(r, nd, host, cuda, d, rviews, ranked, num_ranked);
 	gpu_mem = largest_gpu(cuda);
 	for (i = 0; i < num_ctxs; i++) {
 		subject_of(&s, nd, host, cuda, &views[i]);
 		s.largest_gpu = gpu_mem;
-		add_checks(r, views[i].name, gdr_nic_checks, &s, 0);
+		add_checks(r, GDR_REPORT_SCOPE_RDMA_DEVICE, views[i].name,
+			   gdr_nic_checks, &s, 0);
 		for (d = 0; d < ndev; d++)
 			pair_items(r, &views[i], &s, d);
 	}
@@ -426,7 +444,7 @@ struct gdr_report *gdr_report_ranked(struct ibv_context *const *ctxs,
 	return r;
 }
 
-GDR_EXPORT struct gdr_report *gdr_report_create(struct ibv_context *const *ctxs,
+GDR_PUBLIC struct gdr_report *gdr_report_create(struct ibv_context *const *ctxs,
 						unsigned int num_ctxs,
 						uint32_t flags)
 {
@@ -434,7 +452,7 @@ GDR_EXPORT struct gdr_report *gdr_report_create(struct ibv_context *const *ctxs,
 	return gdr_report_ranked(ctxs, num_ctxs, ctxs, num_ctxs, flags);
 }
 
-GDR_EXPORT void gdr_report_destroy(struct gdr_report *r)
+GDR_PUBLIC void gdr_report_destroy(struct gdr_report *r)
 {
 	unsigned int i;
 
@@ -451,7 +469,7 @@ GDR_EXPORT void gdr_report_destroy(struct gdr_report *r)
 	free(r);
 }
 
-GDR_EXPORT unsigned int gdr_report_num_items(const struct gdr_report *r)
+GDR_PUBLIC unsigned int gdr_report_num_items(const struct gdr_report *r)
 {
 	gdr_clear_error();
 	return r ? r->num : 0;
@@ -461,13 +479,13 @@ GDR_EXPORT unsigned int gdr_report_num_items(const struct gdr_report *r)
  * gdr_report_item@@GPUDIRECT_0.2 copies into a caller-sized item; the
  * 0.1 symbol had no size, and its struct is the one this release has.
  */
-GDR_EXPORT int gdr_report_item_0_2(const struct gdr_report *r,
+GDR_PUBLIC int gdr_report_item_0_2(const struct gdr_report *r,
 				   unsigned int index,
 				   struct gdr_report_item *item,
 				   size_t item_size);
 GDR_SYMVER_DEFAULT(gdr_report_item_0_2, "gdr_report_item", "GPUDIRECT_0.2");
 
-GDR_EXPORT int gdr_report_item_0_2(const struct gdr_report *r,
+GDR_PUBLIC int gdr_report_item_0_2(const struct gdr_report *r,
 				   unsigned int index,
 				   struct gdr_report_item *item,
 				   size_t item_size)
@@ -475,36 +493,42 @@ GDR_EXPORT int gdr_report_item_0_2(const struct gdr_report *r,
 	struct gdr_report_item it;
 
 	gdr_clear_error();
-	if (!r || !item || index >= r->num || item_size < sizeof(it)) {
+	if (!r || !item || index >= r->num ||
+	    item_size < GDR_REPORT_ITEM_MIN_SIZE) {
 		gdr_fail(EINVAL,
 			 "gdr_report_item: report and item must not be NULL, "
 			 "index must be below gdr_report_num_items() (%u) and "
 			 "item_size at least %zu",
-			 r ? r->num : 0, sizeof(it));
+			 r ? r->num : 0, (size_t)GDR_REPORT_ITEM_MIN_SIZE);
 		return -1;
 	}
+	memset(&it, 0, sizeof(it));
 	it.section = r->items[index].section;
 	it.key = r->items[index].key;
 	it.value = r->items[index].value;
 	it.verdict = r->items[index].verdict;
 	it.remedy = r->items[index].remedy;
-	memcpy(item, &it, sizeof(it));
+	it.scope = r->items[index].scope;
+	/* What the caller's struct has room for: an older caller's ends
+	 * before the fields it does not know. */
+	memcpy(item, &it, item_size < sizeof(it) ? item_size : sizeof(it));
 	return 0;
 }
 
-GDR_EXPORT int gdr_report_item_0_1(const struct gdr_report *r,
+GDR_PUBLIC int gdr_report_item_0_1(const struct gdr_report *r,
 				   unsigned int index,
 				   struct gdr_report_item *item);
 GDR_SYMVER_COMPAT(gdr_report_item_0_1, "gdr_report_item", "GPUDIRECT_0.1");
 
-GDR_EXPORT int gdr_report_item_0_1(const struct gdr_report *r,
+GDR_PUBLIC int gdr_report_item_0_1(const struct gdr_report *r,
 				   unsigned int index,
 				   struct gdr_report_item *item)
 {
-	return gdr_report_item_0_2(r, index, item, sizeof(*item));
+	/* 0.1's struct: the fields before scope. */
+	return gdr_report_item_0_2(r, index, item, GDR_REPORT_ITEM_MIN_SIZE);
 }
 
-GDR_EXPORT int gdr_report_usable(const struct gdr_report *r)
+GDR_PUBLIC int gdr_report_usable(const struct gdr_report *r)
 {
 	gdr_clear_error();
 	return r ? r->usable : 0;

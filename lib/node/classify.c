@@ -174,6 +174,8 @@ int gdr_classify(void *ptr, size_t len, bool vouched, struct gdr_ptr_info *pi,
 		return 0;
 	}
 	if (r != CUDA_SUCCESS) {
+		/* Not classified: the record must not call it host memory. */
+		pi->type = GDR_MEM_UNKNOWN;
 		gdr_fmt(why, n,
 			"cuPointerGetAttributes(%p) failed with %s; the CUDA "
 			"driver could not classify the buffer: check the "

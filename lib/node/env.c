@@ -28,6 +28,7 @@ const char *const gdr_env_names[] = {
 	"GPUDIRECT_CACHE_MAX_ENTRIES",
 	"GPUDIRECT_CACHE_MAX_BYTES",
 	"GPUDIRECT_DEBUG",
+	"GPUDIRECT_CUFILE_LIB",
 	NULL,
 };
 
@@ -37,6 +38,14 @@ const char *gdr_env_cufile_json(void)
 	const char *v = s->getenv ? s->getenv("CUFILE_ENV_PATH_JSON") : NULL;
 
 	return v && v[0] == '/' ? v : NULL;
+}
+
+const char *gdr_env_cufile_lib(void)
+{
+	const struct gdr_seam *s = gdr_seam();
+	const char *v = s->getenv ? s->getenv("GPUDIRECT_CUFILE_LIB") : NULL;
+
+	return v && v[0] ? v : NULL;
 }
 
 void gdr_env_preload(bool *off, bool *debug)

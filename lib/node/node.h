@@ -231,6 +231,9 @@ int gdr_env_cache_limits(size_t *max_entries, size_t *max_bytes, char *why,
 /* cuFile's own setting, which the report follows: the cufile.json it reads
  * ($CUFILE_ENV_PATH_JSON, when an absolute path), or NULL. */
 const char *gdr_env_cufile_json(void);
+/* GPUDIRECT_CUFILE_LIB: the libcufile file the storage check loads (the
+ * nvidia-cufile wheel's), or NULL for the search. */
+const char *gdr_env_cufile_lib(void);
 /* The GPUDIRECT_* settings this process has, "NAME=value, ..." into @out
  * ("" when none; each value cut at 40 bytes). */
 void gdr_env_list(char *out, size_t n);

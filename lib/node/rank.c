@@ -268,7 +268,7 @@ int gdr_rank(const struct gdr_rank_attr *attr, struct ibv_context *const *ctxs,
 	return 0;
 }
 
-GDR_EXPORT int gdr_rank_nics(const struct gdr_rank_attr *attr,
+GDR_PUBLIC int gdr_rank_nics(const struct gdr_rank_attr *attr,
 			     struct ibv_context *const *ctxs,
 			     unsigned int num_ctxs, struct gdr_nic_rank *out,
 			     unsigned int *num_out, size_t rank_size)
@@ -285,7 +285,7 @@ GDR_EXPORT int gdr_rank_nics(const struct gdr_rank_attr *attr,
 	return -1;
 }
 
-GDR_EXPORT const char *gdr_distance_str(enum gdr_distance distance)
+GDR_PUBLIC const char *gdr_distance_str(enum gdr_distance distance)
 {
 	gdr_clear_error();
 	return gdr_distance_name(distance);

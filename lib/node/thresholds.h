@@ -27,6 +27,11 @@
 #define GDS_NVFS_MINOR 17
 #define GDS_NVFS_PATCH 5
 #define GDS_NVFS_STR "2.17.5" /* the same, in words */
+/* gdr-info --storage: the bytes read and written through cuFile per path,
+ * and how long one step (an open, one read or write of those bytes) may
+ * take before the doctor stops waiting for it. */
+#define GDS_IO_BYTES (64ULL << 20)
+#define GDS_IO_STEP_TIMEOUT_S 30
 /* BAR1 counts as nearly used up from this share of it, in percent. */
 #define BAR1_NEARLY_FULL_PERCENT 90
 

@@ -13,14 +13,31 @@
 
 #include "os.h"
 
-/* This process's network namespace is the one the host's init is in. */
-static bool host_network(void)
-{
-	struct stat mine, host;
+/* The initial pid namespace's inode number (include/linux/proc_ns.h). */
+#define PROC_PID_INIT_INO 0xEFFFFFFCU
 
-	return !stat("/proc/self/ns/net", &mine) &&
-	       !gdr_root_ns_stat("1/ns/net", &host) &&
-	       mine.st_dev == host.st_dev && mine.st_ino == host.st_ino;
+static bool same(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/*
+ * This process's network namespace is the one the host's init is in: the
+ * root's proc/1. That pid 1 is the host's init only where the root's proc
+ * is not this process's own pid namespace's procfs (whose pid 1 is this
+ * container's init, in this network by construction), unless that pid
+ * namespace is the initial one (a hostPID pod: then it is the host's).
+ */
+bool gdr_host_network(void)
+{
+	struct stat my_net, my_pid, net, pid;
+
+	if (stat("/proc/self/ns/net", &my_net) ||
+	    stat("/proc/self/ns/pid", &my_pid) ||
+	    gdr_root_ns_stat("1/ns/net", &net) ||
+	    gdr_root_ns_stat("1/ns/pid", &pid) || !same(&my_net, &net))
+		return false;
+	return !same(&my_pid, &pid) || my_pid.st_ino == PROC_PID_INIT_INO;
 }
 
 int gdr_if_addrs(const char *dev, char *out, size_t n)
@@ -36,7 +53,7 @@ int gdr_if_addrs(const char *dev, char *out, size_t n)
 	 * interface of the host's name here is not the host's), unless it is
 	 * the host's own (hostNetwork: the same namespace as the host's
 	 * init). */
-	if (gdr_open_root()[0] && !host_network())
+	if (gdr_open_root()[0] && !gdr_host_network())
 		return EXDEV;
 	if (getifaddrs(&all))
 		return errno ? errno : EIO;

@@ -8,6 +8,7 @@
 #define GDR_OS_H
 
 #include "base.h"
+#include "cufile-abi.h"
 
 /* --- the CUDA driver table (cuda-loader.c) -------------------------------
  * One line per entry point: name, the ABI symbol, the CUDA version whose
@@ -56,7 +57,11 @@
 	X(cuDeviceTotalMem, cuDeviceTotalMem_v2, 3020, 0,                      \
 	  (size_t * bytes, CUdevice dev))                                      \
 	X(cuDeviceGetUuid, cuDeviceGetUuid_v2, 11040, 0,                       \
-	  (CUuuid * uuid, CUdevice dev))
+	  (CUuuid * uuid, CUdevice dev))                                       \
+	X(cuMemcpyHtoD, cuMemcpyHtoD_v2, 3020, 0,                              \
+	  (CUdeviceptr dst, const void *src, size_t n))                        \
+	X(cuMemcpyDtoH, cuMemcpyDtoH_v2, 3020, 0,                              \
+	  (void *dst, CUdeviceptr src, size_t n))
 
 struct gdr_cuda_ops {
 #define GDR_CUDA_MEMBER(name, sym, ver, req, params) CUresult(*name) params;
@@ -90,6 +95,29 @@ int gdr_cuda_load(struct gdr_cuda_ops *ops, unsigned int flags, char *why,
 
 /* CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, as an export flag */
 #define GDR_CU_RANGE_FLAG_PCIE 0x1ULL
+
+/* --- cuFile (cufile-loader.c) ------------------------------------------- */
+struct gdr_cufile_ops {
+#define GDR_CUFILE_MEMBER(name, req, ret, params) ret(*name) params;
+	GDR_CUFILE_FUNCS(GDR_CUFILE_MEMBER)
+#undef GDR_CUFILE_MEMBER
+};
+/* libcufile as loaded: its table, the file and how it was found. */
+struct gdr_cufile_lib {
+	struct gdr_cufile_ops ops;
+	char file[PATH_MAX];
+	char how[64];
+};
+/* Resolve @lib's entry points (NULL where optional and absent): 0, or
+ * ENOSYS with the missing one in @why. */
+int gdr_cufile_resolve(void *lib, gdr_sym_fn sym, struct gdr_cufile_ops *ops,
+		       char *why, size_t n);
+/* Load libcufile: the file @path ($GPUDIRECT_CUFILE_LIB) where not NULL,
+ * else libcufile.so.0 by the loader's search, then in the CUDA tree; and
+ * resolve it: 0, ENOENT ("cuFile is not installed") or ENOSYS, the reason
+ * in @why. The seam's cufile_load in production. */
+int gdr_cufile_load(struct gdr_cufile_lib *lib, const char *path, char *why,
+		    size_t n);
 
 /* --- the verbs table (verbs.c) ------------------------------------------ */
 struct gdr_verbs_ops {
@@ -178,6 +206,15 @@ int gdr_process_limits(struct gdr_limits *l, char *why, size_t n);
 #define GDR_IF_ADDRS_LEN 4096
 int gdr_if_addrs(const char *dev, char *out, size_t n);
 
+/* This process is in the network namespace of the host's init (under
+ * --host-root, whether its own interfaces and routes are the host's). */
+bool gdr_host_network(void);
+/* The network device the kernel routes @addr (IPv4 or IPv6) through, and
+ * the local address it would send from ("" when it names none): 0, or
+ * EINVAL (not an address), EXDEV (under --host-root in another network
+ * namespace), EHOSTUNREACH, ENETUNREACH or the netlink errno. route.c */
+int gdr_route_get(const char *addr, char *dev, size_t n, char *src, size_t sn);
+
 /* The files of the loaded libibverbs and libmlx5 ("libibverbs.so.1.14.44.0":
  * rdma-core 44), "" when unknown or not loaded; 0, or ENOENT. */
 int gdr_verbs_files(char *ibv, size_t n1, char *mlx5, size_t n2);
@@ -236,6 +273,23 @@ struct gdr_fds_msg {
 int gdr_fds_recv(int sock, void *buf, size_t len, int *fds, unsigned int max,
 		 struct gdr_fds_msg *m);
 
+/* --- a --storage path (storage-path.c) ----------------------------- */
+/* What a path is, as this process sees it (never under --host-root). */
+struct gdr_path_facts {
+	int fd;		   /* the O_PATH descriptor (the caller closes it) */
+	unsigned int mode; /* st_mode */
+	unsigned long long size;
+	unsigned int dev_major, dev_minor;
+	long long mnt_id; /* -1 unknown (kernels before 3.15) */
+	char real[1024];  /* every link resolved */
+};
+/* Look at @path without opening it: 0 with *@f (and f->fd), or an errno. */
+int gdr_path_look(const char *path, struct gdr_path_facts *f);
+/* Open what gdr_path_look() saw, only if a regular file (with @flags:
+ * O_RDONLY, O_RDWR, O_DIRECT) or a directory: the fd, or -1 with errno
+ * (GDR_ENOTREG for anything else, never opened). */
+int gdr_path_reopen(const struct gdr_path_facts *f, int flags);
+
 /* --- the seam (seam.c) -------------------------------------------------- */
 /*
  * Everything outside the process that the library reads or calls. The
@@ -278,6 +332,9 @@ struct gdr_seam {
 	int (*verbs_files)(char *ibv, size_t n1, char *mlx5, size_t n2);
 	/* A netdev's IP addresses (gdr_if_addrs' contract). */
 	int (*if_addrs)(const char *dev, char *out, size_t n);
+	/* Loads cuFile (gdr_cufile_load's contract). */
+	int (*cufile_load)(struct gdr_cufile_lib *lib, const char *path,
+			   char *why, size_t n);
 	/* Reads the environment; secure_getenv in production. */
 	char *(*getenv)(const char *name);
 	/* What dma-buf @fd is (gdr_dmabuf_facts_real's contract). */

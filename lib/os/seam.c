@@ -32,6 +32,7 @@ void gdr_seam_default(struct gdr_seam *s)
 	s->if_addrs = gdr_if_addrs;
 	s->dmabuf_facts = gdr_dmabuf_facts_real;
 	s->verbs_files = gdr_verbs_files;
+	s->cufile_load = gdr_cufile_load;
 	/* Ignores the environment in setuid/setgid processes. */
 	s->getenv = secure_getenv;
 	s->open_file = gdr_open_node;

@@ -56,10 +56,17 @@ static pthread_once_t real_once = PTHREAD_ONCE_INIT;
 static bool off, debug;
 /* libcuda.so.1 was seen loaded: from then on, classify (it stays). */
 static int cuda_seen;
-/* Inside the library: its calls are its own (belt and braces: it reaches
- * libibverbs by handle). Initial-exec: the preload is loaded with the
- * program, so its TLS is static and read without a __tls_get_addr call
- * (a dlopen of it later still finds room in glibc's surplus). */
+/*
+ * In one of the preload's registration calls on this thread. libibverbs'
+ * own ibv_reg_mr and ibv_reg_mr_iova call ibv_reg_mr_iova2 through its PLT
+ * (rdma-core 29-32 had ibv_reg_mr_iova2 call ibv_reg_mr_iova), which lands
+ * here again: that call is libibverbs' doing, passed straight through, so
+ * that one registration is classified and said once. The library's calls
+ * are covered too (it reaches libibverbs by handle: belt and braces).
+ * Initial-exec: the preload is loaded with the program, so its TLS is
+ * static and read without a __tls_get_addr call (a dlopen of it later
+ * still finds room in glibc's surplus).
+ */
 static __thread int inside __attribute__((tls_model("initial-exec")));
 
 static void *next(const char *name, const char *version)
@@ -100,8 +107,14 @@ static const struct real *reals(void)
 
 /* --- saying why, once per cause ------------------------------------------ */
 #define SAID_MAX 64
+/* The longest reason the library gives the preload. A cause is kept
+ * whole: the library's reasons share long beginnings ("cannot register
+ * [..] (cuda-device on GPU ..) with ..: dmabuf failed: ..") and part
+ * only where the cause is named, so a cut key would take two causes for
+ * one and leave the second unsaid. */
+#define WHY_MAX 1024
 static pthread_mutex_t said_lock = PTHREAD_MUTEX_INITIALIZER;
-static char said[SAID_MAX][96];
+static char said[SAID_MAX][WHY_MAX];
 static unsigned int num_said;
 
 /*
@@ -244,20 +257,18 @@ static struct ibv_mr *through_library(const char *call, struct ibv_pd *pd,
 {
 	struct ibv_mr *mr = NULL;
 	const char *host = "not CUDA device memory";
-	char why[1024];
+	char why[WHY_MAX];
 	int saved = errno, err;
 
-	if (off || inside || !pd || !addr || !len)
+	if (off || !pd || !addr || !len)
 		return NULL;
 	if (!__atomic_load_n(&cuda_seen, __ATOMIC_RELAXED) && !cuda_now()) {
 		host = "libcuda.so.1 is not loaded, so no device memory";
 		err = ENXIO;
 		goto out;
 	}
-	inside = 1;
 	err = gdr_private_reg_device(pd, addr, len, iova, access, &mr, why,
 				     sizeof(why));
-	inside = 0;
 out:
 	if (err == ENXIO && debug)
 		fprintf(stderr,
@@ -314,9 +325,15 @@ PRELOAD_EXPORT struct ibv_mr *gdr_preload_reg_mr(struct ibv_pd *pd, void *addr,
 	const struct real *r = reals();
 	struct ibv_mr *mr;
 
+	if (inside)
+		return r->reg_mr(pd, addr, len, access);
+	inside = 1;
 	mr = through_library("ibv_reg_mr", pd, addr, len,
 			     (uint64_t)(uintptr_t)addr, access);
-	return mr ? mr : r->reg_mr(pd, addr, len, access);
+	if (!mr)
+		mr = r->reg_mr(pd, addr, len, access);
+	inside = 0;
+	return mr;
 }
 
 PRELOAD_EXPORT struct ibv_mr *gdr_preload_reg_mr_iova(struct ibv_pd *pd,
@@ -326,8 +343,14 @@ PRELOAD_EXPORT struct ibv_mr *gdr_preload_reg_mr_iova(struct ibv_pd *pd,
 	const struct real *r = reals();
 	struct ibv_mr *mr;
 
+	if (inside)
+		return r->reg_mr_iova(pd, addr, len, iova, access);
+	inside = 1;
 	mr = through_library("ibv_reg_mr_iova", pd, addr, len, iova, access);
-	return mr ? mr : r->reg_mr_iova(pd, addr, len, iova, access);
+	if (!mr)
+		mr = r->reg_mr_iova(pd, addr, len, iova, access);
+	inside = 0;
+	return mr;
 }
 
 PRELOAD_EXPORT struct ibv_mr *gdr_preload_reg_mr_iova2(struct ibv_pd *pd,
@@ -338,9 +361,15 @@ PRELOAD_EXPORT struct ibv_mr *gdr_preload_reg_mr_iova2(struct ibv_pd *pd,
 	const struct real *r = reals();
 	struct ibv_mr *mr;
 
+	if (inside)
+		return r->reg_mr_iova2(pd, addr, len, iova, access);
+	inside = 1;
 	mr = through_library("ibv_reg_mr_iova2", pd, addr, len, iova,
 			     (int)access);
-	return mr ? mr : r->reg_mr_iova2(pd, addr, len, iova, access);
+	if (!mr)
+		mr = r->reg_mr_iova2(pd, addr, len, iova, access);
+	inside = 0;
+	return mr;
 }
 
 /*
@@ -356,28 +385,32 @@ PRELOAD_EXPORT struct ibv_mr *gdr_preload_reg_mr_ex(struct ibv_pd *pd,
 	bool by_addr = attr && (attr->comp_mask & MR_MASK_ADDR) &&
 		       !(attr->comp_mask & ~(MR_MASK_ADDR | MR_MASK_IOVA));
 	uint64_t iova = 0;
+	int was = inside;
 
+	inside = 1;
 	if (by_addr) {
 		iova = attr->comp_mask & MR_MASK_IOVA
 			       ? attr->iova
 			       : (uint64_t)(uintptr_t)attr->addr;
-		mr = through_library("ibv_reg_mr_ex", pd, attr->addr,
-				     attr->length, iova, attr->access);
+		if (!was)
+			mr = through_library("ibv_reg_mr_ex", pd, attr->addr,
+					     attr->length, iova, attr->access);
 	}
-	if (mr)
-		return mr;
-	if (r->reg_mr_ex)
-		return r->reg_mr_ex(pd, attr);
 	/*
-	 * A libibverbs before rdma-core 59 (this symbol is then the
-	 * preload's alone, and a program may have found it with dlsym): the
-	 * address form is ibv_reg_mr_iova2's; nothing else has a meaning.
+	 * Else libibverbs'. One before rdma-core 59 has no ibv_reg_mr_ex
+	 * (this symbol is then the preload's alone, and a program may have
+	 * found it with dlsym): the address form is ibv_reg_mr_iova2's;
+	 * nothing else has a meaning.
 	 */
-	if (by_addr && r->reg_mr_iova2)
-		return r->reg_mr_iova2(pd, attr->addr, attr->length, iova,
-				       (unsigned int)attr->access);
-	errno = EOPNOTSUPP;
-	return NULL;
+	if (!mr && r->reg_mr_ex)
+		mr = r->reg_mr_ex(pd, attr);
+	else if (!mr && by_addr && r->reg_mr_iova2)
+		mr = r->reg_mr_iova2(pd, attr->addr, attr->length, iova,
+				     (unsigned int)attr->access);
+	else if (!mr)
+		errno = EOPNOTSUPP;
+	inside = was;
+	return mr;
 }
 
 PRELOAD_EXPORT int gdr_preload_rereg_mr(struct ibv_mr *mr, int flags,

@@ -14,87 +14,12 @@
 
 #include <gpudirect.h>
 
+/* The modelled node (struct gdr_model): the doctor layer's types. */
+#include "model.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define GDR_MODEL_MAX_GPUS 16
-#define GDR_MODEL_MAX_NICS 32
-
-/* What the CUDA driver says of one GPU. */
-struct gdr_model_gpu {
-	char name[128];
-	char pci_bus_id[32];
-	int dmabuf_supported; /* CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED */
-	int gpudirect_rdma_supported; /* ..._GPU_DIRECT_RDMA_SUPPORTED */
-	int gpudirect_rdma_with_vmm;  /* ..._WITH_CUDA_VMM_SUPPORTED */
-	int c2c;	   /* NVLink-C2C to the CPU: 1, 0, -1 unknown */
-	char c2c_why[128]; /* why unknown */
-	/* the CUresult of a PCIe-mapped export, -1 when not tried */
-	int pcie_mapping;
-	/* NVML's BAR1 answer: 0 and the bytes, or the errno and why */
-	int bar1_errno;
-	char bar1_why[128];
-	unsigned long long bar1_total, bar1_used;
-	unsigned long long total_mem; /* cuDeviceTotalMem; 0 unknown */
-};
-
-/* What verbs say of one RDMA device. */
-struct gdr_model_nic {
-	char name[64];
-	int dmabuf_probe_errno; /* answer to ibv_reg_dmabuf_mr(pd,0,0,0,-1,0) */
-	int port_state;		/* enum ibv_port_state of port 1 */
-	int link_layer;		/* IBV_LINK_LAYER_* */
-	int mlx5;		/* mlx5dv_is_supported */
-	/* mlx5dv_get_data_direct_sysfs_path: 0 and the path, or an errno */
-	int data_direct_errno;
-	char data_direct_path[128];
-	/* ibv_query_device's max_mr_size; 0: the query failed */
-	unsigned long long max_mr_size;
-	/* its netdev (port 1's) and that netdev's IP addresses, space-
-	 * separated, or the errno of finding them */
-	char netdev[64];
-	int addrs_errno;
-	char addrs[4096]; /* GDR_IF_ADDRS_LEN */
-};
-
-/*
- * A node as the library's probes see it, apart from the sysfs and procfs
- * files: the kernel release, and the answers of the CUDA driver and the
- * RDMA devices. gdr-info --capture writes one, --from replays it.
- */
-struct gdr_model {
-	char kernel_release[128];
-	char cuda_error[256]; /* "" when the CUDA driver loads and starts */
-	int driver_version;   /* cuDriverGetVersion */
-	int num_gpus;
-	struct gdr_model_gpu gpu[GDR_MODEL_MAX_GPUS];
-	int libibverbs_dmabuf; /* ibv_reg_dmabuf_mr present */
-	/* libmlx5: 0 absent, 1 mlx5dv_is_supported only (rdma-core before
-	 * v54), 2 the Data Direct calls too */
-	int mlx5dv;
-	int num_nics;
-	struct gdr_model_nic nic[GDR_MODEL_MAX_NICS];
-	/* the capturing process's limits (~0ULL: unlimited), or the errno
-	 * of reading them */
-	int limits_errno;
-	char limits_why[96];
-	unsigned long long memlock_soft, memlock_hard;
-	unsigned long long nofile_soft, nofile_hard;
-	int cap_ipc_lock; /* 1, 0, -1 unknown */
-	int user_ns;	  /* in a user namespace: 1, 0, -1 unknown */
-	/* the cufile.json the capture read from $CUFILE_ENV_PATH_JSON, ""
-	 * for /etc/cufile.json */
-	char cufile_path[256];
-	/* the loaded rdma-core libraries' files, "" unknown / not loaded */
-	char libibverbs_file[64];
-	char libmlx5_file[64];
-	/* ibv_is_fork_initialized(): enum ibv_fork_status, -1 absent */
-	int fork_status;
-	/* the process has libnvidia-ml.so.1 loaded (what a registration's
-	 * GDR_NVML_NOLOAD query finds; never captured: a report loads it) */
-	int nvml_loaded;
-};
 
 /*
  * Fill @m with what this node answers for @ctxs (starting CUDA, as the
@@ -189,6 +114,28 @@ int gdr_private_reg_device(struct ibv_pd *pd, void *addr, size_t len,
 /* For libgpudirect-preload.so: *@off when GPUDIRECT_PRELOAD=0, *@debug
  * when GPUDIRECT_DEBUG asks for every decision. */
 void gdr_private_preload_env(int *off, int *debug);
+
+/*
+ * gdr-info --storage: look at each of @paths (a directory or a regular
+ * file on the mount to check), load cuFile, and write and read each
+ * through cuFile into GPU @gpu's memory (@bytes, 0: 64 MiB; a named file
+ * is only read), each step given at most @timeout_ms (0: 30 s). Fills
+ * @st, which --capture keeps and --from replays. Starts CUDA. 0 or an
+ * errno.
+ */
+int gdr_private_storage_check(struct gdr_storage *st, const char *const *paths,
+			      unsigned int num, unsigned long long bytes,
+			      unsigned int timeout_ms, int gpu);
+/* Add @st's items to @r (sections "storage" and "storageN"), the RDMA
+ * device of each path found among @ctxs. 0 or ENOMEM. */
+int gdr_private_storage_report(struct gdr_report *r,
+			       const struct gdr_storage *st,
+			       struct ibv_context *const *ctxs,
+			       unsigned int num);
+/* 1 when a step of a storage check did not return and its thread is
+ * still inside it: end the process with _exit() after flushing, not
+ * exit(), whose handlers could meet that thread. */
+int gdr_private_storage_stuck(void);
 
 #ifdef __cplusplus
 }

@@ -42,13 +42,13 @@ static uint32_t paths_known(void)
 	return mask;
 }
 
-GDR_EXPORT const char *gdr_path_str(enum gdr_path path)
+GDR_PUBLIC const char *gdr_path_str(enum gdr_path path)
 {
 	gdr_clear_error();
 	return gdr_path_name(path);
 }
 
-GDR_EXPORT int gdr_path_parse(const char *name, enum gdr_path *path)
+GDR_PUBLIC int gdr_path_parse(const char *name, enum gdr_path *path)
 {
 	gdr_clear_error();
 	if (!name || !path) {
@@ -65,7 +65,7 @@ GDR_EXPORT int gdr_path_parse(const char *name, enum gdr_path *path)
 	return -1;
 }
 
-GDR_EXPORT const char *gdr_mem_type_str(enum gdr_mem_type type)
+GDR_PUBLIC const char *gdr_mem_type_str(enum gdr_mem_type type)
 {
 	gdr_clear_error();
 	return gdr_mem_type_name(type);
@@ -297,6 +297,20 @@ static int sync_memops(const struct gdr_req *req, char *why, size_t n)
 }
 
 /* Join the reasons of the paths that could have taken this memory. */
+/* Whether @mask leaves @b the only path for memory of its kind (a path
+ * forced by gdr_reg_attr.path_mask or by GPUDIRECT_PATH, whose mask keeps
+ * host memory's path beside it). */
+static bool only_path(uint32_t mask, const struct gdr_backend *b)
+{
+	const struct gdr_backend *const *o;
+
+	for (o = gdr_backends; *o; o++)
+		if (*o != b && (*o)->device_memory == b->device_memory &&
+		    (mask & GDR_PATH_BIT((*o)->path)))
+			return false;
+	return (mask & GDR_PATH_BIT(b->path)) != 0;
+}
+
 static void explain(const struct gdr_reg_info *rec, const struct reasons *full,
 		    bool device, uint32_t mask, char *buf, size_t n)
 {
@@ -307,11 +321,14 @@ static void explain(const struct gdr_reg_info *rec, const struct reasons *full,
 	for (i = 0; i < rec->num_attempts && b[i]; i++) {
 		const struct gdr_path_attempt *a = &rec->attempts[i];
 
-		/* A path for the other kind of memory, or one that does not
-		 * concern this NIC at all (the record keeps its reason),
-		 * says nothing, unless the caller forced it. */
-		if ((b[i]->device_memory != device || full->moot[i]) &&
+		/* A path for the other kind of memory says nothing unless
+		 * the caller asked for it alone; one that does not concern
+		 * this NIC at all (the record keeps its reason) says nothing
+		 * unless it was the only path left for this memory. */
+		if (b[i]->device_memory != device &&
 		    mask != GDR_PATH_BIT(b[i]->path))
+			continue;
+		if (full->moot[i] && !only_path(mask, b[i]))
 			continue;
 		gdr_append(buf, n, "%s%s %s: %s", first ? "" : "; ",
 			   gdr_path_name(a->path), result_str(a->result),
@@ -431,10 +448,10 @@ struct recalled {
  * memory).
  */
 static __attribute__((noinline)) struct ibv_mr *
-walk(struct gdr_req *req, uint32_t mask, const char *mask_src,
-     struct gdr_reg_info *rec, bool texts, struct gdr_reg_decided *dec,
-     const struct recalled *failed, const struct gdr_nic *found, char *msg,
-     size_t msg_len, int *err_out)
+try_paths(struct gdr_req *req, uint32_t mask, const char *mask_src,
+	  struct gdr_reg_info *rec, bool texts, struct gdr_reg_decided *dec,
+	  const struct recalled *failed, const struct gdr_nic *found, char *msg,
+	  size_t msg_len, int *err_out)
 {
 	const struct gdr_backend *const *bp;
 	bool device = is_device(&req->pi);
@@ -564,8 +581,8 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 	}
 	if (!dec || !dec->valid ||
 	    (found && !gdr_nic_same_answers(found, &dec->nic)))
-		return walk(req, mask, mask_src, rec, texts, dec, NULL, found,
-			    msg, msg_len, err_out);
+		return try_paths(req, mask, mask_src, rec, texts, dec, NULL,
+				 found, msg, msg_len, err_out);
 	/* An earlier PD of the call whose device answered alike: its path,
 	 * whose conditions held for that PD. */
 	b = gdr_backends[dec->used];
@@ -574,8 +591,8 @@ static struct ibv_mr *decide(struct gdr_req *req, uint32_t mask,
 	if (!mr) {
 		failed.err = errno ? errno : EIO;
 		failed.why = why;
-		return walk(req, mask, mask_src, rec, texts, dec, &failed,
-			    found, msg, msg_len, err_out);
+		return try_paths(req, mask, mask_src, rec, texts, dec, &failed,
+				 found, msg, msg_len, err_out);
 	}
 	/* The record as the walk would leave it; nobody reads its words
 	 * (no texts), so none but a backend's note are written. */
@@ -757,8 +774,10 @@ int gdr_reg_one(struct gdr_reg_call *call, struct ibv_pd *pd, void *ptr,
 		  len, gdr_mem_type_name(req->pi.type),
 		  req->pi.device >= 0 ? " on GPU " : " ", req->pi.device,
 		  req->access, call->mask, call->mask_src);
+	/* An import has no address of its own to set the attribute on (its
+	 * attr is refused before this; kept out here all the same). */
 	if ((req->flags & GDR_REG_SYNC_MEMOPS) && is_device(&req->pi) &&
-	    !call->synced) {
+	    !call->imp && !call->synced) {
 		err = sync_memops(req, why, n);
 		if (err)
 			return err;
@@ -841,20 +860,39 @@ struct ibv_mr *gdr_reg_small_info(size_t info_size)
 			info_size, (size_t)GDR_REG_INFO_MIN_SIZE);
 }
 
-int gdr_register_iova(struct ibv_pd *pd, void *ptr, size_t len, uint64_t iova,
-		      int access, const struct gdr_ptr_info *pi,
-		      struct ibv_mr **mr, char *why, size_t n)
+int gdr_register_device_iova(struct ibv_pd *pd, void *ptr, size_t len,
+			     uint64_t iova, int access, struct ibv_mr **mr,
+			     char *why, size_t n)
 {
 	struct gdr_reg_attr attr = { .comp_mask = GDR_REG_ATTR_ACCESS,
 				     .access = access };
 	struct gdr_reg_info rec;
 	struct gdr_reg_call call;
+	struct gdr_ptr_info pi;
 	int err;
 
+	*mr = NULL;
+	if (n)
+		why[0] = '\0';
+	if (!pd || !ptr || !len)
+		return ENXIO;
+	err = gdr_classify(ptr, len, false, &pi, why, n);
+	/* Device memory the library refuses (not RDMA capable, past its
+	 * allocation, CUDA IPC): the reason, for the caller to say. */
+	if (err &&
+	    (pi.type == GDR_MEM_CUDA_DEVICE || pi.type == GDR_MEM_CUDA_POOL))
+		return err;
+	/* Anything else is not the library's: the caller passes it on. */
+	if (err ||
+	    (pi.type != GDR_MEM_CUDA_DEVICE && pi.type != GDR_MEM_CUDA_POOL)) {
+		if (n)
+			why[0] = '\0';
+		return ENXIO;
+	}
 	gdr_reg_call_init(&call);
 	call.has_iova = true;
 	call.iova = iova;
-	call.pi = *pi;
+	call.pi = pi;
 	call.classified = true;
 	err = gdr_reg_one(&call, pd, ptr, len, &attr, paths_known(), &rec,
 			  false, mr, why, n);
@@ -893,14 +931,14 @@ static struct ibv_mr *register_ex(struct ibv_pd *pd, void *ptr, size_t len,
  * (caller-sized info); gdr_register_ex@GPUDIRECT_0.1 keeps programs built
  * against 0.1 working. Both names are listed in the version script.
  */
-GDR_EXPORT struct ibv_mr *gdr_register_ex_0_2(struct ibv_pd *pd, void *ptr,
+GDR_PUBLIC struct ibv_mr *gdr_register_ex_0_2(struct ibv_pd *pd, void *ptr,
 					      size_t len,
 					      const struct gdr_reg_attr *attr,
 					      struct gdr_reg_info *info,
 					      size_t info_size);
 GDR_SYMVER_DEFAULT(gdr_register_ex_0_2, "gdr_register_ex", "GPUDIRECT_0.2");
 
-GDR_EXPORT struct ibv_mr *gdr_register_ex_0_2(struct ibv_pd *pd, void *ptr,
+GDR_PUBLIC struct ibv_mr *gdr_register_ex_0_2(struct ibv_pd *pd, void *ptr,
 					      size_t len,
 					      const struct gdr_reg_attr *attr,
 					      struct gdr_reg_info *info,
@@ -915,13 +953,13 @@ GDR_EXPORT struct ibv_mr *gdr_register_ex_0_2(struct ibv_pd *pd, void *ptr,
  * against 0.1 bind to this symbol version.
  */
 
-GDR_EXPORT struct ibv_mr *gdr_register_ex_0_1(struct ibv_pd *pd, void *ptr,
+GDR_PUBLIC struct ibv_mr *gdr_register_ex_0_1(struct ibv_pd *pd, void *ptr,
 					      size_t len,
 					      const struct gdr_reg_attr *attr,
 					      struct gdr_reg_info *info);
 GDR_SYMVER_COMPAT(gdr_register_ex_0_1, "gdr_register_ex", "GPUDIRECT_0.1");
 
-GDR_EXPORT struct ibv_mr *gdr_register_ex_0_1(struct ibv_pd *pd, void *ptr,
+GDR_PUBLIC struct ibv_mr *gdr_register_ex_0_1(struct ibv_pd *pd, void *ptr,
 					      size_t len,
 					      const struct gdr_reg_attr *attr,
 					      struct gdr_reg_info *info)
@@ -931,12 +969,12 @@ GDR_EXPORT struct ibv_mr *gdr_register_ex_0_1(struct ibv_pd *pd, void *ptr,
 	return register_ex(pd, ptr, len, attr, info, INFO_SIZE_0_1, true);
 }
 
-GDR_EXPORT struct ibv_mr *gdr_register(struct ibv_pd *pd, void *ptr, size_t len)
+GDR_PUBLIC struct ibv_mr *gdr_register(struct ibv_pd *pd, void *ptr, size_t len)
 {
 	return register_ex(pd, ptr, len, NULL, NULL, 0, false);
 }
 
-GDR_EXPORT int gdr_deregister(struct ibv_mr *mr)
+GDR_PUBLIC int gdr_deregister(struct ibv_mr *mr)
 {
 	char words[96];
 	int err;

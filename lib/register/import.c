@@ -212,7 +212,7 @@ static bool refused_at_start(const struct gdr_reg_attr *attr,
 	return err != 0;
 }
 
-GDR_EXPORT struct ibv_mr *
+GDR_PUBLIC struct ibv_mr *
 gdr_import_register(struct ibv_pd *pd, const struct gdr_export_desc *desc,
 		    const int *fds, const struct gdr_reg_attr *attr,
 		    struct gdr_reg_info *info, size_t info_size)
@@ -230,7 +230,7 @@ gdr_import_register(struct ibv_pd *pd, const struct gdr_export_desc *desc,
 			  info_size);
 }
 
-GDR_EXPORT struct ibv_mr *
+GDR_PUBLIC struct ibv_mr *
 gdr_register_dmabuf(struct ibv_pd *pd, int fd, uint64_t offset, size_t len,
 		    uint64_t iova, const struct gdr_reg_attr *attr,
 		    struct gdr_reg_info *info, size_t info_size)
@@ -299,7 +299,7 @@ static int prepare_multi(struct gdr_reg_call *call, void *arg, char *why,
 	return 0;
 }
 
-GDR_EXPORT int
+GDR_PUBLIC int
 gdr_import_register_multi(struct ibv_pd *const *pds, unsigned int num,
 			  const struct gdr_export_desc *desc, const int *fds,
 			  const struct gdr_reg_attr *attr, struct ibv_mr **mrs,

@@ -139,7 +139,7 @@ int gdr_reg_multi(const char *name, struct ibv_pd *const *pds, unsigned int num,
 	struct gdr_reg_info rec;
 	char why[GDR_MSG_LEN], head[GDR_MSG_LEN / 4] = "", tail[TAIL_LEN] = "";
 	bool rec_tried = false;
-	unsigned int i, k;
+	unsigned int i, j, k;
 	size_t room;
 	int err = 0;
 
@@ -180,10 +180,20 @@ int gdr_reg_multi(const char *name, struct ibv_pd *const *pds, unsigned int num,
 	gdr_reg_call_end(&call);
 	if (!err)
 		return 0;
-	/* The PDs after the failing one were never tried (their records
-	 * say so since the start). A failure before any path was tried
-	 * (the arguments, the environment, the buffer) is the call's, not
-	 * the PD's. */
+	/* The PDs after the failing one were never tried, but the buffer
+	 * was classified for the whole call: their records say so (no
+	 * path, no attempts) on its memory type and GPU, as the others. */
+	if (infos && call.classified) {
+		memset(&rec, 0, GDR_REG_INFO_MIN_SIZE);
+		rec.mem_type = call.pi.type;
+		rec.device = call.pi.device;
+		rec.export_index = -1;
+		for (j = k + 1; j < num; j++)
+			gdr_reg_give_info(&rec, info_at(infos, info_size, j),
+					  info_size, false);
+	}
+	/* A failure before any path was tried (the arguments, the
+	 * environment, the buffer) is the call's, not the PD's. */
 	if (rec_tried)
 		gdr_fmt(head, sizeof(head), "pds[%u] (%s) of %u: ", k,
 			gdr_pd_name(pds[k]), num);
@@ -197,7 +207,7 @@ int gdr_reg_multi(const char *name, struct ibv_pd *const *pds, unsigned int num,
 	return -1;
 }
 
-GDR_EXPORT int gdr_register_multi(struct ibv_pd *const *pds, unsigned int num,
+GDR_PUBLIC int gdr_register_multi(struct ibv_pd *const *pds, unsigned int num,
 				  void *ptr, size_t len,
 				  const struct gdr_reg_attr *attr,
 				  struct ibv_mr **mrs,
@@ -208,7 +218,7 @@ GDR_EXPORT int gdr_register_multi(struct ibv_pd *const *pds, unsigned int num,
 			     NULL);
 }
 
-GDR_EXPORT int gdr_deregister_multi(struct ibv_mr **mrs, unsigned int num)
+GDR_PUBLIC int gdr_deregister_multi(struct ibv_mr **mrs, unsigned int num)
 {
 	const struct gdr_seam *s = gdr_seam();
 	char words[96];

@@ -105,12 +105,17 @@ int gdr_import_check(const struct gdr_export_desc *desc, const int *fds,
 		     struct gdr_import_src *imp, char *why, size_t n);
 
 /* --- registration for the preload (gpudirect.c) --------------------------- */
-/* Device memory [@ptr, +@len) described by @pi, registered with exactly
- * the caller's @access at @iova, without touching gdr_last_error(): 0 and
- * the MR in *@mr, or an errno with the message in @why. */
-int gdr_register_iova(struct ibv_pd *pd, void *ptr, size_t len, uint64_t iova,
-		      int access, const struct gdr_ptr_info *pi,
-		      struct ibv_mr **mr, char *why, size_t n);
+/*
+ * [@ptr, +@len) classified here and, if it is device memory the library
+ * registers, registered with exactly the caller's @access at @iova,
+ * without touching gdr_last_error(): 0 and the MR in *@mr; ENXIO with @why
+ * "" when it is not device memory (host, managed, unknown to CUDA, or no
+ * CUDA loaded: the caller passes it on); else an errno with the message
+ * in @why. Never loads CUDA.
+ */
+int gdr_register_device_iova(struct ibv_pd *pd, void *ptr, size_t len,
+			     uint64_t iova, int access, struct ibv_mr **mr,
+			     char *why, size_t n);
 
 /* --- registration for the cache (gpudirect.c) ----------------------------- */
 /* gdr_register_ex() without touching gdr_last_error(): 0 and the MR in

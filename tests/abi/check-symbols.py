@@ -35,6 +35,7 @@ def declared(header):
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
     text = re.sub(r"//[^\n]*", " ", text)
     text = re.sub(r"^\s*#[^\n]*(\\\n[^\n]*)*", " ", text, flags=re.M)
+    text = re.sub(r'extern\s+"C"\s*\{', " ", text)
     names = set()
     for stmt in text.split(";"):
         m = re.search(r"\b(gdr_\w+)\s*\(", stmt)

@@ -15,6 +15,9 @@
  *                           makes a FIFO at PATH (something appearing at
  *                           a new output name while it is written)
  *   GDR_IO_PLANT_FILE=PATH  the same with a regular file ("planted\n")
+ *   GDR_IO_SWAP_FIFO=PATH   the first write(2) to a regular file first
+ *                           replaces what is at PATH (an output that was
+ *                           checked as a regular file) with a FIFO
  *   GDR_IO_NO_OPENAT2=1     openat2(2) fails with ENOSYS, as on kernels
  *                           before 5.6 (the library then walks the host
  *                           tree itself)
@@ -119,12 +122,17 @@ ssize_t write(int fd, const void *buf, size_t n)
 	static int planted;
 	const char *plant = getenv("GDR_IO_PLANT_FIFO");
 	const char *plant_file = getenv("GDR_IO_PLANT_FILE");
+	const char *swap = getenv("GDR_IO_SWAP_FIFO");
 
 	if (!real)
 		*(void **)&real = dlsym(RTLD_NEXT, "write");
-	if ((plant || plant_file) && !planted && regular(fd) && !memfd(fd)) {
+	if ((plant || plant_file || swap) && !planted && regular(fd) &&
+	    !memfd(fd)) {
 		planted = 1;
-		if (plant) {
+		if (swap) {
+			unlink(swap);
+			mkfifo(swap, 0600);
+		} else if (plant) {
 			mkfifo(plant, 0600);
 		} else {
 			FILE *f = fopen(plant_file, "wx");

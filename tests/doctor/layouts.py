@@ -127,8 +127,11 @@ def pci(root, chain, numa=0, group=None, acs=None, ats=None, iommu_type=None):
 def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
          cuda_error="", gpus=(), nics=(), peermem=None, gds=False, acs=None, ofed=None,
          cmdline=CMDLINE, limits=None, fork=2, gds_stats=None, cufile=None,
-         mlx5dv=1):
+         mlx5dv=1, drop=()):
     """mlx5dv: 0 no libmlx5, 1 rdma-core before v54, 2 v54 or newer.
+    drop: keys answers.json leaves out, as a snapshot older than them
+    lacks them: "KEY" at the top, "gpu:KEY" of every CUDA device,
+    "nic:KEY" of every RDMA device, "limits:KEY" inside "limits".
     A GPU's "c2c" (1, 0, -1) and "pcie" (the CUresult of a PCIe-mapped
     export, -1 not tried); a NIC's "dd" (its Data Direct function's sysfs
     path, or "dd_chain": its PCI chain, created in sysfs) make the Data
@@ -210,6 +213,14 @@ def node(out, name, kernel="6.5.0-35-generic", nv=NV_OPEN, driver=12040,
         if n.get("netdev"):  # RoCE: port 1's netdev, as sysfs names it
             write(root, "sys/class/infiniband/%s/ports/1/gid_attrs/ndevs/0" % n["name"],
                   n["netdev"] + "\n")
+    for d in drop:
+        where, _, key = d.rpartition(":")
+        for obj in {"": [answers], "gpu": answers["cuda"]["devices"],
+                    "nic": answers["rdma_devices"],
+                    "limits": [answers.get("limits", {})]}[where]:
+            if key not in obj:
+                raise KeyError("layout drops %s, which answers.json does not have" % d)
+            del obj[key]
     write(root, "answers.json", json.dumps(answers, indent=1))
     return root
 
@@ -225,6 +236,8 @@ GPU_RP = [R0, "0000:00:02.0", "0000:05:00.0"]  # GPU on its own root port
 NIC_RP = [R0, "0000:00:03.0", "0000:06:00.0"]
 NIC_HB2 = ["pci0000:40", "0000:40:01.0", "0000:41:00.0"]  # another host bridge, same socket
 NIC_S1 = ["pci0000:80", "0000:80:01.0", "0000:81:00.0"]  # other socket
+GPU_RP2 = [R0, "0000:00:05.0", "0000:09:00.0"]  # a third GPU, its own root port
+H200_MEM = 150754820096  # an H200's 143771 MiB (140 GiB)
 
 # (name, node() arguments, exit status, {(section, key): verdict or (verdict, value)})
 LAYOUTS = [
@@ -575,6 +588,21 @@ LAYOUTS += [
      dict(gpus=[dict(chain=GPU_SW, ats="unreadable")],
           nics=[dict(name="mlx5_0", chain=NIC_SW, ats="unreadable")]),
      0, {("gpu0", "ats"): ("unknown", "unknown"), ("mlx5_0", "ats"): ("unknown", "unknown")}),
+    # ATS enabled at one end only (the other's unknown, or capable and
+    # not enabled): redirected traffic goes up untranslated, whatever
+    # the bridges' Direct Translated P2P; the plain redirect verdict.
+    ("ats-gpu-only-acs-redirect",
+     dict(gpus=[dict(chain=GPU_SW, ats=True)],
+          nics=[dict(name="mlx5_0", chain=NIC_SW, ats="unreadable")],
+          acs={SW_DOWN_GPU: ACS_SV | ACS_RR | ACS_CR, SW_DOWN_NIC: ACS_SV | ACS_RR | ACS_CR}),
+     0, {("gpu0", "ats"): ("info", "enabled"), ("mlx5_0", "ats"): ("unknown", "unknown"),
+         ("mlx5_0", "acs_redirect_gpu0"): ("wrong", "0000:02:00.0 0000:02:04.0")}),
+    ("ats-nic-only-acs-direct-translated",
+     dict(gpus=[dict(chain=GPU_SW, ats=False)], nics=[dict(name="mlx5_0", chain=NIC_SW, ats=True)],
+          acs={SW_DOWN_GPU: ACS_SV | ACS_RR | ACS_CR | ACS_DT,
+               SW_DOWN_NIC: ACS_SV | ACS_RR | ACS_CR | ACS_DT}),
+     0, {("gpu0", "ats"): ("info", "capable, not enabled"), ("mlx5_0", "ats"): ("info", "enabled"),
+         ("mlx5_0", "acs_redirect_gpu0"): ("wrong", "0000:02:00.0 0000:02:04.0")}),
 ]
 
 # The process's limits: locked memory unlimited or not, and CAP_IPC_LOCK
@@ -627,6 +655,30 @@ LAYOUTS += [
      dict(gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)], limits="absent"),
      0, {("node", "memlock_limit"): ("unknown", "unknown (not in this snapshot "
                                      "(captured before 0.3))")}),
+    # NOFILE_MIN itself as the hard limit: the soft one can be raised to
+    # it, so the remedy says to raise the soft one; one below, both.
+    ("limits-nofile-1024-hard-65536",
+     limits(nofile_soft=1024, nofile_hard=65536),
+     0, {("node", "nofile_limit"): ("wrong", "1024 (hard 65536)",
+                                    "raise the soft limit (ulimit -n")}),
+    ("limits-nofile-1024-hard-65535",
+     limits(nofile_soft=1024, nofile_hard=65535),
+     0, {("node", "nofile_limit"): ("wrong", "1024 (hard 65535)",
+                                    "raise the hard and soft limits")}),
+    # Locked memory passes only unlimited (or lifted by CAP_IPC_LOCK): the
+    # largest finite soft limit a snapshot holds (2^53) is still a limit,
+    # whatever the hard one.
+    ("limits-memlock-2p53-hard-unlimited",
+     limits(memlock_soft=1 << 53, memlock_hard=-1),
+     0, {("node", "memlock_limit"): ("wrong", "8589934592 MiB (hard unlimited)")}),
+    # A 0.3 snapshot: limits without user_ns, which 0.4 added; unknown,
+    # so CAP_IPC_LOCK may or may not lift the limit.
+    ("limits-snapshot-0.3-without-user-ns",
+     dict(limits(memlock_soft=64 << 10, memlock_hard=64 << 10, cap_ipc_lock=1),
+          drop=["limits:user_ns"]),
+     0, {("node", "memlock_limit"): ("unknown", "64 KiB (hard 64 KiB); the process has "
+                                     "CAP_IPC_LOCK, which lifts it only outside a user "
+                                     "namespace, and whether it is in one is unknown")}),
 ]
 
 # Fork safety as libibverbs answers it (enum ibv_fork_status; -1: an
@@ -657,6 +709,36 @@ LAYOUTS += [
     ("max-mr-size-unknown",
      dict(gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW, max_mr=0)]),
      0, {("mlx5_0", "max_mr_size"): ("unknown", "unknown (ibv_query_device failed)")}),
+    # IBV_FORK_DISABLED at the release from which the kernel copies a
+    # child's pinned pages (5.13, KERNEL_FORK_COPY_*) and just before it:
+    # the remedy tells the RDMA core's silence from an old kernel.
+    ("fork-disabled-kernel-5.13.0",
+     dict(kernel="5.13.0", gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)],
+          fork=0),
+     0, {("node", "fork"): ("wrong", "not fork-safe: no ibv_fork_init(), and the kernel "
+                            "does not copy pinned pages (IBV_FORK_DISABLED)",
+                            "the kernel is new enough to copy pinned pages, but its "
+                            "RDMA core did not say so")}),
+    ("fork-disabled-kernel-5.12.19",
+     dict(kernel="5.12.19", gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)],
+          fork=0),
+     0, {("node", "fork"): ("wrong", "not fork-safe: no ibv_fork_init(), and the kernel "
+                            "does not copy pinned pages (IBV_FORK_DISABLED)",
+                            "or run Linux 5.13 or newer")}),
+    # max_mr_size against the largest of three GPUs of different sizes
+    # (an H200's 140 GiB between two 80 GiB H100s): below it is wrong
+    # even where it covers the others; equal to it is fine.
+    ("max-mr-size-below-the-largest-gpu",
+     dict(gpus=[dict(chain=GPU_SW), dict(chain=GPU_RP, name="NVIDIA H200", mem=H200_MEM),
+                dict(chain=GPU_RP2)],
+          nics=[dict(name="mlx5_0", chain=NIC_SW, max_mr=100 << 30)]),
+     0, {("mlx5_0", "max_mr_size"): ("wrong", "107374182400 bytes (100 GiB), less than "
+                                     "a GPU's 140 GiB")}),
+    ("max-mr-size-equal-the-largest-gpu",
+     dict(gpus=[dict(chain=GPU_SW), dict(chain=GPU_RP, name="NVIDIA H200", mem=H200_MEM),
+                dict(chain=GPU_RP2)],
+          nics=[dict(name="mlx5_0", chain=NIC_SW, max_mr=H200_MEM)]),
+     0, {("mlx5_0", "max_mr_size"): ("ok", "150754820096 bytes (140 GiB)")}),
 ]
 
 # GPUDirect Storage: nvidia-fs 2.17.5 is the line (the GPU Operator's),
@@ -674,6 +756,20 @@ LAYOUTS += [
      dict(gds="2.17.5", gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
      0, {("node", "gpudirect_storage"): ("ok", "nvidia_fs loaded 2.17.5, "
                                          "/proc/driver/nvidia-fs present")}),
+    # The version compares as major, minor, patch: a newer major with a
+    # smaller minor or patch is newer; an older major is older.
+    ("gds-nvfs-3.0.0",
+     dict(gds="3.0.0", gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     0, {("node", "gpudirect_storage"): ("ok", "nvidia_fs loaded 3.0.0, "
+                                         "/proc/driver/nvidia-fs present")}),
+    ("gds-nvfs-2.18.0",
+     dict(gds="2.18.0", gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     0, {("node", "gpudirect_storage"): ("ok", "nvidia_fs loaded 2.18.0, "
+                                         "/proc/driver/nvidia-fs present")}),
+    ("gds-nvfs-1.99.99",
+     dict(gds="1.99.99", gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     0, {("node", "gpudirect_storage"): ("wrong", "nvidia_fs loaded 1.99.99, "
+                                         "/proc/driver/nvidia-fs present (older than 2.17.5)")}),
     ("gds-nvfs-proprietary-module",
      dict(gds="2.20.5", nv=NV_PROP, peermem=PEERMEM_ENTRY,
           gpus=[dict(chain=GPU_SW, dmabuf=0)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
@@ -798,6 +894,18 @@ LAYOUTS += [
      gds_node("false", ["10.1.0.7", "mlx5_0"]),
      0, {("node", "gds_rdma_addrs"): ("wrong", "10.1.0.7 (mlx5_0), mlx5_0 (not an IP "
                                       "address)")}),
+    # Host names and CIDR blocks: not addresses (cuFile takes none of
+    # them), so wrong in their own words, never counted stale; a netdev
+    # name with ':' or '%' and a CIDR of no address are just "not an IP
+    # address".
+    ("gds-cufile-host-names-and-cidr",
+     gds_node("false", ["10.1.0.7", "nfs-1.example.com", "10.1.0.0/24",
+                        "fe80::a/64", "10.1.0.0/x", "eth0:1", "-bad"]),
+     0, {("node", "gds_rdma_addrs"): (
+         "wrong", "10.1.0.7 (mlx5_0), nfs-1.example.com (a host name, not an IP "
+         "address), 10.1.0.0/24 (a CIDR block, not an IP address), fe80::a/64 "
+         "(a CIDR block, not an IP address), 10.1.0.0/x (not an IP address), "
+         "eth0:1 (not an IP address), -bad (not an IP address)")}),
     # Two RDMA devices on one netdev (Soft-RoCE over a ConnectX port's
     # netdev): an address is named with one device, the first the report
     # lists, not each in turn overwriting it.
@@ -871,6 +979,49 @@ LAYOUTS += [
           nics=[dict(name="mlx5_" + "n" * 58, chain=NIC_SW, probe=EOPNOTSUPP)],
           peermem=PEERMEM_MODULE),
      1, {("mlx5_" + "n" * 58, "path_gpu0"): ("missing", "none")}),
+]
+
+# RDMA devices named like the report's other sections: their items keep
+# the RDMA device scope, the text heads them "[node (RDMA device)]", and
+# the labels count and name both.
+LAYOUTS += [
+    ("rdma-devices-named-node-gpu0",
+     dict(gpus=[dict(chain=GPU_SW)],
+          nics=[dict(name="gpu0", chain=NIC_RP, probe=EOPNOTSUPP),
+                dict(name="node", chain=NIC_SW)]),
+     0, {("node", "kernel"): "ok", ("node", "path_gpu0"): ("ok", "dmabuf"),
+         ("gpu0", "path_gpu0"): ("missing", "none"),
+         ("gpu0", "dmabuf_supported"): ("ok", "1")}),
+]
+
+
+# A snapshot with only what 0.1 wrote (every field added since left out,
+# as docs/report-schema.md lists them): each replays as its documented
+# default, never as a value that passes.
+FIELDS_SINCE_0_1 = [
+    "gpu:c2c", "gpu:c2c_why", "gpu:pcie_mapping",  # 0.2
+    "mlx5dv", "nic:mlx5", "nic:data_direct_errno", "nic:data_direct_path",
+    "gpu:bar1_errno", "gpu:bar1_why", "gpu:bar1_used", "gpu:bar1_total",  # 0.3
+    "gpu:total_mem", "nic:max_mr_size", "fork_status", "libibverbs_file",
+    "libmlx5_file", "limits", "nic:netdev", "nic:addrs_errno", "nic:addrs"]
+LAYOUTS += [
+    ("snapshot-0.1-fields-only",
+     dict(driver=12080, gpus=[dict(chain=GPU_SW)],
+          nics=[dict(name="mlx5_0", chain=NIC_SW)], drop=FIELDS_SINCE_0_1),
+     0, {("node", "fork"): ("unknown", "unknown (libibverbs older than rdma-core 35 has "
+                            "no ibv_is_fork_initialized)"),
+         ("node", "memlock_limit"): ("unknown", "unknown (not in this snapshot (captured "
+                                     "before 0.3))"),
+         ("node", "nofile_limit"): ("unknown", "unknown (not in this snapshot (captured "
+                                    "before 0.3))"),
+         ("node", "mlx5dv_data_direct"): ("info", "absent (libmlx5.so.1 is not installed)"),
+         ("node", "rdma_core"): "unknown",
+         ("gpu0", "c2c"): ("info", "unknown (not recorded in the snapshot)"),
+         ("gpu0", "pcie_mapping"): ("unknown", "not tried"),
+         ("gpu0", "bar1"): ("unknown", "unknown (not in this snapshot (captured before 0.3))"),
+         ("mlx5_0", "data_direct"): ("info", "no (not an mlx5 device)"),
+         ("mlx5_0", "max_mr_size"): ("unknown", "unknown (ibv_query_device failed)"),
+         ("mlx5_0", "path_gpu0"): ("ok", "dmabuf")}),
 ]
 
 

@@ -73,7 +73,9 @@ def main():
             continue
         items = {(i["section"], i["key"]): i for i in rep["items"]}
         for key, exp in want.items():
-            verdict, value = exp if isinstance(exp, tuple) else (exp, None)
+            # verdict, (verdict, value) or (verdict, value, words of the remedy)
+            verdict, value, remedy = (tuple(exp) + (None, None))[:3] \
+                if isinstance(exp, tuple) else (exp, None, None)
             it = items.get(key)
             if not check(it is not None, "%s: no item %s/%s" % (name, key[0], key[1])):
                 continue
@@ -82,6 +84,9 @@ def main():
             if value is not None:
                 check(it["value"] == value, "%s: %s/%s value %r, want %r" %
                       (name, key[0], key[1], it["value"], value))
+            if remedy is not None:
+                check(remedy in it.get("remedy", ""), "%s: %s/%s remedy %r lacks %r" %
+                      (name, key[0], key[1], it.get("remedy"), remedy))
         check(rep["gpudirect_rdma_usable"] == (want_rc == 0),
               "%s: usable is %s" % (name, rep["gpudirect_rdma_usable"]))
         golden(name, ".json", res.stdout)

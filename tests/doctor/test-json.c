@@ -178,6 +178,159 @@ static void nesting(int depth, int ok)
 	free(t);
 }
 
+/* @text parsed (with @flags): NULL when refused, @err saying why. */
+static struct json *parse(const char *text, unsigned int flags, char *err,
+			  size_t n)
+{
+	return json_parse_ex(text, flags, err, n);
+}
+
+/*
+ * CR LF line ends (a file edited on Windows, a cufile.json copied from
+ * one): RFC 8259 counts CR as white space, and a // comment ends at the
+ * LF after it. A lone CR separates tokens too; the line of an error is
+ * counted by LF, so CR LF lines are numbered as LF lines are.
+ */
+static void crlf(void)
+{
+	char err[128];
+	struct json *j;
+
+	j = parse("{\r\n \"a\": 1,\r\n \"b\": [true,\r\nnull]\r\n}\r\n", 0, err,
+		  sizeof(err));
+	CHECK(j && json_num(j, "a", 0) == 1 && json_items(json_get(j, "b")) &&
+		      json_items(json_get(j, "b"))->type == JSON_BOOL &&
+		      json_items(json_get(j, "b"))->next->type == JSON_NULL,
+	      "CR LF as white space: %s", err);
+	json_free(j);
+	j = parse("\r7\r", 0, err, sizeof(err));
+	CHECK(j && j->type == JSON_NUM && j->num == 7, "a lone CR: %s", err);
+	json_free(j);
+	j = parse("{\r\n\"a\": 1\r\n\r\nx}", 0, err, sizeof(err));
+	CHECK(!j && strstr(err, "line 4: expected , or a closing bracket"),
+	      "an error after three CR LF lines: %s", j ? "accepted" : err);
+	json_free(j);
+	/* Comments on CR LF lines: the CR ends nothing, the LF ends a //
+	 * comment, a block comment runs across both. */
+	j = parse("// head\r\n{ \"a\": 1, // tail\r\n /* x\r\n y */ \"b\": 2 "
+		  "}\r\n// end\r\n",
+		  JSON_COMMENTS, err, sizeof(err));
+	CHECK(j && json_num(j, "a", 0) == 1 && json_num(j, "b", 0) == 2,
+	      "comments on CR LF lines: %s", err);
+	json_free(j);
+	/* Without JSON_COMMENTS the same text is refused. */
+	j = parse("// head\r\n1", 0, err, sizeof(err));
+	CHECK(!j && err[0], "a comment without JSON_COMMENTS");
+	json_free(j);
+	/* CR inside a string is a control byte: escaped in JSON, so raw it
+	 * is refused; escaped it reads back. */
+	reads_as("\"a\rb\"", NULL);
+	reads_as("\"a\\r\\nb\"", "a\r\nb");
+}
+
+/* The value of @text's member "v" through json_int and json_bytes. */
+static void number_edges(const char *text, int want_int,
+			 unsigned long long want_bytes)
+{
+	char err[128], doc[160];
+	struct json *j;
+
+	snprintf(doc, sizeof(doc), "{\"v\": %s}", text);
+	j = parse(doc, 0, err, sizeof(err));
+	CHECK(j != NULL, "%s does not parse: %s", text, err);
+	CHECK(json_int(j, "v", -77) == want_int, "json_int(%s) is %d, want %d",
+	      text, json_int(j, "v", -77), want_int);
+	CHECK(json_bytes(j, "v", 77) == want_bytes,
+	      "json_bytes(%s) is %llu, want %llu", text, json_bytes(j, "v", 77),
+	      want_bytes);
+	json_free(j);
+}
+
+/*
+ * json.h: json_int gives the number when it is a whole number inside
+ * int (INT_MIN and INT_MAX themselves included), else the default;
+ * json_bytes a whole number from 0 to 2^53 inclusive, else the default.
+ * A number written with a fraction or an exponent counts by its value.
+ * (-77 and 77: the defaults, told apart from every real answer.)
+ */
+static void numbers(void)
+{
+	number_edges("2147483647", 2147483647, 2147483647ull);
+	number_edges("2147483648", -77, 2147483648ull);
+	number_edges("-2147483648", -2147483647 - 1, 77);
+	number_edges("-2147483649", -77, 77);
+	number_edges("0", 0, 0);
+	number_edges("-0", 0, 0);
+	number_edges("-1", -1, 77);
+	number_edges("1e3", 1000, 1000);
+	number_edges("1E+2", 100, 100);
+	number_edges("2.147483647e9", 2147483647, 2147483647ull);
+	number_edges("2.5", -77, 77);
+	number_edges("25e-1", -77, 77);
+	number_edges("4096.0", 4096, 4096);
+	number_edges("1e300", -77, 77);
+	number_edges("1e400", -77, 77); /* strtod's HUGE_VAL */
+	number_edges("9007199254740992", -77, 9007199254740992ull);
+	number_edges("9007199254740994", -77, 77);
+}
+
+/* Surrogates at each edge of their ranges: only a high one (D800-DBFF)
+ * followed by a low one (DC00-DFFF) is a character. */
+static void surrogates(void)
+{
+	reads_as("\"\\udc00\"", NULL); /* the first low surrogate, alone */
+	reads_as("\"\\udfff\"", NULL); /* the last low surrogate */
+	reads_as("\"\\ud800\"", NULL); /* the first high surrogate */
+	reads_as("\"\\udbff\"", NULL); /* the last high surrogate */
+	reads_as("\"\\ud800x\"", NULL);
+	reads_as("\"\\udc00\\ud800\"", NULL);	 /* a pair the wrong way */
+	reads_as("\"\\ud800\\udbff\"", NULL);	 /* high, then high */
+	reads_as("\"\\udbff\\ue000\"", NULL);	 /* high, then past the lows */
+	reads_as("\"\\ud7ff\"", "\xed\x9f\xbf"); /* just below: a character */
+	reads_as("\"\\ue000\"", "\xee\x80\x80"); /* just above */
+	reads_as("\"\\ud800\\udc00\"", "\xf0\x90\x80\x80"); /* U+10000 */
+	reads_as("\"\\ud800\\udfff\"", "\xf0\x90\x8f\xbf"); /* U+103FF */
+	reads_as("\"\\udbff\\udc00\"", "\xf4\x8f\xb0\x80"); /* U+10FC00 */
+	reads_as("\"\\u0001\"", "\x01"); /* the first byte after NUL */
+}
+
+/* A block comment ends at the first "*" "/" after its opening "/" "*":
+ * the "/" of "/" "*" "/" is inside the comment, not its end. */
+static void block_comments(void)
+{
+	static const struct {
+		const char *text;
+		double want; /* -1: refused */
+	} cases[] = {
+		{ "/*/ 1 */ 2", 2 }, { "/**/3", 3 },  { "/***/4", 4 },
+		{ "/* a **/ 5", 5 }, { "/*/*/6", 6 }, { "[/*/ ] */ 7]", 7 },
+		{ "/*/", -1 },	     { "/*/ 1", -1 }, { "/* a */ */ 1", -1 },
+		{ "/ 1", -1 },	     { "/*", -1 },
+	};
+	char err[128];
+	struct json *j;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct json *v;
+
+		j = parse(cases[i].text, JSON_COMMENTS, err, sizeof(err));
+		v = j && j->type == JSON_ARR ? json_items(j) : j;
+		if (cases[i].want < 0)
+			CHECK(!j && err[0], "%s is accepted", cases[i].text);
+		else
+			CHECK(v && v->type == JSON_NUM &&
+				      v->num == cases[i].want,
+			      "%s: %s", cases[i].text,
+			      j ? "another value" : err);
+		json_free(j);
+	}
+	j = parse("/*/", JSON_COMMENTS, err, sizeof(err));
+	CHECK(!j && strstr(err, "comment is not closed"), "/*/: %s",
+	      j ? "accepted" : err);
+	json_free(j);
+}
+
 int main(void)
 {
 	static const char *classes[] = {
@@ -361,6 +514,11 @@ int main(void)
 		CHECK(k > 5 && oom >= 3,
 		      "%d allocations, %d said out of memory", k, oom);
 	}
+
+	crlf();
+	numbers();
+	surrogates();
+	block_comments();
 
 	/* Nesting: the cap is 32 levels; far deeper is refused, not a crash. */
 	nesting(32, 1);

@@ -87,6 +87,14 @@ WANT = {
         "gpudirect-iommu.translated": "false",
         "gpudirect-rdma.devices": "1", "gpudirect-host-only": "false",
         "gpudirect-gpu0.mlx5_1.path": "dmabuf", "gpudirect-gpu0.mlx5_1.pcie": "SYS"},
+    "rdma-devices-named-node-gpu0": {
+        "gpudirect-rdma.usable": "true", "gpudirect-dmabuf.ready": "true",
+        "gpudirect-data-direct.ready": "false", "gpudirect-peermem.ready": "false",
+        "gpudirect-gds.ready": "false", "gpudirect-gpu.count": "1",
+        "gpudirect-iommu.translated": "false",
+        "gpudirect-rdma.devices": "2", "gpudirect-host-only": "false",
+        "gpudirect-gpu0.node.path": "dmabuf", "gpudirect-gpu0.node.pcie": "PIX",
+        "gpudirect-gpu0.gpu0.path": "none", "gpudirect-gpu0.gpu0.pcie": "PHB"},
     "data-direct-cx8": {
         "gpudirect-rdma.usable": "true", "gpudirect-dmabuf.ready": "true",
         "gpudirect-data-direct.ready": "true", "gpudirect-peermem.ready": "false",
@@ -352,6 +360,38 @@ def main():
                                                          leftovers(labels_dir)))
         os.unlink(path)
         print("ok   renameat2 without RENAME_NOREPLACE, failing renames leave nothing")
+        # An output checked as a regular file is swapped for a FIFO while
+        # its dot-file is written (the preload swaps it at the first
+        # write): the check before the rename refuses it, the FIFO stays
+        # as it is and no dot-file is left; --nfd and --capture alike.
+        for opt, args in (("--nfd", ["--root", roots["one-switch-pix"]]),
+                          ("--capture", ["--host-root", roots["one-switch-pix"]])):
+            path = os.path.join(labels_dir, "swapped" + opt)
+            with open(path, "w") as f:
+                f.write("old\n")
+            res = subprocess.run([gdr_info] + args + [opt, path],
+                                 capture_output=True, text=True, timeout=30,
+                                 env=dict(os.environ, LD_PRELOAD=shim, GDR_IO_SWAP_FIFO=path))
+            check(res.returncode == 2 and path + " is a FIFO" in res.stderr and
+                  "nothing was changed" in res.stderr and
+                  stat.S_ISFIFO(os.lstat(path).st_mode) and not leftovers(labels_dir),
+                  "%s over a file swapped for a FIFO meanwhile: exit %d, %r, FIFO %s, left %s" %
+                  (opt, res.returncode, res.stderr, stat.S_ISFIFO(os.lstat(path).st_mode),
+                   leftovers(labels_dir)))
+            os.unlink(path)
+        # A new name where renameat2 lacks RENAME_NOREPLACE: a FIFO that
+        # appears meanwhile is refused by the same check, not renamed over.
+        path = os.path.join(labels_dir, "planted-no-noreplace")
+        res = subprocess.run([gdr_info, "--root", roots["one-switch-pix"], "--nfd", path],
+                             capture_output=True, text=True, timeout=30,
+                             env=dict(os.environ, LD_PRELOAD=shim, GDR_IO_RENAMEAT2_ERRNO="22",
+                                      GDR_IO_PLANT_FIFO=path))
+        check(res.returncode == 2 and path + " is a FIFO" in res.stderr and
+              stat.S_ISFIFO(os.lstat(path).st_mode) and not leftovers(labels_dir),
+              "a FIFO planted at a new name, renameat2 EINVAL: exit %d, %r" %
+              (res.returncode, res.stderr))
+        os.unlink(path)
+        print("ok   an output swapped for a FIFO while it is written is refused, not replaced")
 
     # Writes a file system cuts short (100 bytes a call) still give the
     # whole file; a write that fails names the error (ENOSPC here), exit

@@ -149,8 +149,17 @@ int main(int argc, char **argv)
 	memcpy(w + 96, "0000:65:00.00000", 16);
 	seed("bus-id-unterminated", w, GDR_EXPORT_WIRE_LEN, EPROTO);
 	memcpy(w, b, sizeof(b));
+	memcpy(w + 96, "0000:65:00.00", 13); /* a character past the BDF */
+	seed("bus-id-long", w, GDR_EXPORT_WIRE_LEN, EPROTO);
+	memcpy(w, b, sizeof(b));
 	w[80] = GDR_MEM_HOST;
 	seed("host-memory", w, GDR_EXPORT_WIRE_LEN, EPROTO);
+	memcpy(w, b, sizeof(b));
+	w[80] = GDR_MEM_DMABUF;
+	seed("dmabuf-memory", w, GDR_EXPORT_WIRE_LEN, EPROTO);
+	memcpy(w, b, sizeof(b));
+	w[20] = GDR_DMABUF_MAPPING_PCIE; /* mapping[1] past num_fds 1 */
+	seed("mapping-past-num-fds", w, GDR_EXPORT_WIRE_LEN, EPROTO);
 	memcpy(w, b, sizeof(b));
 	w[159] = 1;
 	seed("reserved-set", w, GDR_EXPORT_WIRE_LEN, EPROTO);

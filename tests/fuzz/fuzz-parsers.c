@@ -172,7 +172,10 @@ static void desc_ok(const struct gdr_export_desc *d, const uint8_t *in,
 	if (d->mem_type != GDR_MEM_CUDA_DEVICE &&
 	    d->mem_type != GDR_MEM_CUDA_POOL)
 		abort();
-	if (!memchr(d->gpu_bus_id, '\0', sizeof(d->gpu_bus_id)))
+	/* "dddd:bb:dd.f": 12 characters, then the NUL. */
+	if (strnlen(d->gpu_bus_id, sizeof(d->gpu_bus_id)) != 12 ||
+	    d->gpu_bus_id[4] != ':' || d->gpu_bus_id[7] != ':' ||
+	    d->gpu_bus_id[10] != '.')
 		abort();
 	if (gdr_desc_pack(d, again, why, sizeof(why)) ||
 	    memcmp(again, in, sizeof(again)))

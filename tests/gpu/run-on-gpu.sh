@@ -70,7 +70,7 @@ if [ ! -f "$asan/build.ninja" ]; then
 		> "$asan.setup.log" 2>&1 || cat "$asan.setup.log"
 fi
 if ninja -C "$asan" lib/libgpudirect-preload.so tests/preload/reg-program \
-	tests/preload/libibverbs.so.1.0.0 tools/gdr-run/gdr-run > "$asan.ninja.log" 2>&1; then
+	tests/fakes/libibverbs/libibverbs.so.1.0.0 tools/gdr-run/gdr-run > "$asan.ninja.log" 2>&1; then
 	# The CUDA driver maps memory where ASan's shadow gap would be, and
 	# keeps allocations of its own until exit.
 	printf 'leak:libcuda.so\n' > "$asan/lsan.supp"
@@ -126,6 +126,12 @@ else
 	diff "$build/live.txt" "$build/replay.txt" | tee -a "$log"
 	fail "replayed report differs"
 fi
+
+say "== gdr-info --storage on the local file system (real libcufile, no nvidia-fs)"
+sh tests/gpu/test-storage-gpu.sh "$build" > "$build/storage.out" 2>&1
+st=$?
+tee -a "$log" < "$build/storage.out"
+[ $st = 0 ] || [ $st = 77 ] || fail "gdr-info --storage"
 
 say "== summary"
 python3 - "$build/suites.json" <<'PY' | tee -a "$log"

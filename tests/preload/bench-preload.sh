@@ -9,11 +9,13 @@ b=${1:?build dir}
 rounds=${2:-11}
 calls=${3:-20000}
 dir=$b/tests/preload
+# the stand-in libibverbs.so.1
+fakes=$b/tests/fakes/libibverbs
 run=$b/tools/gdr-run/gdr-run
 export GDR_PRELOAD_LIB="$b/lib/libgpudirect-preload.so"
 # The stand-in unless a real device is there (on rxe: the real thing).
 if [ ! -d /sys/class/infiniband ] || [ -z "$(ls /sys/class/infiniband 2> /dev/null)" ]; then
-	export LD_LIBRARY_PATH="$dir:$b/lib"
+	export LD_LIBRARY_PATH="$fakes:$b/lib"
 	where="the stand-in libibverbs (no RDMA device)"
 else
 	export LD_LIBRARY_PATH="$b/lib"

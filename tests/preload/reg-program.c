@@ -5,10 +5,16 @@
  * came back, deregister. Built against libibverbs only; the CUDA driver is
  * opened with dlopen, as a program that links -lcuda would have it loaded.
  *
- *   reg-program host|host-cuda|cuda|managed|pool|vmm|vmm-noflag [OFFSET [FORM [rereg|leak]]]
+ *   reg-program KIND [OFFSET [FORM [rereg|rereg-all|leak|late]]]
  *
- * host-cuda is host memory (malloc) in a process that has initialised
- * CUDA and made a context current.
+ * KIND: host, host-cuda, host-libcuda, cuda, managed, pool, vmm, vmm-noflag
+ * or model. host-cuda is host memory (malloc) in a process that has
+ * initialised CUDA and made a context current; host-libcuda is host memory
+ * in a process that has only loaded libcuda.so.1 (the fake one of
+ * tests/fakes/libcuda will do); model is memory the kernel cannot pin
+ * (PROT_NONE, refused by the stand-in libibverbs as GPU memory is) in a
+ * process that has loaded libcuda.so.1, which the preload's model library
+ * (model-library.c) takes for device memory.
  *
  * FORM is how the program asks, as verbs.h expands it:
  *   const    ibv_reg_mr with constant access (binds ibv_reg_mr@IBVERBS_1.1)
@@ -21,6 +27,10 @@
  *   ex-fd    ibv_reg_mr_ex of a file's pages by fd (a memfd standing in
  *            for a dma-buf), which is not an address
  * rereg: then ibv_rereg_mr with a new translation, and one with new access.
+ * rereg-all: then ibv_rereg_mr with every combination of the three flags
+ * that has translation or PD, and access alone ("rereg 0xF: R errno E").
+ * late: first a registration of host memory before libcuda.so.1 is loaded
+ * ("first: ..."), then KIND's memory as usual.
  * leak: then 8 more registrations and deregistrations, and the count of
  * open fds before and after them ("fds: +N").
  *
@@ -223,6 +233,66 @@ static void rereg(struct ibv_mr *mr, char *p, size_t len)
 	printf("rereg access: %d errno %d\n", r, r ? errno : 0);
 }
 
+/* Every combination with translation or PD, then access alone; each
+ * argument given as libibverbs wants it for the flags set. */
+static void rereg_all(struct ibv_mr *mr, struct ibv_pd *pd, char *p, size_t len)
+{
+	static const int flags[] = {
+		IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_ACCESS,
+		IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD,
+		IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD |
+			IBV_REREG_MR_CHANGE_ACCESS,
+		IBV_REREG_MR_CHANGE_PD | IBV_REREG_MR_CHANGE_ACCESS,
+		IBV_REREG_MR_CHANGE_PD,
+		IBV_REREG_MR_CHANGE_ACCESS,
+	};
+	unsigned int i;
+	size_t n;
+	char *at;
+	int f, r, a;
+
+	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		f = flags[i];
+		at = f & IBV_REREG_MR_CHANGE_TRANSLATION ? p : NULL;
+		n = at ? len / 2 : 0;
+		a = f & IBV_REREG_MR_CHANGE_ACCESS ? IBV_ACCESS_LOCAL_WRITE : 0;
+		errno = 0;
+		r = ibv_rereg_mr(mr, f, f & IBV_REREG_MR_CHANGE_PD ? pd : NULL,
+				 at, n, a);
+		printf("rereg 0x%x: %d errno %d\n", f, r, r ? errno : 0);
+	}
+}
+
+/* Host memory registered and released before libcuda.so.1 is loaded. */
+static void first_host(const char *form, struct ibv_pd *pd, size_t len)
+{
+	char *h = malloc(len);
+	struct ibv_mr *mr = h ? reg(form, pd, h, len) : NULL;
+
+	if (mr) {
+		printf("first: registered addr=%p (buffer %p)\n", mr->addr,
+		       (void *)h);
+		if (ibv_dereg_mr(mr))
+			printf("first: ibv_dereg_mr failed\n");
+	} else {
+		printf("first: ibv_reg_mr: errno %d\n", errno);
+	}
+	free(h);
+}
+
+/* model: memory no kernel pins, in a process that loaded libcuda.so.1. */
+static void *model_alloc(const char *kind, size_t len)
+{
+	void *p;
+
+	if (!dlopen("libcuda.so.1", RTLD_NOW))
+		return NULL;
+	if (!strcmp(kind, "host-libcuda"))
+		return malloc(len);
+	p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
 int main(int argc, char **argv)
 {
 	const char *kind = argc > 1 ? argv[1] : "host";
@@ -248,14 +318,21 @@ int main(int argc, char **argv)
 		printf("no PD: %s\n", strerror(errno));
 		return 1;
 	}
+	if (!strcmp(then, "late"))
+		first_host(form, pd, len);
 	if (!strcmp(kind, "host")) {
 		buf = malloc(len + off);
+	} else if (!strcmp(kind, "model") || !strcmp(kind, "host-libcuda")) {
+		buf = model_alloc(kind, len + off);
 	} else {
 		buf = cuda_alloc(kind, len + off);
-		if (!buf) {
-			printf("no CUDA %s memory here\n", kind);
-			return 77;
-		}
+	}
+	/* What it opened is closed on the way out (a sanitizer build counts
+	 * it as a leak otherwise). */
+	if (!buf) {
+		printf("no %s memory here\n", kind);
+		rc = 77;
+		goto out;
 	}
 	mr = reg(form, pd, (char *)buf + off, len);
 	if (mr) {
@@ -264,6 +341,8 @@ int main(int argc, char **argv)
 		       mr->lkey);
 		if (!strcmp(then, "rereg"))
 			rereg(mr, (char *)buf + off, len);
+		if (!strcmp(then, "rereg-all"))
+			rereg_all(mr, pd, (char *)buf + off, len);
 		rc = ibv_dereg_mr(mr);
 		if (rc)
 			printf("ibv_dereg_mr failed: %d\n", rc);
@@ -287,6 +366,9 @@ int main(int argc, char **argv)
 		dlclose(cuda);
 	if (!strncmp(kind, "host", 4))
 		free(buf);
+	else if (!strcmp(kind, "model"))
+		munmap(buf, len + off);
+out:
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);

@@ -6,10 +6,19 @@
  *   - a reason's cause: numbers and whole 0x tokens left out, so that
  *     another buffer is not another cause;
  *   - said once per cause, every time with GPUDIRECT_DEBUG, and past the
- *     table's 64 causes every time (never a row past it);
+ *     table's 64 causes every time (never a row past it); two causes that
+ *     differ only far in (at the last byte of the longest reason) are two;
+ *     a refusal is said whatever its errno, only ENXIO ("not mine") is not;
  *   - the MRs it made: found, forgotten only when libibverbs let one go,
  *     and past its 4096 rows left to libibverbs;
- *   - ibv_rereg_mr and ibv_reg_mr_ex's forms, decided without a device;
+ *   - ibv_rereg_mr (each combination of its flags) and ibv_reg_mr_ex's
+ *     forms, decided without a device;
+ *   - each registration entry hands the library the program's iova;
+ *   - libcuda.so.1 loaded after a first registration is noticed (argv[1]:
+ *     the fake libcuda.so.1 of tests/fakes/libcuda);
+ *   - a registration entry entered again from inside libibverbs (its own
+ *     ibv_reg_mr calling ibv_reg_mr_iova2 through its PLT) passes straight
+ *     through: the library asked once, said once;
  *   - errno as the caller left it when the library registers.
  */
 #include "../../lib/preload/preload.c"
@@ -28,79 +37,7 @@ static int passed, failed;
 		}                                                              \
 	} while (0)
 
-/* --- the stubs ----------------------------------------------------------- */
-static int lib_err; /* what gdr_private_reg_device answers */
-static unsigned int lib_calls;
-static struct ibv_mr lib_mrs[4200];
-static unsigned int lib_next;
-static uint64_t lib_iova;
-static int lib_access;
-
-int gdr_private_reg_device(struct ibv_pd *pd, void *addr, size_t len,
-			   uint64_t iova, int access, struct ibv_mr **mr,
-			   char *why, size_t n)
-{
-	(void)pd;
-	lib_calls++;
-	lib_iova = iova;
-	lib_access = access;
-	*mr = NULL;
-	if (lib_err) {
-		snprintf(why, n, "cannot register [%p, +%zu): a test's reason",
-			 addr, len);
-		return lib_err;
-	}
-	*mr = &lib_mrs[lib_next++ % 4200];
-	(*mr)->addr = addr;
-	(*mr)->length = len;
-	return 0;
-}
-
-void gdr_private_preload_env(int *o, int *d)
-{
-	*o = 0;
-	*d = 0;
-}
-
-static int real_calls, real_err;
-static struct mr_init_attr *real_attr;
-
-static int stub_rereg(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
-		      void *addr, size_t len, int access)
-{
-	(void)mr, (void)flags, (void)pd, (void)addr, (void)len, (void)access;
-	real_calls++;
-	return real_err;
-}
-
-static int stub_dereg(struct ibv_mr *mr)
-{
-	(void)mr;
-	real_calls++;
-	return real_err;
-}
-
-static struct ibv_mr stub_mr;
-static uint64_t iova2_iova;
-
-static struct ibv_mr *stub_iova2(struct ibv_pd *pd, void *addr, size_t len,
-				 uint64_t iova, unsigned int access)
-{
-	(void)pd, (void)addr, (void)len, (void)access;
-	real_calls++;
-	iova2_iova = iova;
-	return &stub_mr;
-}
-
-static struct ibv_mr *stub_reg_mr_ex(struct ibv_pd *pd,
-				     struct mr_init_attr *attr)
-{
-	(void)pd;
-	real_calls++;
-	real_attr = attr;
-	errno = EFAULT;
-	return real_err ? NULL : &stub_mr;
-}
+#include "preload-stubs.h"
 
 /* stderr into a file for a while: what was said, line by line. */
 static FILE *said_to;
@@ -116,15 +53,14 @@ static void capture(void)
 
 static int lines_said(void)
 {
-	char line[512];
-	int n = 0;
+	int n = 0, c;
 
 	fflush(stderr);
 	dup2(saved_err, 2);
 	close(saved_err);
 	rewind(said_to);
-	while (fgets(line, sizeof(line), said_to))
-		n++;
+	while ((c = getc(said_to)) != EOF)
+		n += c == '\n';
 	fclose(said_to);
 	return n;
 }
@@ -223,6 +159,40 @@ static void made_table(void)
 	CHECK(num_made == 0);
 }
 
+/* Two causes alike up to @at (of a reason @len long) are two; said again,
+ * neither. */
+static void long_causes(void)
+{
+	static const char *tail[] = { "EOPNOTSUPP (Operation not supported)",
+				      "EINVAL (Invalid argument)" };
+	static char a[1024], b[1024];
+	const char *common =
+		"cannot register [0x7f0000000000, +8192) (cuda-device on GPU 0) "
+		"with mlx5_0: dmabuf failed: ibv_reg_dmabuf_mr(offset 0, 8192 "
+		"bytes) on mlx5_0 failed with ";
+	unsigned int i;
+
+	num_said = 0;
+	capture();
+	for (i = 0; i < 4; i++)
+		say("ibv_reg_mr",
+		    (snprintf(a, sizeof(a), "%s%s", common, tail[i % 2]), a));
+	CHECK(lines_said() == 2);
+	/* As long as a reason gets (through_library's buffer), apart only
+	 * in its last byte. */
+	memset(a, 'r', sizeof(a) - 1);
+	a[sizeof(a) - 1] = '\0';
+	memcpy(b, a, sizeof(b));
+	b[sizeof(b) - 2] = 's';
+	capture();
+	say("ibv_reg_mr", a);
+	say("ibv_reg_mr", b);
+	say("ibv_reg_mr", a);
+	say("ibv_reg_mr", b);
+	CHECK(lines_said() == 2);
+	num_said = 0;
+}
+
 /* Which loaded objects are the CUDA driver, by file name alone. */
 static int cuda_named(const char *name)
 {
@@ -297,6 +267,170 @@ static void found(void)
 	CHECK(real.reg_mr_1_0 && real.reg_mr_1_0 != (void *)real.reg_mr);
 }
 
+/*
+ * A process that registers before it loads libcuda.so.1: host memory
+ * passed on without asking the library; once libcuda.so.1 is there (loaded
+ * after the preload's first look), the library is asked.
+ */
+static void late_cuda(const char *fake_cuda)
+{
+	struct ibv_pd pd = { 0 };
+	char buf[64];
+
+	real.reg_mr = stub_reg_mr;
+	lib_err = ENXIO;
+	lib_calls = real_calls = 0;
+	CHECK(!cuda_seen);
+	CHECK(gdr_preload_reg_mr(&pd, buf, sizeof(buf), 7) == &stub_mr);
+	CHECK(lib_calls == 0 && real_calls == 1);
+	CHECK(!cuda_seen);
+	CHECK(fake_cuda && dlopen(fake_cuda, RTLD_NOW) != NULL);
+	CHECK(gdr_preload_reg_mr(&pd, buf, sizeof(buf), 7) == &stub_mr);
+	CHECK(lib_calls == 1 && real_calls == 2);
+	CHECK(cuda_seen);
+	/* From then on, every registration asks. */
+	CHECK(gdr_preload_reg_mr(&pd, buf, sizeof(buf), 7) == &stub_mr);
+	CHECK(lib_calls == 2);
+}
+
+/* Every errno but ENXIO is a refusal, said once per cause. */
+static void refusals_said(void)
+{
+	static const int errs[] = { EINVAL, EFAULT, EOPNOTSUPP, ENOMEM,	 EPERM,
+				    EACCES, EBUSY,  ENODEV,	ENOTSUP, EIO };
+	static const char *whys[] = { "a", "b", "c", "d", "e",
+				      "f", "g", "h", "i", "j" };
+	struct ibv_pd pd = { 0 };
+	char buf[64];
+	unsigned int i, round;
+
+	cuda_seen = 1;
+	for (round = 0; round < 2; round++) {
+		capture();
+		for (i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
+			lib_err = errs[i];
+			lib_why = whys[i];
+			CHECK(!through_library("ibv_reg_mr", &pd, buf, 64, 0,
+					       7));
+		}
+		CHECK(lines_said() ==
+		      (round ? 0 : (int)(sizeof(errs) / sizeof(errs[0]))));
+	}
+	lib_why = "a test's reason";
+	lib_err = ENXIO;
+	capture();
+	CHECK(!through_library("ibv_reg_mr", &pd, buf, 64, 0, 7));
+	CHECK(lines_said() == 0);
+	num_said = 0;
+}
+
+/* Each entry hands the library the iova the program asked for, and the MR
+ * the program gets is at the program's address. */
+static void iovas(void)
+{
+	struct ibv_pd pd = { 0 };
+	struct ibv_mr *mr;
+	char buf[64];
+	struct mr_init_attr a = { .length = 32,
+				  .access = 5,
+				  .comp_mask = MR_MASK_ADDR | MR_MASK_IOVA,
+				  .iova = 0x7700007,
+				  .addr = buf + 7 };
+
+	cuda_seen = 1;
+	lib_err = 0;
+	lib_calls = real_calls = 0;
+	mr = gdr_preload_reg_mr_iova(&pd, buf + 3, 32, 0x7700003, 7);
+	CHECK(mr && mr->addr == buf + 3 && mr->length == 32);
+	CHECK(lib_iova == 0x7700003 && lib_access == 7);
+	mr = gdr_preload_reg_mr_iova2(&pd, buf + 5, 32, 0x7700005, 3);
+	CHECK(mr && mr->addr == buf + 5);
+	CHECK(lib_iova == 0x7700005 && lib_access == 3);
+	mr = gdr_preload_reg_mr(&pd, buf + 1, 32, 1);
+	CHECK(mr && mr->addr == buf + 1);
+	CHECK(lib_iova == (uintptr_t)(buf + 1) && lib_access == 1);
+	mr = gdr_preload_reg_mr_ex(&pd, &a);
+	CHECK(mr && mr->addr == buf + 7);
+	CHECK(lib_iova == 0x7700007 && lib_access == 5);
+	CHECK(lib_calls == 4 && real_calls == 0);
+	num_made = 0;
+}
+
+/*
+ * libibverbs entering the preload again from inside its own call (through
+ * its PLT): passed straight through, so one registration asks the library
+ * once and is said once (host memory in a CUDA process, GPUDIRECT_DEBUG).
+ */
+static void nested(void)
+{
+	struct ibv_pd pd = { 0 };
+	struct mr_init_attr a = { .length = 64,
+				  .access = 7,
+				  .comp_mask = MR_MASK_ADDR };
+	char buf[64];
+
+	cuda_seen = 1;
+	lib_err = ENXIO;
+	debug = true;
+	a.addr = buf;
+	/* rdma-core 33 and later: ibv_reg_mr and ibv_reg_mr_iova call
+	 * ibv_reg_mr_iova2. */
+	real.reg_mr = stub_reg_mr_nests;
+	real.reg_mr_iova = stub_iova_nests;
+	real.reg_mr_iova2 = stub_iova2;
+	lib_calls = real_calls = 0;
+	capture();
+	CHECK(gdr_preload_reg_mr(&pd, buf, 64, 7) == &stub_mr);
+	CHECK(lines_said() == 1);
+	CHECK(lib_calls == 1 && real_calls == 2 && !inside);
+	CHECK(real_addr == buf && real_len == 64 && real_access == 7);
+	capture();
+	CHECK(gdr_preload_reg_mr_iova(&pd, buf + 1, 63, 0x9000, 5) == &stub_mr);
+	CHECK(lines_said() == 1);
+	CHECK(lib_calls == 2 && real_calls == 4 && !inside);
+	CHECK(iova2_iova == 0x9000);
+	CHECK(real_addr == buf + 1 && real_len == 63 && real_access == 5);
+	/* ibv_reg_mr entered again from inside (a libibverbs whose
+	 * ibv_reg_mr_ex of an address is its ibv_reg_mr): its arguments
+	 * passed on as they came. */
+	real.reg_mr = stub_reg_mr;
+	real.reg_mr_ex = stub_reg_mr_ex_nests;
+	a.addr = buf + 2;
+	a.length = 62;
+	a.access = 3;
+	capture();
+	CHECK(gdr_preload_reg_mr_ex(&pd, &a) == &stub_mr);
+	CHECK(lines_said() == 1);
+	CHECK(lib_calls == 3 && real_calls == 6 && !inside);
+	CHECK(real_addr == buf + 2 && real_len == 62 && real_access == 3);
+	a.addr = buf;
+	a.length = 64;
+	a.access = 7;
+	lib_calls = real_calls = 0;
+	/* rdma-core 29-32: ibv_reg_mr_iova2 calls ibv_reg_mr_iova; and
+	 * ibv_reg_mr_ex without a libibverbs one goes there too. */
+	real.reg_mr_iova2 = stub_iova2_nests;
+	real.reg_mr_iova = stub_iova;
+	real.reg_mr_ex = NULL;
+	capture();
+	CHECK(gdr_preload_reg_mr_iova2(&pd, buf + 4, 60, 0x9004, 7) ==
+	      &stub_mr);
+	CHECK(iova2_iova == 0x9004 && real_addr == buf + 4 && real_len == 60);
+	CHECK(gdr_preload_reg_mr_ex(&pd, &a) == &stub_mr);
+	CHECK(iova2_iova == (uintptr_t)buf);
+	CHECK(lines_said() == 2);
+	CHECK(lib_calls == 2 && real_calls == 4 && !inside);
+	CHECK(real_addr == buf && real_len == 64 && real_access == 7);
+	/* Device memory: the library's MR, libibverbs not asked. */
+	lib_err = 0;
+	capture();
+	CHECK(gdr_preload_reg_mr_iova2(&pd, buf, 64, 0x9000, 7) != &stub_mr);
+	CHECK(lines_said() == 1);
+	CHECK(lib_calls == 3 && real_calls == 4 && !inside);
+	debug = false;
+	num_made = 0;
+}
+
 static void calls(void)
 {
 	struct ibv_pd pd = { 0 };
@@ -336,6 +470,36 @@ static void calls(void)
 	CHECK(gdr_preload_rereg_mr(&stub_mr, IBV_REREG_MR_CHANGE_TRANSLATION,
 				   NULL, buf, 32, 7) == 0);
 	CHECK(real_calls == 2);
+	/* Translation with access, PD or both: refused the same, said once
+	 * for the three; PD, access or both without it: libibverbs' answer,
+	 * as it is. */
+	num_said = 0;
+	capture();
+	for (int f = 1; f <= IBV_REREG_MR_FLAGS_SUPPORTED; f++) {
+		bool t = f & IBV_REREG_MR_CHANGE_TRANSLATION;
+
+		real_calls = 0;
+		real_err = IBV_REREG_MR_ERR_CMD;
+		errno = 0;
+		CHECK(gdr_preload_rereg_mr(mr, f, &pd, t ? buf : NULL,
+					   t ? 32 : 0,
+					   f & IBV_REREG_MR_CHANGE_ACCESS) ==
+			      (t ? IBV_REREG_MR_ERR_INPUT
+				 : IBV_REREG_MR_ERR_CMD) ||
+		      (printf("     flags 0x%x\n", f), 0));
+		CHECK(real_calls == (t ? 0 : 1));
+		CHECK(errno == (t ? EINVAL : 0));
+	}
+	real_err = 0;
+	CHECK(lines_said() == 1);
+	/* GPUDIRECT_PRELOAD=0: nothing is the preload's. */
+	off = true;
+	real_calls = 0;
+	CHECK(gdr_preload_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
+				   buf, 32, 0) == 0);
+	CHECK(real_calls == 1);
+	off = false;
+	real_calls = 2;
 
 	/* Forgotten only once libibverbs let it go. */
 	real_err = EBUSY;
@@ -418,13 +582,18 @@ static void calls(void)
 	CHECK(gdr_preload_reg_mr_ex(&pd, NULL) == NULL && errno == EOPNOTSUPP);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	loader();
 	found();
+	late_cuda(argc > 1 ? argv[1] : NULL);
 	causes();
 	once_per_cause();
+	long_causes();
+	refusals_said();
 	made_table();
+	iovas();
+	nested();
 	calls();
 	printf("preload internals: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

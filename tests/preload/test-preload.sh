@@ -7,10 +7,23 @@
 #         in every form verbs.h gives ibv_reg_mr (and ibv_reg_mr_ex, by
 #         address and by fd), and CUDA is never loaded; libibverbs' own
 #         failures and ibv_rereg_mr pass through; no fd left;
-#         GPUDIRECT_PRELOAD=0; gdr-run's usage
+#         GPUDIRECT_PRELOAD=0 (and values that leave it on), GPUDIRECT_DEBUG's
+#         values; one host registration handled once though libibverbs'
+#         ibv_reg_mr calls ibv_reg_mr_iova2 through its PLT (asked once,
+#         said once); libcuda.so.1 loaded after a first registration is
+#         noticed; gdr-run's usage
+#   model (in host) the preload built with a model of its library
+#         (model-library.c: unreadable memory is device memory) entered
+#         through each of its symbols: device memory registered through
+#         the library at the program's iova, the MR at the program's
+#         address; ibv_rereg_mr with every combination of flags; refusals
+#         said once per cause, long common beginnings or not
 #   gpu   cuMemAlloc and VMM memory (whole and at an odd offset, every
 #         form) gets a DMA-BUF MR of the buffer's dma-buf through the
-#         preload (exporter and size from the fd), EFAULT without it;
+#         preload (exporter and size from the fd), EFAULT without it, also
+#         when CUDA is loaded after a first registration; host memory in a
+#         CUDA process classified once, said once; VMM memory refused (by
+#         the NIC, or made without gpuDirectRDMACapable) said once;
 #         managed, default-pool and VMM memory made without
 #         gpuDirectRDMACapable get what they get without it; a translation
 #         rereg refused, an access rereg passed on; a NIC that refuses
@@ -20,6 +33,13 @@
 b=$(cd "${1:?build dir}" && pwd)
 mode=${2:-host}
 dir=$b/tests/preload
+# the stand-in libibverbs.so.1
+fakes=$b/tests/fakes/libibverbs
+# the fake libcuda.so.1 (pointer queries answer "not CUDA memory"): only
+# for runs that set RUN_PATH to it
+cudafake=$b/tests/fakes/libcuda
+# the preload with the model of its library (model-library.c)
+mlib=$dir/libgpudirect-preload-model.so
 prog=$dir/reg-program
 run_sh=$b/tools/gdr-run/gdr-run
 export GDR_PRELOAD_LIB="$b/lib/libgpudirect-preload.so"
@@ -44,11 +64,11 @@ run() {
 	if [ -n "${GDR_VALGRIND:-}" ] && [ "$1" = "$run_sh" ]; then
 		shift
 		# shellcheck disable=SC2086
-		STANDIN_LOG="$tmp/log" LD_LIBRARY_PATH="$dir:$b/lib" LD_PRELOAD="$GDR_PRELOAD_LIB" \
+		STANDIN_LOG="$tmp/log" LD_LIBRARY_PATH="$fakes:$b/lib${RUN_PATH:+:$RUN_PATH}" LD_PRELOAD="$GDR_PRELOAD_LIB" \
 			$GDR_VALGRIND "$@" > "$tmp/out" 2> "$tmp/err"
 	else
 		# shellcheck disable=SC2086
-		STANDIN_LOG="$tmp/log" LD_LIBRARY_PATH="$dir:$b/lib" ${GDR_VALGRIND:-} "$@" > "$tmp/out" 2> "$tmp/err"
+		STANDIN_LOG="$tmp/log" LD_LIBRARY_PATH="$fakes:$b/lib${RUN_PATH:+:$RUN_PATH}" ${GDR_VALGRIND:-} "$@" > "$tmp/out" 2> "$tmp/err"
 	fi
 	st=$?
 	# In a sanitizer build, a report fails the run whatever its checks
@@ -59,12 +79,21 @@ run() {
 	return $st
 }
 has() { grep -q -- "$2" "$tmp/$1"; }
+# count FILE PATTERN: how many lines of $tmp/FILE match
+count() { grep -c -- "$2" "$tmp/$1"; }
+# mrun ARGS...: reg-program ARGS through gdr-run with the model preload,
+# libcuda.so.1 the fake one
+mrun() { GDR_PRELOAD_LIB="$mlib" RUN_PATH="$cudafake" run "$run_sh" "$prog" "$@"; }
+# The program's buffer ("(buffer 0x..)" of its registered line), and
+# whether the MR's addr is it.
+buffer() { sed -n 's/^registered .*(buffer \(0x[0-9a-f]*\)).*/\1/p' "$tmp/out"; }
+at_buffer() { awk '/^registered/ { split($2, a, "="); split($5, b, ")"); exit !(a[2] == b[1]) }' "$tmp/out"; }
 
 if [ "$mode" = host ]; then
 	run "$prog" host 4096
 	st=$?
 	cp "$tmp/log" "$tmp/plain.log"
-	if [ $st = 0 ] && has out "registered" && has log "^ibv_reg_mr .* access=0x7: ok" &&
+	if [ $st = 0 ] && has out "registered" && has log "^ibv_reg_mr .*: calls ibv_reg_mr_iova2" && has log "^ibv_reg_mr_iova2 .* access=0x7: ok" &&
 		has out "libcuda.so.1 not loaded"; then
 		ok "without the preload: the stand-in registers host memory"
 	else
@@ -75,7 +104,7 @@ if [ "$mode" = host ]; then
 	if [ $st = 0 ] && has out "registered" && has out "libcuda.so.1 not loaded" &&
 		! has err "libgpudirect-preload" &&
 		[ "$(sed 's/0x[0-9a-f]*//g' "$tmp/log")" = "$(sed 's/0x[0-9a-f]*//g' "$tmp/plain.log")" ] &&
-		has log "^ibv_reg_mr .* access=0x7: ok"; then
+		has log "^ibv_reg_mr .*: calls ibv_reg_mr_iova2" && has log "^ibv_reg_mr_iova2 .* access=0x7: ok"; then
 		ok "gdr-run: host memory goes to libibverbs as asked (same call, access, iova), no CUDA loaded, nothing said"
 	else
 		bad "gdr-run on host memory"
@@ -144,6 +173,155 @@ if [ "$mode" = host ]; then
 	else
 		bad "GPUDIRECT_PRELOAD=0"
 	fi
+	# Only 0 turns the preload off: any other value, empty included,
+	# leaves it on (its debug line says it saw the call).
+	for v in 1 2 no off false 00 ""; do
+		GPUDIRECT_PRELOAD=$v GPUDIRECT_DEBUG=1 run "$run_sh" "$prog" host 0
+		if has out "registered" && [ "$(count err "^libgpudirect-preload: ibv_reg_mr(")" = 1 ]; then
+			ok "GPUDIRECT_PRELOAD='$v': the preload stays on"
+		else
+			bad "GPUDIRECT_PRELOAD='$v'"
+		fi
+	done
+	# GPUDIRECT_DEBUG: every decision for any value but 0 and empty.
+	for v in 1 2 yes true; do
+		GPUDIRECT_DEBUG=$v run "$run_sh" "$prog" host 0
+		if has out "registered" && [ "$(count err "^libgpudirect-preload: ibv_reg_mr(.*): libcuda.so.1 is not loaded")" = 1 ]; then
+			ok "GPUDIRECT_DEBUG=$v: every decision said"
+		else
+			bad "GPUDIRECT_DEBUG=$v"
+		fi
+	done
+	for v in 0 ""; do
+		GPUDIRECT_DEBUG=$v run "$run_sh" "$prog" host 0
+		if has out "registered" && ! has err "libgpudirect-preload"; then
+			ok "GPUDIRECT_DEBUG='$v': host memory passed on in silence"
+		else
+			bad "GPUDIRECT_DEBUG='$v'"
+		fi
+	done
+	# One registration is handled once, though libibverbs' own
+	# ibv_reg_mr and ibv_reg_mr_iova call ibv_reg_mr_iova2 through its
+	# PLT (the stand-in does as rdma-core does): said once, and in a
+	# process that loaded libcuda.so.1 (the fake) the library asked once
+	# ("not CUDA device memory" is its answer).
+	for form in const var iova; do
+		GPUDIRECT_DEBUG=1 run "$run_sh" "$prog" host 0x10 $form
+		st=$?
+		n=$(count err "^libgpudirect-preload")
+		GPUDIRECT_DEBUG=1 RUN_PATH="$cudafake" run "$run_sh" "$prog" host-libcuda 0x10 $form
+		if [ $st = 0 ] && [ "$n" = 1 ] && has out "registered" && has out "libcuda.so.1 loaded" &&
+			[ "$(count err "^libgpudirect-preload")" = 1 ] &&
+			[ "$(count err "^libgpudirect-preload: ibv_reg_mr[_iova2]*(.*): not CUDA device memory: passed to libibverbs")" = 1 ] &&
+			[ "$(count log "^ibv_reg_mr_iova2 .*: ok$")" = 1 ]; then
+			ok "form $form, host memory: handled once though libibverbs enters the preload again (said once, the library asked once)"
+		else
+			bad "form $form: host memory handled once"
+		fi
+	done
+	# libcuda.so.1 loaded after the first registration: noticed at the
+	# next one, which asks the library.
+	GPUDIRECT_DEBUG=1 RUN_PATH="$cudafake" run "$run_sh" "$prog" host-libcuda 0x10 const late
+	if has out "^first: registered" && has out "^registered" &&
+		[ "$(count err "^libgpudirect-preload")" = 2 ] &&
+		grep "^libgpudirect-preload" "$tmp/err" | head -n 1 | grep -q "ibv_reg_mr(.*): libcuda.so.1 is not loaded" &&
+		grep "^libgpudirect-preload" "$tmp/err" | sed -n 2p | grep -q "ibv_reg_mr(.*): not CUDA device memory"; then
+		ok "libcuda.so.1 loaded after a first registration: the next one asks the library"
+	else
+		bad "libcuda.so.1 loaded after a first registration"
+	fi
+	run "$run_sh" "$prog" host 0x10 const rereg-all
+	if [ "$(count out "^rereg 0x[0-9]: 0 errno 0$")" = 6 ] && [ "$(count log "^ibv_rereg_mr flags=")" = 6 ] &&
+		has log "flags=0x5 access=0x1" && has log "flags=0x3 access=0x0" && has log "flags=0x7 access=0x1" &&
+		has log "flags=0x6 access=0x1" && has log "flags=0x2 access=0x0" && has log "flags=0x4 access=0x1" &&
+		! has err "libgpudirect-preload"; then
+		ok "ibv_rereg_mr of a host-memory MR, every combination of flags: libibverbs'"
+	else
+		bad "ibv_rereg_mr of a host-memory MR, every combination of flags"
+	fi
+
+	# The model: device memory through the preload's own symbols.
+	RUN_PATH="$cudafake" run "$prog" model 0x1234 iova
+	if has out "ibv_reg_mr: errno 14" && has log "^ibv_reg_mr_iova2 .*: EFAULT$"; then
+		ok "model: without the preload, its device memory is refused (EFAULT) as GPU memory is"
+	else
+		bad "model: without the preload"
+	fi
+	for form in const var iova ex ex-iova; do
+		mrun model 0x1234 $form
+		st=$?
+		buf=$(buffer)
+		case $form in
+		iova | ex-iova) iova=0x7700234 ;;
+		*) iova=$buf ;;
+		esac
+		if [ $st = 0 ] && [ -n "$buf" ] && at_buffer &&
+			[ "$(count log "^library ")" = 1 ] &&
+			has log "^library $buf 1048576 iova=$iova access=0x7: device$" &&
+			[ "$(count log "^ibv_reg_dmabuf_mr ")" = 1 ] &&
+			has log "^ibv_reg_dmabuf_mr fd offset=564 len=1048576 iova=$iova access=0x7 " &&
+			! has log "^ibv_reg_mr" && has log "^ibv_dereg_mr $buf 1048576$" && ! has err "^libgpudirect-preload"; then
+			ok "model, form $form: the library registers device memory at iova $iova (the program's), the MR at the program's address, released by ibv_dereg_mr"
+		else
+			bad "model, form $form: device memory"
+		fi
+	done
+	for form in const iova; do
+		mrun model 0x1234 $form rereg-all
+		if has out "^registered" && has out "^rereg 0x5: -1 errno 22$" && has out "^rereg 0x3: -1 errno 22$" &&
+			has out "^rereg 0x7: -1 errno 22$" && has out "^rereg 0x6: 0 errno 0$" &&
+			has out "^rereg 0x2: 0 errno 0$" && has out "^rereg 0x4: 0 errno 0$" &&
+			[ "$(count log "^ibv_rereg_mr ")" = 3 ] && has log "flags=0x6 access=0x1" &&
+			has log "flags=0x2 access=0x0" && has log "flags=0x4 access=0x1" &&
+			[ "$(count err "^libgpudirect-preload: ibv_rereg_mr: IBV_REREG_MR_CHANGE_TRANSLATION on an MR of GPU memory")" = 1 ] &&
+			[ "$(count err "^libgpudirect-preload")" = 1 ]; then
+			ok "model, form $form: ibv_rereg_mr of its DMA-BUF MR, translation with access, PD or both refused (IBV_REREG_MR_ERR_INPUT, EINVAL, said once), PD and access passed on"
+		else
+			bad "model, form $form: ibv_rereg_mr, every combination of flags"
+		fi
+	done
+	GPUDIRECT_DEBUG=1 mrun model 0x1234 iova late
+	if has out "^first: registered" && has out "^registered" && at_buffer &&
+		[ "$(head -n 3 "$tmp/log" | grep -c "^library")" = 0 ] &&
+		sed -n 4p "$tmp/log" | grep -q "^library .* iova=0x7700234 access=0x7: device$" &&
+		has log "^ibv_reg_dmabuf_mr fd offset=564 len=1048576 iova=0x7700234 " &&
+		grep "^libgpudirect-preload" "$tmp/err" | head -n 1 | grep -q "ibv_reg_mr_iova(.*): libcuda.so.1 is not loaded" &&
+		has err "ibv_reg_mr_iova(.*): registered by libgpudirect"; then
+		ok "model: libcuda.so.1 loaded after a first registration of host memory, device memory then goes to the library"
+	else
+		bad "model: libcuda.so.1 loaded after a first registration"
+	fi
+	for form in const var iova; do
+		mrun host-libcuda 0x10 $form
+		if has out "^registered" && [ "$(count log "^library ")" = 1 ] && has log "^library .*: not device$" &&
+			[ "$(count log "^ibv_reg_mr_iova2 .*: ok$")" = 1 ] && ! has err "^libgpudirect-preload"; then
+			ok "model, form $form, host memory: the library asked once, libibverbs registers it"
+		else
+			bad "model, form $form, host memory"
+		fi
+	done
+	# Refused device memory: libibverbs' own answer to the program, the
+	# reason on stderr once per cause, and two causes alike for 150
+	# characters are two.
+	long="cannot register [0x7f0000000000, +1048576) (cuda-device on GPU 0) with mlx5_0: dmabuf failed: ibv_reg_dmabuf_mr(offset 564, 1048576 bytes) on mlx5_0 failed with"
+	MODEL_REFUSE="95:$long EOPNOTSUPP (Operation not supported)|$long EINVAL (Invalid argument)" mrun model 0x1234 const leak
+	if has out "ibv_reg_mr: errno 14" && has out "^fds: +0" && [ "$(count log "^library .*: refused$")" = 9 ] &&
+		[ "$(count log "^ibv_reg_mr_iova2 .*: EFAULT$")" = 9 ] && [ "$(count err "^libgpudirect-preload")" = 2 ] &&
+		[ "$(count err "^libgpudirect-preload: ibv_reg_mr: cannot register .* EOPNOTSUPP (Operation not supported)$")" = 1 ] &&
+		[ "$(count err "^libgpudirect-preload: ibv_reg_mr: cannot register .* EINVAL (Invalid argument)$")" = 1 ]; then
+		ok "model: device memory refused 9 times for two causes alike for 150 characters: EFAULT from libibverbs, each cause said once"
+	else
+		bad "model: two causes with a long common beginning"
+	fi
+	for form in var iova ex; do
+		MODEL_REFUSE="22:0x7f0000000000 is VMM memory the driver does not mark GPUDirect RDMA capable" mrun model 0x1234 $form leak
+		if has out "ibv_reg_mr: errno 14" && has out "^fds: +0" && [ "$(count log "^library .*: refused$")" = 9 ] &&
+			[ "$(count err "^libgpudirect-preload")" = 1 ] && has err "^libgpudirect-preload: ibv_reg_mr[_a-z0-9]*: 0x7f0000000000 is VMM memory"; then
+			ok "model, form $form: device memory the library refuses, 9 times: the reason said once, libibverbs' EFAULT to the program"
+		else
+			bad "model, form $form: a refusal said once"
+		fi
+	done
 	# gdr-run's own words, under /bin/sh (dash on Debian and Ubuntu)
 	# and under bash: the preload is seen loaded by its debug line.
 	loaded="ibv_reg_mr(.*): libcuda.so.1 is not loaded"
@@ -226,7 +404,7 @@ if [ "$mode" = host ]; then
 	fi
 	# A relative GDR_PRELOAD_LIB is the file here, not one ld.so would
 	# look for in its own search path.
-	(cd "$b/lib" && GPUDIRECT_DEBUG=1 STANDIN_LOG="$tmp/log" LD_LIBRARY_PATH="$dir:$b/lib" \
+	(cd "$b/lib" && GPUDIRECT_DEBUG=1 STANDIN_LOG="$tmp/log" LD_LIBRARY_PATH="$fakes:$b/lib" \
 		GDR_PRELOAD_LIB=libgpudirect-preload.so "$run_sh" "$prog" host 0) > "$tmp/out" 2> "$tmp/err"
 	st=$?
 	if [ $st = 0 ] && has out "registered" && has err "$loaded"; then
@@ -324,6 +502,58 @@ else
 		ok "gdr-run: host memory in a CUDA process: classified, then to libibverbs as asked"
 	else
 		bad "gdr-run on host memory in a CUDA process"
+	fi
+	# One host registration in a CUDA process, however verbs.h expands
+	# it: the library asked once, said once (libibverbs' ibv_reg_mr and
+	# ibv_reg_mr_iova enter the preload again through ibv_reg_mr_iova2).
+	for form in const var iova; do
+		GPUDIRECT_DEBUG=1 run "$run_sh" "$prog" host-cuda 0x10 $form
+		if has out "^registered" && [ "$(count err "^libgpudirect-preload")" = 1 ] &&
+			has err "(.*): not CUDA device memory: passed to libibverbs"; then
+			ok "gdr-run, form $form: host memory in a CUDA process classified once, said once"
+		else
+			bad "gdr-run, form $form: host memory in a CUDA process handled once"
+		fi
+	done
+	# A process that registers host memory before it loads CUDA: its
+	# device memory, registered after, goes through the library.
+	run "$run_sh" "$prog" cuda 0x1234 iova late
+	if has out "^first: registered" && has out "^registered" && at_buffer &&
+		[ "$(count log "^ibv_reg_mr_iova2 .*: ok$")" = 1 ] &&
+		[ "$(count log "^ibv_reg_dmabuf_mr .* iova=0x7700234 access=0x7 exp_name=nv_dmabuf ")" = 1 ]; then
+		ok "gdr-run: host memory registered before CUDA is loaded, then cuMemAlloc memory: a DMA-BUF MR at the program's iova"
+	else
+		bad "gdr-run: CUDA loaded after a first registration"
+	fi
+	run "$run_sh" "$prog" cuda 0 const rereg-all
+	if has out "^registered" && has out "^rereg 0x5: -1 errno 22$" && has out "^rereg 0x3: -1 errno 22$" &&
+		has out "^rereg 0x7: -1 errno 22$" && has out "^rereg 0x6: 0 errno 0$" &&
+		has out "^rereg 0x2: 0 errno 0$" && has out "^rereg 0x4: 0 errno 0$" &&
+		[ "$(count log "^ibv_rereg_mr ")" = 3 ] &&
+		[ "$(count err "IBV_REREG_MR_CHANGE_TRANSLATION on an MR of GPU memory")" = 1 ]; then
+		ok "ibv_rereg_mr of a DMA-BUF MR: translation with access, PD or both refused (EINVAL, said once), PD and access without it passed on"
+	else
+		bad "ibv_rereg_mr of a DMA-BUF MR, every combination of flags"
+	fi
+	# VMM memory refused, by the NIC or by the library: libibverbs'
+	# answer to the program, the reason said once in 9 calls.
+	STANDIN_FAIL=ibv_reg_dmabuf_mr=95 run "$run_sh" "$prog" vmm 0x1234 const leak
+	if [ $? != 77 ]; then
+		if has out "errno 14" && has out "^fds: +0" &&
+			[ "$(count err "^libgpudirect-preload: ibv_reg_mr:")" = 1 ]; then
+			ok "VMM memory on a NIC refusing dma-bufs: libibverbs' EFAULT to the program, the reason said once in 9 calls"
+		else
+			bad "VMM memory on a NIC refusing dma-bufs"
+		fi
+	fi
+	run "$run_sh" "$prog" vmm-noflag 0 iova leak
+	if [ $? != 77 ]; then
+		if has out "errno 14" && has out "^fds: +0" &&
+			[ "$(count err "^libgpudirect-preload: ibv_reg_mr_iova: .*gpuDirectRDMACapable")" = 1 ]; then
+			ok "VMM memory without gpuDirectRDMACapable, 9 times: libibverbs' EFAULT, the reason said once"
+		else
+			bad "VMM memory without gpuDirectRDMACapable, 9 times"
+		fi
 	fi
 	for kind in managed pool vmm-noflag; do
 		run "$prog" $kind 0

@@ -791,6 +791,47 @@ with Case("nfd: FILE is a link, a directory, in another user's sticky dir") as c
     c.run(["--root", r, "--nfd", new], (0, 1), may_change=[new])
     check(os.path.isfile(new), "--nfd did not write a new name")
 
+# --- --storage: what is at PATH is looked at, never opened ---------------
+with Case("storage: a FIFO with a writer waiting, a device node, a link loop") as c:
+    fifo = os.path.join(c.dir, "fifo")
+    os.mkfifo(fifo)
+    opened, t = writer_blocked(fifo)
+    os.mknod(os.path.join(c.dir, "dev"), 0o600 | stat.S_IFCHR, os.makedev(1, 5))
+    os.symlink("loop", os.path.join(c.dir, "loop"))
+    rc, out, err = c.run(["--json", "--storage", fifo, "--storage", os.path.join(c.dir, "dev"),
+                          "--storage", os.path.join(c.dir, "loop")], 1, timeout=60)
+    check(not opened, "--storage opened the FIFO (its writer was let go)")
+    unblock(fifo, t)
+    try:
+        items = {(i["section"], i["key"]): i["value"] for i in json.loads(out)["items"]}
+    except ValueError:
+        items = {}
+    check("a FIFO, never opened" in items.get(("storage0", "path"), "") and
+          "a character device, never opened" in items.get(("storage1", "path"), "") and
+          "ELOOP" in items.get(("storage2", "path"), ""),
+          "--storage on odd paths: %s" % {k: v for k, v in items.items() if k[0] != "node"})
+with Case("storage: a snapshot's crafted storage answers") as c:
+    crafted = {"cufile": {"load_err": 0, "library": "\x1b]0;owned\x07" * 50, "version": 1e300,
+                          "open_err": 0, "props_err": 0, "dstatusflags": -1, "fflags": "x",
+                          "allow_compat": 7, "stuck": None},
+               "paths": [{"path": "p%d\x1b[2J" % i, "errno": i % 3, "kind": i * 7 - 20,
+                          "mnt_id": -2 ** 70, "dev_major": 2 ** 60, "real": [1],
+                          "route_errno": 2 ** 40, "route_dev": "x" * 10000,
+                          "measured": {"state": 1, "bytes": 2 ** 53, "write_ret": -2 ** 53,
+                                       "read_ret": 1e300, "differ": -1, "first_differ": "y",
+                                       "stats": 1, "posix_reads": 2 ** 64}}
+                         for i in range(40)]}
+    snap = os.path.join(c.dir, "s.tar")
+    with tarfile.open(snap, "w", format=tarfile.GNU_FORMAT) as t2:
+        member(t2, "proc/driver/nvidia/version", NV.encode())
+        member(t2, "proc/self/mountinfo", b"1 0 0:1 / / rw - x y z\n" * 3 + b"\\999" * 9000)
+        member(t2, "answers.json", answers(storage=crafted))
+    rc, out, err = c.run(["--from", snap], (0, 1))
+    check(b"\x1b" not in out.encode() if isinstance(out, str) else b"\x1b" not in out,
+          "a control byte of a snapshot reached the report")
+    check(out.count("[storage") == 9 if isinstance(out, str) else out.count(b"[storage") == 9,
+          "a snapshot's 40 storage paths were not cut to 8")
+
 if outdir and not failed:
     shutil.rmtree(outdir, ignore_errors=True)
 if HOLD:

@@ -156,19 +156,22 @@ static void ucx_hits(ucs_rcache_t *rc, int k)
 static char *fresh_base;
 static size_t fresh_at;
 
-static void ours_misses(struct gdr_cache *c, int k)
+/* Misses on ranges not seen before: each undone by an invalidate (@undo),
+ * or, as a transport meets them, left in the cache (the round's end
+ * empties it, untimed). */
+static void ours_misses(struct gdr_cache *c, int k, int undo)
 {
 	while (k--) {
 		char *p = fresh_base + (fresh_at++ % BIG) * 4096;
 		struct ibv_mr *mr = gdr_cache_get(c, p, 4096);
 
 		if (!mr || gdr_cache_put(c, mr) ||
-		    gdr_cache_invalidate(c, p, 4096))
+		    (undo && gdr_cache_invalidate(c, p, 4096)))
 			exit(1);
 	}
 }
 
-static void ucx_misses(ucs_rcache_t *rc, int k)
+static void ucx_misses(ucs_rcache_t *rc, int k, int undo)
 {
 	ucs_rcache_region_t *r;
 
@@ -178,14 +181,17 @@ static void ucx_misses(ucs_rcache_t *rc, int k)
 		if (ucs_rcache_get(rc, p, 4096, PROT_READ | PROT_WRITE, NULL,
 				   &r) != UCS_OK)
 			exit(1);
-		ucs_rcache_region_invalidate(rc, r, u_done, NULL);
+		if (undo)
+			ucs_rcache_region_invalidate(rc, r, u_done, NULL);
 		ucs_rcache_region_put(rc, r);
 	}
 }
 
 static const char *only; /* argv[1]: run the cases starting with it */
 
-/* One case: rounds of @k operations each, alternating who goes first. */
+/* One case: rounds of @k operations each, alternating who goes first.
+ * @misses: 0 hits, 1 misses undone by an invalidate, 2 misses whose
+ * entries stay (both caches emptied between rounds, untimed). */
 static void run(const char *name, int misses, int k)
 {
 	struct gdr_cache_attr attr = { .comp_mask = GDR_CACHE_ATTR_FLAGS |
@@ -223,14 +229,26 @@ static void run(const char *name, int misses, int k)
 
 			t0 = cpu_ns();
 			if (mine && misses)
-				ours_misses(c, k);
+				ours_misses(c, k, misses == 1);
 			else if (mine)
 				ours_hits(c, k);
 			else if (misses)
-				ucx_misses(rc, k);
+				ucx_misses(rc, k, misses == 1);
 			else
 				ucx_hits(rc, k);
 			(mine ? ours : theirs)[r] = (cpu_ns() - t0) / k;
+			/* Both start each round as new, untimed. */
+			if (misses == 2 && mine) {
+				if (gdr_cache_destroy(c))
+					exit(1);
+				c = gdr_cache_create(&fake_pd, &attr);
+				if (!c)
+					exit(1);
+			}
+			if (misses == 2 && !mine) {
+				ucs_rcache_destroy(rc);
+				rc = ucx_new();
+			}
 			if (!side)
 				stride_at = keep; /* the same addresses */
 		}
@@ -354,6 +372,7 @@ int main(int argc, char **argv)
 	}
 	run("hit, 100k heap-like ranges", 0, 100000);
 	run("miss (get, put, invalidate)", 1, 50000);
+	run("miss (get registers, put)", 2, 20000);
 	if (!only)
 		memory(BIG);
 	fixture_remove(&fx);

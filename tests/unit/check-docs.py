@@ -117,8 +117,9 @@ def main():
         env["GDR_MESSAGES_OUT"] = os.path.join(tmp, "messages")
         for test, args in [("test-decide", []), ("test-faults", []), ("test-cache", []),
                            ("test-report", []), ("test-faults-alloc", ["alloc"]),
-                           ("test-multi", []), ("test-rank", []),
-                           ("test-share", []), ("test-share-attack", [])]:
+                           ("test-multi", []), ("test-multi-fail", []), ("test-rank", []),
+                           ("test-share", []), ("test-share-attack", []),
+                           ("test-share-edges", []), ("test-share-import", [])]:
             try:
                 rc = subprocess.run([os.path.join(build, "tests/unit", test)] + args,
                                     env=env, stdout=subprocess.DEVNULL,

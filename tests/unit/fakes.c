@@ -1251,7 +1251,7 @@ static int fake_dmabuf_facts(int fd, struct gdr_dmabuf_facts *f, char *why,
 	len = readlink(path, target, sizeof(target) - 1);
 	target[len > 0 ? len : 0] = '\0';
 	if (strncmp(target, "/memfd:fake-dmabuf", 18)) {
-		/* the words of the real check (lib/os/dmabuf.c) */
+		/* the words of the real check (lib/os/dmabuf-facts.c) */
 		snprintf(why, n,
 			 "fd %d is not a dma-buf (its file system has magic "
 			 "0x%lx, not the dma-buf one)",

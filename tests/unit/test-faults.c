@@ -728,6 +728,79 @@ static void cache_mr_table_out_of_memory(void)
 }
 #endif
 
+/*
+ * cuPointerGetAttributes failing: NOT_INITIALIZED (cuInit not called in
+ * this process) and INVALID_VALUE (memory CUDA does not know) make the
+ * buffer host memory; every other result is the registration's error,
+ * with the errno gdr_register(3) names for it (ENOMEM, ENODEV, EPERM),
+ * EIO only for the rest. The record: nothing registered, nothing tried,
+ * the buffer not classified; the message names the call and the result.
+ */
+static void pointer_query_errnos(void)
+{
+	static const struct {
+		CUresult r;
+		int err;
+		const char *name;
+	} rows[] = {
+		{ CUDA_ERROR_OUT_OF_MEMORY, ENOMEM,
+		  "CUDA_ERROR_OUT_OF_MEMORY" },
+		{ CUDA_ERROR_NO_DEVICE, ENODEV, "CUDA_ERROR_NO_DEVICE" },
+		{ CUDA_ERROR_NOT_PERMITTED, EPERM, "CUDA error 800" },
+		{ CUDA_ERROR_NOT_SUPPORTED, EOPNOTSUPP,
+		  "CUDA_ERROR_NOT_SUPPORTED" },
+		{ CUDA_ERROR_INVALID_CONTEXT, EINVAL,
+		  "CUDA_ERROR_INVALID_CONTEXT" },
+		{ CUDA_ERROR_INVALID_DEVICE, EINVAL,
+		  "CUDA_ERROR_INVALID_DEVICE" },
+		{ CUDA_ERROR_UNKNOWN, EIO, "CUDA_ERROR_UNKNOWN" },
+		{ (CUresult)12345, EIO, "CUDA error 12345" },
+		/* host memory, registered */
+		{ CUDA_ERROR_NOT_INITIALIZED, 0, NULL },
+		{ CUDA_ERROR_INVALID_VALUE, 0, NULL },
+	};
+	struct gdr_reg_info info;
+	char scope[96], want[96];
+	struct ibv_mr *mr;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		snprintf(scope, sizeof(scope),
+			 "cuPointerGetAttributes answers %d", (int)rows[i].r);
+		check_scope = scope;
+		setup(OP_DMABUF);
+		fake_cu.attrs_result = rows[i].r;
+		memset(&info, 0xa5, sizeof(info));
+		errno = 0;
+		mr = gdr_register_ex(&fake_pd, host_buf, 4096, NULL, &info,
+				     sizeof(info));
+		fake_cu.attrs_result = CUDA_SUCCESS;
+		CHECK_INT(info.comp_mask,
+			  GDR_REG_INFO_BASIC | GDR_REG_INFO_EXPORT);
+		CHECK_INT(info.export_index, -1);
+		CHECK_INT(info.device, -1);
+		if (!rows[i].err) {
+			CHECK(mr != NULL);
+			CHECK_INT(info.path, GDR_PATH_HOST);
+			CHECK_INT(info.mem_type, GDR_MEM_HOST);
+			if (mr)
+				CHECK_INT(gdr_deregister(mr), 0);
+			continue;
+		}
+		CHECK(mr == NULL);
+		CHECK_INT(errno, rows[i].err);
+		CHECK_INT(info.path, GDR_PATH_NONE);
+		CHECK_INT(info.mem_type, GDR_MEM_UNKNOWN);
+		CHECK_INT(info.num_attempts, 0);
+		snprintf(want, sizeof(want),
+			 "cuPointerGetAttributes(%p) failed "
+			 "with %s; ",
+			 (void *)host_buf, rows[i].name);
+		CHECK_HAS(gdr_last_error(), want);
+		CHECK_INT(fake_ibv.reg_calls + fake_ibv.dmabuf_calls, 0);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int alloc = argc > 1 && !strcmp(argv[1], "alloc");
@@ -745,6 +818,7 @@ int main(int argc, char **argv)
 	for (op = 0; op < OP_COUNT; op++)
 		sweep((enum op)op, alloc);
 	release_failure_logged();
+	pointer_query_errnos();
 #ifdef HEAP_CHECKS
 	cache_mr_table_out_of_memory();
 #else

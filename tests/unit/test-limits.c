@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -195,15 +196,21 @@ static int status_ipc_lock(void)
 static void host_network_case(void)
 {
 	char dir[] = "/tmp/gdr-hostnet-XXXXXX", proc[64];
-	struct stat a, b;
+	struct stat a, b, p;
 	int status = 0, want;
 	pid_t pid;
 
-	if (stat("/proc/self/ns/net", &a) || stat("/proc/1/ns/net", &b)) {
+	if (stat("/proc/self/ns/net", &a) || stat("/proc/1/ns/net", &b) ||
+	    stat("/proc/self/ns/pid", &p)) {
 		printf("SKIP host network: /proc/1/ns/net unreadable\n");
 		return;
 	}
-	want = a.st_dev == b.st_dev && a.st_ino == b.st_ino ? 0 : EXDEV;
+	/* This process's own procfs: its pid 1 is the host's init only in
+	 * the initial pid namespace. */
+	want = a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
+			       p.st_ino == 0xEFFFFFFCU
+		       ? 0
+		       : EXDEV;
 	if (!mkdtemp(dir)) {
 		CHECK(0);
 		return;
@@ -232,6 +239,107 @@ static void host_network_case(void)
 		CHECK_(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		       "host network (want %s): status %d",
 		       want ? "EXDEV" : "0",
+		       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+/*
+ * A host root whose proc is a pid namespace's procfs, in the same network
+ * namespace, read from a pid namespace that is not the initial one: @own
+ * 1, the reader's own (a container's /proc under DIR: its pid 1 is the
+ * container's init, so the network proves nothing: EXDEV); @own 0, a
+ * child pid namespace's procfs seen from its parent (another pid
+ * namespace's init in this network: the addresses are read). Skipped
+ * where pid and mount namespaces cannot be made.
+ */
+static int pidns_reader(int own, const char *dir, const char *proc)
+{
+	char buf[256], c = 0;
+	int fds[2], st = 0;
+	pid_t init;
+
+	if (pipe(fds) || unshare(CLONE_NEWNS | CLONE_NEWPID) ||
+	    mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return 77;
+	init = fork(); /* pid 1 of the new pid namespace */
+	if (init == 0) {
+		if (mount("proc", proc, "proc", 0, NULL))
+			_exit(77);
+		if (own)
+			_exit(gdr_open_root_set(dir) ? 101
+			      : gdr_if_addrs("lo", buf, sizeof(buf)) == EXDEV
+				      ? 0
+				      : 102);
+		if (write(fds[1], "m", 1) != 1)
+			_exit(103);
+		pause();
+		_exit(0);
+	}
+	if (init < 0)
+		return 77;
+	if (own) {
+		waitpid(init, &st, 0);
+		return WIFEXITED(st) ? WEXITSTATUS(st) : 104;
+	}
+	/* Here, in the parent pid namespace, the child's procfs is mounted
+	 * in the mount namespace both share. */
+	if (read(fds[0], &c, 1) != 1) {
+		kill(init, SIGKILL);
+		return 77;
+	}
+	st = gdr_open_root_set(dir) ? 101
+	     : gdr_if_addrs("lo", buf, sizeof(buf)) == 0 &&
+			     strstr(buf, "127.0.0.1")
+		     ? 0
+		     : 102;
+	kill(init, SIGKILL);
+	waitpid(init, NULL, 0);
+	return st;
+}
+
+static void host_network_pidns_case(int own)
+{
+	char dir[] = "/tmp/gdr-pidns-XXXXXX", proc[64];
+	int status = 0;
+	pid_t pid;
+
+	if (!mkdtemp(dir)) {
+		CHECK(0);
+		return;
+	}
+	snprintf(proc, sizeof(proc), "%s/proc", dir);
+	CHECK_INT(mkdir(proc, 0700), 0);
+	pid = fork();
+	if (pid == 0) {
+		int st = 0;
+		pid_t reader;
+
+		/* The reader is pid 1 of a pid namespace of its own, which is
+		 * not the initial one. */
+		if (unshare(CLONE_NEWPID))
+			_exit(77);
+		reader = fork();
+		if (reader == 0)
+			_exit(pidns_reader(own, dir, proc));
+		if (reader < 0)
+			_exit(77);
+		waitpid(reader, &st, 0);
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 105);
+	}
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	rmdir(proc);
+	rmdir(dir);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+		printf("SKIP host network (%s pid namespace): no pid or mount "
+		       "namespace here\n",
+		       own ? "own" : "a child");
+	else
+		CHECK_(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		       "host network, %s: status %d",
+		       own ? "the root's proc is this pid namespace's (want "
+			     "EXDEV)"
+			   : "the root's proc is a child pid namespace's, same "
+			     "network (want the addresses)",
 		       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
@@ -565,6 +673,8 @@ int main(void)
 		CHECK_INT(gdr_open_root_set(NULL), 0);
 		host_network_case();
 		host_network_fake_case();
+		host_network_pidns_case(1);
+		host_network_pidns_case(0);
 	}
 	{
 		char addrs[4096], want[sizeof(addrs)], got[sizeof(addrs)];

@@ -305,6 +305,21 @@ int main(void)
 		CHECK_INT(c.num_addrs, 2);
 		CHECK_STR(c.addrs[0], "10.0.0.1");
 		CHECK_STR(c.addrs[1], "fd00::2");
+		/* The same file saved with CR LF line ends (edited on
+		 * Windows): CR is white space, a // comment ends at the LF
+		 * and a block comment spans the lines. */
+		CHECK_INT(
+			gdr_parse_cufile(
+				"{ // \"allow_compat_mode\": false\r\n"
+				"  \"properties\": { /* \"x\": 1\r\n */\r\n"
+				"    \"allow_compat_mode\" : true,\r\n"
+				"    \"rdma_dev_addr_list\": [\"10.0.0.1\",\r\n"
+				"\"fd00::2\" ] } }\r\n",
+				&c),
+			0);
+		CHECK_INT(c.allow_compat_mode, 1);
+		CHECK_INT(c.num_addrs, 2);
+		CHECK_STR(c.addrs[1], "fd00::2");
 		/* "//" inside a string is not a comment. */
 		CHECK_INT(gdr_parse_cufile("{\"dir\": \"//x\", \"properties\": "
 					   "{\"allow_compat_mode\": false}}",

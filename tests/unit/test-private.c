@@ -4,10 +4,12 @@
  *   - gdr_private_model_read: what a capture records of each GPU (C2C
  *     yes, no and unknown; total memory) is what the node answered;
  *   - gdr_private_replay: models past its limits refused;
- *   - gdr_private_reg_device, the preload's call: device memory registered
- *     with the caller's iova and access, the library's refusal of device
- *     memory given with its reason, and everything that is not device
- *     memory (or no buffer) ENXIO with nothing said.
+ *   - gdr_private_reg_device, the preload's call: device memory (cuMemAlloc,
+ *     capable VMM) registered with the caller's iova and access, the
+ *     library's refusal of device memory (pool, VMM without
+ *     gpuDirectRDMACapable, cuMemAlloc memory no path takes) given with
+ *     its errno and reason, and everything that is not device memory (or
+ *     no buffer) ENXIO with nothing said.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -194,11 +196,69 @@ static void reg_device(void)
 	fixture_remove(&fx);
 }
 
+/*
+ * Device memory the library refuses is said, not passed on in silence:
+ * cuMemAlloc memory no path takes (a NIC that refuses dma-bufs, no
+ * nvidia-peermem) and VMM memory made without gpuDirectRDMACapable each
+ * come back with an errno other than ENXIO (the preload's "not mine") and
+ * their reason, no MR; pool memory was above. Then VMM memory that is
+ * capable is registered as cuMemAlloc memory is, at the caller's iova.
+ */
+static void reg_device_refused(void)
+{
+	struct ibv_mr *mr;
+	char why[512];
+	char *p;
+	int err;
+
+	check_scope = "reg_device: cuMemAlloc memory no path takes";
+	node();
+	fake_ibv.dmabuf_errno = EOPNOTSUPP;
+	p = fake_alloc_device(0, 4 << 20);
+	mr = (struct ibv_mr *)1;
+	why[0] = '\0';
+	err = gdr_private_reg_device(&fake_pd, p, 8192, (uintptr_t)p, 7, &mr,
+				     why, sizeof(why));
+	CHECK_INT(err, EOPNOTSUPP);
+	CHECK(mr == NULL);
+	CHECK_HAS(why, "dmabuf failed");
+	CHECK_HAS(why, "EOPNOTSUPP");
+	CHECK_INT(fake_ibv.live_mrs, 0);
+	fixture_remove(&fx);
+
+	check_scope = "reg_device: VMM memory without gpuDirectRDMACapable";
+	node();
+	p = fake_vmm(0, 1, 2 << 20, 1);
+	mr = (struct ibv_mr *)1;
+	why[0] = '\0';
+	err = gdr_private_reg_device(&fake_pd, p, 8192, (uintptr_t)p, 7, &mr,
+				     why, sizeof(why));
+	CHECK_INT(err, EINVAL);
+	CHECK(mr == NULL);
+	CHECK_HAS(why, "gpuDirectRDMACapable");
+	CHECK_INT(fake_ibv.dmabuf_calls, 0);
+
+	check_scope = "reg_device: capable VMM memory, the caller's iova";
+	p = fake_vmm(0, 1, 2 << 20, 0);
+	CHECK_INT(gdr_private_reg_device(&fake_pd, p + 0x1234, 8192, 0x7700234,
+					 7, &mr, why, sizeof(why)),
+		  0);
+	CHECK_INT(fake_ibv.dmabuf_calls, 1);
+	CHECK_INT(fake_ibv.last_iova, 0x7700234);
+	CHECK_INT(fake_ibv.last_access, 7);
+	if (mr) {
+		CHECK(mr->addr == p + 0x1234);
+		CHECK_INT(gdr_deregister(mr), 0);
+	}
+	fixture_remove(&fx);
+}
+
 int main(void)
 {
 	model_read();
 	replay_limits();
 	host_root();
 	reg_device();
+	reg_device_refused();
 	return check_summary("private");
 }

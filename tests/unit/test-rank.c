@@ -23,6 +23,7 @@
 #define DD_CHAIN                                                               \
 	"pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/0000:08:00.1"
 #define NUM 6
+#define NIC_SYS_CHAIN "pci0000:80/0000:80:01.0/0000:81:00.0"
 
 static const struct {
 	const char *name;
@@ -45,6 +46,8 @@ static const struct {
 static struct fake_nic rnics[NUM];
 static struct ibv_context *ctxs[NUM];
 static struct gdr_model_nic *models[NUM];
+/* GPUDIRECT_PCIE_MAPPING for the next make_node (NULL: unset). */
+static const char *pcie_env;
 
 static void make_node(struct fixture *fx)
 {
@@ -82,6 +85,8 @@ static void make_node(struct fixture *fx)
 			 nics[i].chain);
 		CHECK(symlink(target, path) == 0);
 	}
+	if (pcie_env)
+		fakes_setenv("GPUDIRECT_PCIE_MAPPING", pcie_env);
 	fakes_install(fx, NULL, NULL, NULL);
 }
 
@@ -402,6 +407,33 @@ static void acs(void)
 	write_config(&fx, BRIDGE_02_04, 4096, 0, 0, 0);
 	CHECK_INT(acs_of(1), 0);
 
+	/* ACS known on one side of the meeting point only: unknown where
+	 * the side that is known redirects nothing, the known redirect
+	 * where it does (the traffic goes up whatever the other side
+	 * says). The GPU's side (02:00.0) and the device's (02:04.0) in
+	 * turn; the switch's upstream port 01:00.0 reads none. */
+	check_scope = "ACS: the GPU's side unreadable";
+	write_config(&fx, BRIDGE_01, 4096, ECAP(0x000d, 0), 0, 0);
+	write_config(&fx, BRIDGE_02_00, 256, 0, 0, 0);
+	write_config(&fx, BRIDGE_02_04, 4096, ECAP(0x000d, 0), 0, 0);
+	CHECK_INT(acs_of(1), -1);
+	write_config(&fx, BRIDGE_02_04, 4096, ECAP(0x000d, 0), 0, 0x000c);
+	CHECK_INT(acs_of(1), 1);
+	CHECK_INT(gdr_pci_acs_redirects(GPU_BDF, "0000:04:00.0", out,
+					sizeof(out)),
+		  1);
+	CHECK_STR(out, "0000:02:04.0");
+	check_scope = "ACS: the device's side unreadable";
+	write_config(&fx, BRIDGE_02_00, 4096, ECAP(0x000d, 0), 0, 0x000c);
+	write_config(&fx, BRIDGE_02_04, 256, 0, 0, 0);
+	CHECK_INT(acs_of(1), 1);
+	CHECK_INT(gdr_pci_acs_redirects(GPU_BDF, "0000:04:00.0", out,
+					sizeof(out)),
+		  1);
+	CHECK_STR(out, "0000:02:00.0");
+	write_config(&fx, BRIDGE_02_00, 4096, ECAP(0x000d, 0), 0, 0);
+	CHECK_INT(acs_of(1), -1);
+
 	check_scope = "ACS orders one distance: none, unknown, redirecting";
 	write_config(&fx, BRIDGE_01, 4096, ECAP(0x000d, 0), 0, 0);
 	write_config(&fx, BRIDGE_02_00, 4096, ECAP(0x000d, 0), 0, 0);
@@ -447,6 +479,169 @@ static void not_mlx5_not_asked(void)
 	fixture_remove(&fx);
 }
 
+/* out[i] for device @index (NULL when not among the @num ranked). */
+static const struct gdr_nic_rank *ranked(const struct gdr_nic_rank *out,
+					 unsigned int num, unsigned int index)
+{
+	unsigned int i;
+
+	for (i = 0; i < num; i++)
+		if (out[i].index == index)
+			return &out[i];
+	CHECK_(0, "device %u not ranked", index);
+	return NULL;
+}
+
+/*
+ * same_numa is 1 or 0 only when sysfs gives the NUMA node of both ends;
+ * -1 when either is unknown ("-1" in numa_node, as the kernel writes it
+ * without NUMA information, or no file), whatever the other end says.
+ */
+static void numa_one_side(void)
+{
+	struct gdr_nic_rank out[NUM];
+	const struct gdr_nic_rank *r;
+	unsigned int num;
+	struct fixture fx;
+
+	make_node(&fx);
+	check_scope = "NUMA: the GPU's unknown";
+	fixture_write(fx.sys, "devices/" GPU_CHAIN "/numa_node", "-1\n");
+	num = NUM;
+	CHECK_INT(rank(GDR_RANK_ALL, 0, out, &num), 0);
+	CHECK_INT(num, NUM);
+	if ((r = ranked(out, num, 1))) /* node 0 */
+		CHECK_INT(r->same_numa, -1);
+	if ((r = ranked(out, num, 0))) /* node 1 */
+		CHECK_INT(r->same_numa, -1);
+	if ((r = ranked(out, num, 1))) /* the distance is still known */
+		CHECK_INT(r->distance, GDR_DIST_PIX);
+
+	check_scope = "NUMA: one device's unknown";
+	fixture_write(fx.sys, "devices/" GPU_CHAIN "/numa_node", "0\n");
+	fixture_write(fx.sys, "devices/" DD_CHAIN "/numa_node", "-1\n");
+	fixture_write(fx.sys, "devices/" NIC_SYS_CHAIN "/numa_node", "-1\n");
+	num = NUM;
+	CHECK_INT(rank(GDR_RANK_ALL, 0, out, &num), 0);
+	if ((r = ranked(out, num, 5))) /* measured from its DD function */
+		CHECK_INT(r->same_numa, -1);
+	if ((r = ranked(out, num, 0)))
+		CHECK_INT(r->same_numa, -1);
+	if ((r = ranked(out, num, 1))) /* both known, the same */
+		CHECK_INT(r->same_numa, 1);
+
+	check_scope = "NUMA: a device without the file";
+	{
+		char path[512];
+
+		snprintf(path, sizeof(path), "%s/devices/%s/numa_node", fx.sys,
+			 nics[1].chain);
+		CHECK_INT(unlink(path), 0);
+	}
+	fixture_write(fx.sys, "devices/" NIC_SYS_CHAIN "/numa_node", "1\n");
+	num = NUM;
+	CHECK_INT(rank(GDR_RANK_ALL, 0, out, &num), 0);
+	if ((r = ranked(out, num, 1)))
+		CHECK_INT(r->same_numa, -1);
+	if ((r = ranked(out, num, 0))) /* both known, not the same */
+		CHECK_INT(r->same_numa, 0);
+	fixture_remove(&fx);
+}
+
+/*
+ * GPUDIRECT_PCIE_MAPPING=off: no registration takes Data Direct, so no
+ * device is measured from its Data Direct function (gdr_nic_rank's
+ * nic_bus_id): mlx5_dd moves data through its own function, at the host
+ * bridge, and ranks after the PHB device before it; it still has the
+ * function (data_direct 1). The same for a GPU named by ordinal.
+ */
+static void pcie_mapping_off(void)
+{
+	struct gdr_rank_attr by_ordinal = { .cuda_device = 0,
+					    .policy = GDR_RANK_ALL };
+	struct gdr_nic_rank out[NUM];
+	unsigned int num, pass;
+	struct fixture fx;
+
+	pcie_env = "off";
+	make_node(&fx);
+	pcie_env = NULL;
+	for (pass = 0; pass < 2; pass++) {
+		check_scope = pass ? "GPUDIRECT_PCIE_MAPPING=off, by ordinal"
+				   : "GPUDIRECT_PCIE_MAPPING=off, by bus id";
+		num = NUM;
+		if (pass)
+			CHECK_INT(gdr_rank_nics(&by_ordinal, ctxs, NUM, out,
+						&num, sizeof(out[0])),
+				  0);
+		else
+			CHECK_INT(rank(GDR_RANK_ALL, 0, out, &num), 0);
+		CHECK_INT(num, NUM);
+		CHECK_INT(out[0].index, 1);
+		CHECK_INT(out[1].index, 3);
+		CHECK_INT(out[2].index, 2);
+		CHECK_INT(out[3].index, 5);
+		CHECK_INT(out[3].distance, GDR_DIST_PHB);
+		CHECK_INT(out[3].data_direct, 1);
+		CHECK_STR(out[3].nic_bus_id, "0000:07:00.0");
+	}
+	fixture_remove(&fx);
+	/* auto (unset): measured from the Data Direct function, PIX */
+	check_scope = "GPUDIRECT_PCIE_MAPPING unset";
+	make_node(&fx);
+	num = NUM;
+	CHECK_INT(rank(GDR_RANK_ALL, 0, out, &num), 0);
+	CHECK_INT(out[2].index, 5);
+	CHECK_STR(out[2].nic_bus_id, "0000:08:00.1");
+	fixture_remove(&fx);
+}
+
+/*
+ * The records written are the chosen ones, however much room there is:
+ * nothing past *num_out as the call leaves it (the policy's count) is
+ * touched, and *num_out is the count.
+ */
+static void no_more_than_chosen(void)
+{
+	static const struct {
+		enum gdr_rank_policy policy;
+		unsigned int max, chosen;
+	} cases[] = {
+		{ GDR_RANK_CLOSEST, 0, 1 },
+		{ GDR_RANK_BEST, 0, 3 },
+		{ GDR_RANK_BEST_N, 4, 4 },
+		{ GDR_RANK_BEST_N, 1, 1 },
+	};
+	struct gdr_nic_rank out[NUM];
+	struct fixture fx;
+	unsigned int c, num;
+	size_t k;
+
+	make_node(&fx);
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		check_scope = "room for all, fewer chosen";
+		memset(out, 0x5a, sizeof(out));
+		num = NUM;
+		CHECK_INT(rank(cases[c].policy, cases[c].max, out, &num), 0);
+		CHECK_INT(num, cases[c].chosen);
+		CHECK_INT(out[0].index, 1);
+		CHECK_INT(out[cases[c].chosen - 1].index,
+			  cases[c].chosen == 4	 ? 2u
+			  : cases[c].chosen == 3 ? 5u
+						 : 1u);
+		for (k = cases[c].chosen * sizeof(out[0]); k < sizeof(out); k++)
+			if (((unsigned char *)out)[k] != 0x5a) {
+				CHECK_(0,
+				       "policy %d: byte %zu past %u records "
+				       "written",
+				       (int)cases[c].policy, k,
+				       cases[c].chosen);
+				break;
+			}
+	}
+	fixture_remove(&fx);
+}
+
 int main(void)
 {
 	struct fixture fx;
@@ -459,6 +654,9 @@ int main(void)
 	no_cuda();
 	acs();
 	not_mlx5_not_asked();
+	numa_one_side();
+	pcie_mapping_off();
+	no_more_than_chosen();
 	printf("rank: %d passed, %d failed\n", check_passed, check_failed);
 	return check_failed ? 1 : 0;
 }

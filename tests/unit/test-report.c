@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The report: items, verdicts, usable, text and JSON from fixtures. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -251,6 +252,58 @@ int main(void)
 	gdr_report_destroy(r);
 	fixture_remove(&fx);
 
+	/* RDMA devices named like the other sections: their items keep
+	 * their scope, the text says which section is the device. */
+	check_scope = "RDMA devices named node and gpu0";
+	{
+		struct fake_nic n1, n2, n3;
+		/* gpu0 first: its section follows the GPU's of that name. */
+		struct ibv_context *both[3] = { &n2.ctx, &n1.ctx, &n3.ctx };
+		unsigned int i, node = 0, gpu = 0, dev_node = 0, dev_gpu0 = 0;
+
+		fakes_reset();
+		fake_add_nic(&n1, "node", 1);
+		fake_add_nic(&n2, "gpu0", 1);
+		fake_add_nic(&n3, "storage1", 1);
+		start(&fx, NV_OPEN, NULL);
+		r = gdr_report_create(both, 3, 0);
+		CHECK(r != NULL);
+		for (i = 0; r && i < gdr_report_num_items(r); i++) {
+			memset(&it, 0, sizeof(it));
+			CHECK_INT(gdr_report_item(r, i, &it, sizeof(it)), 0);
+			if (!strcmp(it.section, "node")) {
+				node += it.scope == GDR_REPORT_SCOPE_NODE;
+				dev_node += it.scope ==
+					    GDR_REPORT_SCOPE_RDMA_DEVICE;
+			} else if (!strcmp(it.section, "gpu0")) {
+				gpu += it.scope == GDR_REPORT_SCOPE_GPU;
+				dev_gpu0 += it.scope ==
+					    GDR_REPORT_SCOPE_RDMA_DEVICE;
+			}
+			CHECK(it.scope >= GDR_REPORT_SCOPE_NODE &&
+			      it.scope <= GDR_REPORT_SCOPE_RDMA_DEVICE);
+		}
+		CHECK(node > 5 && gpu > 5 && dev_node > 5 && dev_gpu0 > 5);
+		CHECK_INT(dev_node, dev_gpu0);
+		text = print(r, GDR_REPORT_TEXT);
+		CHECK_HAS(text, "\n[node]\n");
+		CHECK_HAS(text, "\n[gpu0]\n");
+		CHECK_HAS(text, "\n[node (RDMA device)]\n");
+		CHECK_HAS(text, "\n[gpu0 (RDMA device)]\n");
+		CHECK_HAS(text, "\n[storage1 (RDMA device)]\n");
+		free(text);
+		text = print(r, GDR_REPORT_JSON);
+		CHECK_HAS(text,
+			  "\"section\": \"node\", \"key\": \"dmabuf_mr\"");
+		CHECK_HAS(text, "\"scope\": \"rdma_device\"}");
+		CHECK_HAS(text, "\"section\": \"node\", \"key\": \"kernel\"");
+		CHECK_HAS(text, "\"scope\": \"node\"}");
+		CHECK_HAS(text, "\"scope\": \"gpu\"}");
+		free(text);
+		gdr_report_destroy(r);
+		fixture_remove(&fx);
+	}
+
 	check_scope = "unknown NUMA node and IOMMU group in words";
 	fakes_reset();
 	start(&fx, NV_OPEN, NULL);
@@ -317,9 +370,32 @@ int main(void)
 			  0);
 		CHECK_INT(buf[sizeof(struct gdr_report_item)], 0xa5);
 		CHECK_INT(buf[sizeof(buf) - 1], 0xa5);
+		{
+			struct gdr_report_item whole;
+
+			memcpy(&whole, buf, sizeof(whole));
+			CHECK_STR(whole.section, "node");
+			CHECK_INT(whole.scope, GDR_REPORT_SCOPE_NODE);
+		}
+		/* The first release's size: taken, every field it has
+		 * written, nothing past it (the scope is 0.4.1's). */
+		memset(buf, 0xa5, sizeof(buf));
+		CHECK_INT(gdr_report_item(r, 0, (struct gdr_report_item *)buf,
+					  GDR_REPORT_ITEM_MIN_SIZE),
+			  0);
+		CHECK_INT(buf[GDR_REPORT_ITEM_MIN_SIZE], 0xa5);
+		{
+			struct gdr_report_item old;
+
+			memcpy(&old, buf, GDR_REPORT_ITEM_MIN_SIZE);
+			CHECK_STR(old.section, "node");
+			CHECK(old.key && old.value && old.remedy);
+		}
+		CHECK_INT(GDR_REPORT_ITEM_MIN_SIZE,
+			  offsetof(struct gdr_report_item, scope));
 		errno = 0;
 		CHECK_INT(gdr_report_item(r, 0, (struct gdr_report_item *)buf,
-					  sizeof(struct gdr_report_item) - 1),
+					  GDR_REPORT_ITEM_MIN_SIZE - 1),
 			  -1);
 		CHECK_INT(errno, EINVAL);
 	}

@@ -6,44 +6,37 @@
  * optionally proves it with a loopback RDMA write, and captures or replays
  * snapshots of a node for support.
  *
- *   gdr-info [--json] [-d DEV] [--self-test] [--capture FILE]
- *            [--host-root DIR] [--nfd FILE [--nfd-expiry SECONDS]]
+ *   gdr-info [--json] [-d DEV] [--self-test] [--storage PATH]...
+ *            [--capture FILE] [--host-root DIR]
+ *            [--nfd FILE [--nfd-expiry SECONDS]]
  *   gdr-info [--json] [-d DEV] [--nfd FILE] --root DIR | --from FILE
  *
  * Exit status: 0 usable on at least one GPU x RDMA device pair (and the
- * self-test, when asked, passed), 1 not usable, 2 internal error.
+ * self-test, when asked, passed, and each --storage path proved read and
+ * written directly), 1 not, 2 internal error.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <gpudirect.h>
 #include <gpudirect-private.h>
 
 #include "count.h"
 #include "devmem.h"
+#include "items.h"
 #include "loopback.h"
 #include "nfd.h"
 #include "replace.h"
 #include "snapshot.h"
+#include "storage.h"
 
 #define SELFTEST_LEN (1u << 20)
-
-static const char *item(const struct gdr_report *r, const char *section,
-			const char *key)
-{
-	struct gdr_report_item it;
-	unsigned int i;
-
-	for (i = 0; i < gdr_report_num_items(r); i++)
-		if (!gdr_report_item(r, i, &it, sizeof(it)) &&
-		    !strcmp(it.section, section) && !strcmp(it.key, key))
-			return it.value;
-	return NULL;
-}
 
 /* The self-tests run, for the labels. */
 /*
@@ -165,8 +158,7 @@ out:
 static int self_test(const struct gdr_report *r, struct ibv_context **ctxs,
 		     unsigned int n)
 {
-	const char *gpus = item(r, "node", "cuda_devices");
-	int num_gpus = gpus ? atoi(gpus) : 0;
+	int num_gpus = report_gpus(r);
 	unsigned int i, tried = 0, passed = 0;
 	char key[32], mem[32];
 	int g;
@@ -188,7 +180,8 @@ static int self_test(const struct gdr_report *r, struct ibv_context **ctxs,
 			int ok;
 
 			snprintf(key, sizeof(key), "path_gpu%d", g);
-			path = item(r, name, key);
+			path = report_value(r, GDR_REPORT_SCOPE_RDMA_DEVICE,
+					    name, key, NULL);
 			if (!path || !strcmp(path, "none")) {
 				printf("self-test %s x gpu%d: skipped, no path "
 				       "(see the report)\n",
@@ -234,11 +227,17 @@ int main(int argc, char **argv)
 		{ "host-root", required_argument, NULL, 'H' },
 		{ "nfd", required_argument, NULL, 'N' },
 		{ "nfd-expiry", required_argument, NULL, 'E' },
+		{ "storage", required_argument, NULL, 'S' },
+		{ "storage-timeout", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *want = NULL, *capture = NULL, *root = NULL, *from = NULL;
 	const char *host_root = NULL, *nfd = NULL;
+	const char *storage[GDR_STORAGE_MAX_PATHS];
+	static struct gdr_storage checked;
+	const struct gdr_storage *st = NULL;
+	unsigned int nstorage = 0, step_s = 0;
 	long expiry = 3600;
 	unsigned long long v;
 	enum gdr_report_format fmt = GDR_REPORT_TEXT;
@@ -259,6 +258,22 @@ int main(int argc, char **argv)
 		case 'f': from = optarg; break;
 		case 'H': host_root = optarg; break;
 		case 'N': nfd = optarg; break;
+		case 'S':
+			if (nstorage == GDR_STORAGE_MAX_PATHS) {
+				warn("gdr-info: --storage: at most %d paths\n",
+				     GDR_STORAGE_MAX_PATHS);
+				return 2;
+			}
+			storage[nstorage++] = optarg;
+			break;
+		case 'T':
+			if (number_parse(optarg, 1, 3600, &v)) {
+				warn("gdr-info: --storage-timeout takes seconds, "
+				     "1 to 3600\n");
+				return 2;
+			}
+			step_s = (unsigned int)v;
+			break;
 		case 'E':
 			if (number_parse(optarg, 60, 366ULL * 24 * 3600, &v)) {
 				warn("gdr-info: --nfd-expiry takes seconds, "
@@ -269,17 +284,25 @@ int main(int argc, char **argv)
 			break;
 		default:
 			warn("usage: %s [--json] [-d DEVICE] [--self-test] "
-			     "[--capture FILE] [--host-root DIR]\n"
+			     "[--storage PATH]... [--storage-timeout S]\n"
+			     "       [--capture FILE] [--host-root DIR]\n"
 			     "       [--nfd FILE [--nfd-expiry SECONDS]] "
 			     "[--root DIR | --from FILE]\n",
 			     argv[0]);
 			return c == 'h' ? 0 : 2;
 		}
 	}
-	if ((root || from) && (selftest || capture || host_root)) {
+	if ((root || from) && (selftest || capture || host_root || nstorage)) {
 		warn("gdr-info: --root/--from replay a snapshot; "
-		     "--self-test, --capture and --host-root need the live "
-		     "node\n");
+		     "--self-test, --storage, --capture and --host-root need "
+		     "the live node\n");
+		return 2;
+	}
+	/* cuFile writes its log to the working directory unless told
+	 * otherwise: nothing may be written outside the paths checked. */
+	if (nstorage && !getenv("CUFILE_LOGFILE_PATH") &&
+	    setenv("CUFILE_LOGFILE_PATH", "/dev/null", 1)) {
+		perror("gdr-info: setenv");
 		return 2;
 	}
 	/* An output that is not a regular file or a new name is refused
@@ -352,7 +375,28 @@ int main(int argc, char **argv)
 		ret = 2;
 		goto out;
 	}
+	if (nstorage) {
+		if (storage_check(&checked, storage, nstorage, step_s * 1000,
+				  err, sizeof(err))) {
+			warn("gdr-info: --storage: %s\n", err);
+			gdr_report_destroy(report);
+			ret = 2;
+			goto out;
+		}
+		st = &checked;
+	} else if (root) {
+		st = snapshot_storage();
+	}
+	if (st && st->num_paths &&
+	    gdr_private_storage_report(report, st, all, nall)) {
+		warn("gdr-info: --storage: out of memory\n");
+		gdr_report_destroy(report);
+		ret = 2;
+		goto out;
+	}
 	usable = gdr_report_usable(report);
+	if (st && st->num_paths && !storage_proved(report))
+		usable = 0;
 	ret = gdr_report_print(report, stdout, fmt) ? 2 : usable ? 0 : 1;
 	if (ret != 2 && capture) {
 		/* Every device, as the ranking of the GPUs' nearest saw
@@ -360,7 +404,7 @@ int main(int argc, char **argv)
 		 * -d device first: a snapshot keeps the first
 		 * GDR_MODEL_MAX_NICS. */
 		capture_order(ctxs, nctx, all, nall);
-		if (snapshot_capture(capture, ctxs, nall, host_root, err,
+		if (snapshot_capture(capture, ctxs, nall, host_root, st, err,
 				     sizeof(err))) {
 			warn("gdr-info: %s\n", err);
 			ret = 2;
@@ -400,5 +444,12 @@ out:
 		free(all);
 	if (list)
 		ibv_free_device_list(list);
+	if (gdr_private_storage_stuck()) {
+		/* A thread is still inside a storage step: leave without the
+		 * exit handlers (CUDA's, cuFile's), which could meet it. */
+		fflush(stdout);
+		fflush(stderr);
+		_exit(ret);
+	}
 	return ret;
 }

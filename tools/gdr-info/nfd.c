@@ -26,8 +26,10 @@
 
 #include <gpudirect.h>
 
+#include "items.h"
 #include "nfd.h"
 #include "replace.h"
+#include "storage.h"
 
 #define PREFIX "feature.node.kubernetes.io/"
 #define MAX_FILE 65536
@@ -127,48 +129,9 @@ static int add(struct out *o, const char *name, const char *value,
 	return 0;
 }
 
-static const char *item(const struct gdr_report *r, const char *sec,
-			const char *key, enum gdr_verdict *v)
-{
-	static struct gdr_report_item it;
-	unsigned int i;
-
-	for (i = 0; i < gdr_report_num_items(r); i++)
-		if (!gdr_report_item(r, i, &it, sizeof(it)) &&
-		    !strcmp(it.section, sec) && !strcmp(it.key, key)) {
-			if (v)
-				*v = it.verdict;
-			return it.value;
-		}
-	return NULL;
-}
-
 static const char *yes(bool b)
 {
 	return b ? "true" : "false";
-}
-
-/* The RDMA devices of the report, in order: its sections other than node
- * and gpuN. */
-static unsigned int nics(const struct gdr_report *r, const char **names,
-			 unsigned int max)
-{
-	struct gdr_report_item it;
-	unsigned int i, k, n = 0;
-
-	for (i = 0; i < gdr_report_num_items(r); i++) {
-		if (gdr_report_item(r, i, &it, sizeof(it)) ||
-		    !strcmp(it.section, "node") ||
-		    (!strncmp(it.section, "gpu", 3) &&
-		     strspn(it.section + 3, "0123456789") ==
-			     strlen(it.section + 3)))
-			continue;
-		for (k = 0; k < n && strcmp(names[k], it.section); k++)
-			;
-		if (k == n && n < max)
-			names[n++] = it.section;
-	}
-	return n;
 }
 
 static int labels(struct out *o, const struct gdr_report *r,
@@ -182,13 +145,13 @@ static int labels(struct out *o, const struct gdr_report *r,
 	bool dmabuf = false, dd = false;
 	int err = 0;
 
-	n = nics(r, names, NFD_MAX_NICS); /* the report's own strings */
-	v = item(r, "node", "cuda_devices", NULL);
-	gpus = v ? atoi(v) : 0;
+	n = report_rdma_devices(r, names, NFD_MAX_NICS);
+	gpus = report_gpus(r);
 	for (i = 0; i < n; i++)
 		for (g = 0; g < gpus; g++) {
 			snprintf(key, sizeof(key), "path_gpu%d", g);
-			v = item(r, names[i], key, NULL);
+			v = report_value(r, GDR_REPORT_SCOPE_RDMA_DEVICE,
+					 names[i], key, NULL);
 			dmabuf |= v && !strncmp(v, "dmabuf", 6);
 			dd |= v && !strncmp(v, "data-direct", 11);
 		}
@@ -200,12 +163,19 @@ static int labels(struct out *o, const struct gdr_report *r,
 		   false);
 	err |= add(o, "gpudirect-dmabuf.ready", yes(dmabuf || dd), false);
 	err |= add(o, "gpudirect-data-direct.ready", yes(dd), false);
-	v = item(r, "node", "nvidia_peermem", &verdict);
+	v = report_value(r, GDR_REPORT_SCOPE_NODE, "node", "nvidia_peermem",
+			 &verdict);
 	err |= add(o, "gpudirect-peermem.ready",
 		   yes(v && verdict == GDR_VERDICT_OK), false);
-	v = item(r, "node", "gpudirect_storage", &verdict);
+	v = report_value(r, GDR_REPORT_SCOPE_NODE, "node", "gpudirect_storage",
+			 &verdict);
 	err |= add(o, "gpudirect-gds.ready",
 		   yes(v && verdict == GDR_VERDICT_OK), false);
+	/* Where --storage paths were checked: what the worst of them
+	 * proved (direct, compat, fail, unknown). */
+	v = storage_label(r);
+	if (v)
+		err |= add(o, "gpudirect-gds.storage", v, false);
 	/* Translated DMA on any GPU or RDMA device (iommu_mode wrong); said
 	 * only where some device's mode is known. */
 	{
@@ -215,8 +185,12 @@ static int labels(struct out *o, const struct gdr_report *r,
 		for (g = 0; g < gpus + (int)n; g++) {
 			if (g < gpus)
 				snprintf(sec, sizeof(sec), "gpu%d", g);
-			v = item(r, g < gpus ? sec : names[g - gpus],
-				 "iommu_mode", &verdict);
+			v = report_value(r,
+					 g < gpus
+						 ? GDR_REPORT_SCOPE_GPU
+						 : GDR_REPORT_SCOPE_RDMA_DEVICE,
+					 g < gpus ? sec : names[g - gpus],
+					 "iommu_mode", &verdict);
 			if (!v || (verdict != GDR_VERDICT_OK &&
 				   verdict != GDR_VERDICT_WRONG))
 				continue;
@@ -250,12 +224,14 @@ static int labels(struct out *o, const struct gdr_report *r,
 			snprintf(key, sizeof(key), "path_gpu%d", g);
 			snprintf(name, sizeof(name), "gpudirect-gpu%d.%s.path",
 				 g, dev);
-			v = item(r, names[i], key, NULL);
+			v = report_value(r, GDR_REPORT_SCOPE_RDMA_DEVICE,
+					 names[i], key, NULL);
 			err |= add(o, name, v ? v : "unknown", true);
 			snprintf(key, sizeof(key), "topology_gpu%d", g);
 			snprintf(name, sizeof(name), "gpudirect-gpu%d.%s.pcie",
 				 g, dev);
-			v = item(r, names[i], key, NULL);
+			v = report_value(r, GDR_REPORT_SCOPE_RDMA_DEVICE,
+					 names[i], key, NULL);
 			err |= add(o, name, v ? v : "unknown", true);
 		}
 	}

@@ -23,6 +23,7 @@
 
 #include "json.h"
 #include "snapshot.h"
+#include "storage-json.h"
 #include "tree.h"
 
 /* A limit (or max_mr_size) as answers.json holds it: -1 for all ones. */
@@ -57,7 +58,8 @@ void snapshot_record(void)
 /* --- answers.json ------------------------------------------------------- */
 
 /* answers.json: what gdr_model holds, and the links of the tree. */
-static int answers(FILE *f, const struct gdr_model *m, const struct tree *t)
+static int answers(FILE *f, const struct gdr_model *m, const struct tree *t,
+		   const struct gdr_storage *st)
 {
 	size_t i, k = 0;
 	int g;
@@ -137,7 +139,10 @@ static int answers(FILE *f, const struct gdr_model *m, const struct tree *t)
 		json_write_str(f, nic->addrs);
 		fprintf(f, "}");
 	}
-	fprintf(f, "\n  ],\n  \"links\": {");
+	fprintf(f, "\n  ]");
+	if (st && st->num_paths)
+		storage_json_write(f, st);
+	fprintf(f, ",\n  \"links\": {");
 	for (i = 0; i < t->num; i++) {
 		if (t->n[i].kind != GDR_WALK_LINK)
 			continue;
@@ -245,8 +250,8 @@ static void keep_file(struct capture *cap, const char *name)
 }
 
 int snapshot_capture(const char *file, struct ibv_context *const *ctxs,
-		     unsigned int num, const char *host_root, char *err,
-		     size_t n)
+		     unsigned int num, const char *host_root,
+		     const struct gdr_storage *st, char *err, size_t n)
 {
 	static struct gdr_model model;
 	const char *const *paths;
@@ -305,7 +310,7 @@ int snapshot_capture(const char *file, struct ibv_context *const *ctxs,
 			cap.bad++;
 	}
 	f = open_memstream(&text, &len);
-	if (!f || answers(f, &model, &t) || fclose(f) ||
+	if (!f || answers(f, &model, &t, st) || fclose(f) ||
 	    tree_add(&t, "answers.json", GDR_WALK_FILE, text, len, err, n) ||
 	    tree_write_tar(&t, file, err, n)) {
 		if (!err[0])
@@ -336,6 +341,12 @@ int snapshot_capture(const char *file, struct ibv_context *const *ctxs,
 /* --- replay ------------------------------------------------------------- */
 
 static struct tree snap; /* in use until the program ends */
+static struct gdr_storage snap_storage;
+
+const struct gdr_storage *snapshot_storage(void)
+{
+	return &snap_storage;
+}
 
 /* The library's open(2) of a node path: a file of the tree, from memory. */
 static int snap_open(const char *path)
@@ -455,7 +466,8 @@ int snapshot_replay(const char *source, int is_dir, struct ibv_context ***ctxs,
 		json_free(root);
 		return -1;
 	}
-	if (links(root, err, n)) {
+	if (links(root, err, n) ||
+	    storage_json_read(root, &snap_storage, err, n)) {
 		json_free(root);
 		return -1;
 	}

@@ -242,10 +242,27 @@ static struct ibv_mr *reg_va(const char *call, struct ibv_pd *pd, void *addr,
 	return new_mr(pd, addr, len, -1);
 }
 
+/*
+ * As rdma-core 33 and later: ibv_reg_mr@IBVERBS_1.1 and ibv_reg_mr_iova are
+ * ibv_reg_mr_iova2 with the address (or the iova) filled in, called through
+ * this object's PLT, so that a preload that interposes ibv_reg_mr_iova2 is
+ * entered again from inside its own ibv_reg_mr (rdma-core 29-32 nested the
+ * other way: ibv_reg_mr_iova2 called ibv_reg_mr_iova). The entry is logged
+ * first, with the call it makes.
+ */
 STANDIN struct ibv_mr *standin_reg_mr(struct ibv_pd *pd, void *addr, size_t len,
 				      int access)
 {
-	return reg_va("ibv_reg_mr", pd, addr, len, (uintptr_t)addr, access);
+	int err = failing("ibv_reg_mr");
+
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	logf_("ibv_reg_mr %p %zu access=0x%x: calls ibv_reg_mr_iova2\n", addr,
+	      len, access);
+	return ibv_reg_mr_iova2(pd, addr, len, (uintptr_t)addr,
+				(unsigned int)access);
 }
 
 STANDIN struct ibv_mr *standin_reg_mr_1_0(struct ibv_pd *pd, void *addr,
@@ -254,17 +271,26 @@ STANDIN struct ibv_mr *standin_reg_mr_1_0(struct ibv_pd *pd, void *addr,
 	return reg_va("ibv_reg_mr@1.0", pd, addr, len, (uintptr_t)addr, access);
 }
 
-STANDIN struct ibv_mr *(ibv_reg_mr_iova)(struct ibv_pd *pd, void *addr,
-					 size_t len, uint64_t iova, int access)
-{
-	return reg_va("ibv_reg_mr_iova", pd, addr, len, iova, access);
-}
-
 STANDIN struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
 					size_t len, uint64_t iova,
 					unsigned int access)
 {
 	return reg_va("ibv_reg_mr_iova2", pd, addr, len, iova, (int)access);
+}
+
+STANDIN struct ibv_mr *(ibv_reg_mr_iova)(struct ibv_pd *pd, void *addr,
+					 size_t len, uint64_t iova, int access)
+{
+	int err = failing("ibv_reg_mr_iova");
+
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	logf_("ibv_reg_mr_iova %p %zu iova=0x%llx access=0x%x: calls "
+	      "ibv_reg_mr_iova2\n",
+	      addr, len, (unsigned long long)iova, access);
+	return ibv_reg_mr_iova2(pd, addr, len, iova, (unsigned int)access);
 }
 
 STANDIN struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,

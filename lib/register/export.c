@@ -22,8 +22,8 @@ _Static_assert(sizeof(((struct gdr_dev *)0)->pci_id) ==
 
 /* Whether to make the PCIe-mapped export: 1 yes, 0 no, -1 refused with
  * the reason in @why (the caller insisted and the driver cannot). */
-static int want_pcie(uint32_t flags, const struct gdr_node *node,
-		     const struct gdr_dev *d, char *why, size_t n)
+static int export_wants_pcie(uint32_t flags, const struct gdr_node *node,
+			     const struct gdr_dev *d, char *why, size_t n)
 {
 	bool forced = flags & GDR_EXPORT_PCIE_MAPPING;
 
@@ -132,7 +132,7 @@ static int export_checked(void *ptr, size_t len, uint32_t flags,
 				    : d->busid);
 		return EIO;
 	}
-	pcie = want_pcie(flags, node, d, why, n);
+	pcie = export_wants_pcie(flags, node, d, why, n);
 	if (pcie < 0)
 		return EOPNOTSUPP;
 	req.ptr = ptr;
@@ -175,7 +175,7 @@ static int export_checked(void *ptr, size_t len, uint32_t flags,
 	return 0;
 }
 
-GDR_EXPORT int gdr_export(void *ptr, size_t len, uint32_t flags,
+GDR_PUBLIC int gdr_export(void *ptr, size_t len, uint32_t flags,
 			  struct gdr_export_desc *desc, int *fds)
 {
 	struct gdr_exports xs;
@@ -210,7 +210,7 @@ GDR_EXPORT int gdr_export(void *ptr, size_t len, uint32_t flags,
 	return 0;
 }
 
-GDR_EXPORT int gdr_export_pack(const struct gdr_export_desc *desc, void *buf,
+GDR_PUBLIC int gdr_export_pack(const struct gdr_export_desc *desc, void *buf,
 			       size_t size)
 {
 	char why[GDR_WHY_LEN];
@@ -244,7 +244,7 @@ static int unpack_here(const void *buf, size_t size,
 	return gdr_desc_unpack(buf, size, boot, desc, why, n);
 }
 
-GDR_EXPORT int gdr_export_unpack(const void *buf, size_t size,
+GDR_PUBLIC int gdr_export_unpack(const void *buf, size_t size,
 				 struct gdr_export_desc *desc)
 {
 	char why[GDR_MSG_LEN];
@@ -264,7 +264,7 @@ GDR_EXPORT int gdr_export_unpack(const void *buf, size_t size,
 	return 0;
 }
 
-GDR_EXPORT int gdr_export_send(int sock, const struct gdr_export_desc *desc,
+GDR_PUBLIC int gdr_export_send(int sock, const struct gdr_export_desc *desc,
 			       const int *fds)
 {
 	uint8_t wire[GDR_EXPORT_WIRE_LEN];
@@ -380,7 +380,7 @@ static int check_message(const uint8_t *buf, const struct gdr_fds_msg *m,
 	return 0;
 }
 
-GDR_EXPORT int gdr_export_recv(int sock, struct gdr_export_desc *desc, int *fds)
+GDR_PUBLIC int gdr_export_recv(int sock, struct gdr_export_desc *desc, int *fds)
 {
 	uint8_t buf[GDR_EXPORT_WIRE_LEN + 1];
 	char why[GDR_MSG_LEN], words[96];

@@ -5,11 +5,15 @@
  * $GDR_FAKE_GPU_BUSID (that of a layout's GPU, whose sysfs --host-root
  * then shows), DMA-BUF and GPUDirect RDMA supported. Only the entry
  * points the library requires, by their ABI names (no cuGetProcAddress:
- * the loader falls back to dlsym). No memory, no contexts.
+ * the loader falls back to dlsym). No memory, no contexts; with
+ * GDR_FAKE_GPU_MEMORY=1 a primary context and "device memory" that is
+ * host memory (for the storage check over the stand-in libcufile, which
+ * reads and writes it as such).
  */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef int CUresult;
 typedef int CUdevice;
@@ -117,10 +121,60 @@ EXPORT CUresult cuPointerSetAttribute(const void *v, int attr, CUdeviceptr p)
 	return INVALID_VALUE;
 }
 
+static int memory(void)
+{
+	const char *m = getenv("GDR_FAKE_GPU_MEMORY");
+
+	return m && m[0] == '1';
+}
+
+static char context; /* the one primary context's handle */
+
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 {
-	(void)c, (void)d;
-	return NOT_SUPPORTED;
+	if (!memory() || d != 0)
+		return NOT_SUPPORTED;
+	*c = &context;
+	return OK;
+}
+
+EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d);
+EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
+{
+	return d == 0 ? OK : INVALID_DEVICE;
+}
+
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n);
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
+{
+	void *m = NULL;
+
+	/* Aligned as device memory is, and as O_DIRECT wants. */
+	if (!memory() || posix_memalign(&m, 4096, n))
+		return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+	*p = (CUdeviceptr)m;
+	return OK;
+}
+
+EXPORT CUresult cuMemFree_v2(CUdeviceptr p);
+EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
+{
+	free((void *)p);
+	return OK;
+}
+
+EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n);
+EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
+{
+	memcpy((void *)dst, src, n);
+	return OK;
+}
+
+EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n);
+EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
+{
+	memcpy(dst, (const void *)src, n);
+	return OK;
 }
 
 EXPORT CUresult cuCtxGetCurrent(CUcontext *c)
@@ -137,14 +191,15 @@ EXPORT CUresult cuCtxGetDevice(CUdevice *d)
 
 EXPORT CUresult cuCtxPushCurrent_v2(CUcontext c)
 {
-	(void)c;
-	return INVALID_VALUE;
+	return memory() && c == &context ? OK : INVALID_VALUE;
 }
 
 EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *c)
 {
-	(void)c;
-	return INVALID_VALUE;
+	if (!memory())
+		return INVALID_VALUE;
+	*c = &context;
+	return OK;
 }
 
 /* Present, as in every 12.4 driver (the replay's model assumes it). */

@@ -261,8 +261,12 @@ int gdr_fds_recv(int sock, void *buf, size_t len, int *fds, unsigned int max,
 	return 0;
 fail:
 	r = errno ? errno : EIO;
-	for (i = 0; i < (int)m->nfds; i++)
+	/* Closed and forgotten: a number left behind would name whatever
+	 * the process opens next. */
+	for (i = 0; i < (int)m->nfds; i++) {
 		close(fds[i]);
+		fds[i] = -1;
+	}
 	m->nfds = 0;
 	return (int)r;
 }

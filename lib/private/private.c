@@ -12,11 +12,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "private/gpudirect-private.h"
+#include "gpudirect-private.h"
 #include "doctor.h"
 #include "thresholds.h"
 
-GDR_EXPORT int gdr_private_model_read(struct gdr_model *m,
+GDR_PUBLIC int gdr_private_model_read(struct gdr_model *m,
 				      struct ibv_context *const *ctxs,
 				      unsigned int num)
 {
@@ -132,7 +132,7 @@ struct replay_nic {
 static struct replay_nic *replay_nics;
 static struct ibv_context **replay_ctxs;
 
-GDR_EXPORT void gdr_private_replay_end(void)
+GDR_PUBLIC void gdr_private_replay_end(void)
 {
 	gdr_seam_install(NULL);
 	free(replay_ctxs);
@@ -144,7 +144,7 @@ GDR_EXPORT void gdr_private_replay_end(void)
 _Static_assert(GDR_PRIVATE_ENOTREG == GDR_ENOTREG,
 	       "the private errno of a file that is not regular");
 
-GDR_EXPORT int gdr_private_replay(const struct gdr_model *m,
+GDR_PUBLIC int gdr_private_replay(const struct gdr_model *m,
 				  const struct gdr_files *files,
 				  struct ibv_context ***ctxs, unsigned int *num,
 				  char *why, size_t n)
@@ -218,7 +218,7 @@ GDR_EXPORT int gdr_private_replay(const struct gdr_model *m,
 
 /* --- the host's files from a container ---------------------------------- */
 
-GDR_EXPORT int gdr_private_host_root(const char *dir, char *why, size_t n)
+GDR_PUBLIC int gdr_private_host_root(const char *dir, char *why, size_t n)
 {
 	struct gdr_seam s;
 	char path[PATH_MAX], real[PATH_MAX];
@@ -316,7 +316,7 @@ static ssize_t rec_link(const char *path, char *buf, size_t n)
 	return r;
 }
 
-GDR_EXPORT int gdr_private_record(void)
+GDR_PUBLIC int gdr_private_record(void)
 {
 	struct gdr_seam s = *gdr_seam();
 
@@ -329,22 +329,22 @@ GDR_EXPORT int gdr_private_record(void)
 	return 0;
 }
 
-GDR_EXPORT int gdr_private_open(const char *path)
+GDR_PUBLIC int gdr_private_open(const char *path)
 {
 	return gdr_open_node(path);
 }
 
-GDR_EXPORT int gdr_private_lstat(const char *path, struct stat *st)
+GDR_PUBLIC int gdr_private_lstat(const char *path, struct stat *st)
 {
 	return gdr_lstat_node(path, st);
 }
 
-GDR_EXPORT ssize_t gdr_private_readlink(const char *path, char *buf, size_t n)
+GDR_PUBLIC ssize_t gdr_private_readlink(const char *path, char *buf, size_t n)
 {
 	return gdr_readlink_node(path, buf, n);
 }
 
-GDR_EXPORT unsigned int gdr_private_recorded(const char *const **paths)
+GDR_PUBLIC unsigned int gdr_private_recorded(const char *const **paths)
 {
 	unsigned int n;
 
@@ -355,7 +355,7 @@ GDR_EXPORT unsigned int gdr_private_recorded(const char *const **paths)
 	return n;
 }
 
-GDR_EXPORT struct gdr_report *
+GDR_PUBLIC struct gdr_report *
 gdr_private_report_create(struct ibv_context *const *ctxs,
 			  unsigned int num_ctxs, struct ibv_context *const *all,
 			  unsigned int num_all)
@@ -364,39 +364,45 @@ gdr_private_report_create(struct ibv_context *const *ctxs,
 	return gdr_report_ranked(ctxs, num_ctxs, all, num_all, 0);
 }
 
-GDR_EXPORT int gdr_private_reg_device(struct ibv_pd *pd, void *addr, size_t len,
+GDR_PUBLIC int gdr_private_reg_device(struct ibv_pd *pd, void *addr, size_t len,
 				      uint64_t iova, int access,
 				      struct ibv_mr **mr, char *why, size_t n)
 {
-	struct gdr_ptr_info pi;
-
-	int err;
-
-	*mr = NULL;
-	if (n)
-		why[0] = '\0';
-	if (!pd || !addr || !len)
-		return ENXIO;
-	err = gdr_classify(addr, len, false, &pi, why, n);
-	/* Device memory the library refuses (not RDMA capable, past its
-	 * allocation, CUDA IPC): the reason, for the caller to say. */
-	if (err &&
-	    (pi.type == GDR_MEM_CUDA_DEVICE || pi.type == GDR_MEM_CUDA_POOL))
-		return err;
-	if (err ||
-	    (pi.type != GDR_MEM_CUDA_DEVICE && pi.type != GDR_MEM_CUDA_POOL)) {
-		if (n)
-			why[0] = '\0';
-		return ENXIO;
-	}
-	return gdr_register_iova(pd, addr, len, iova, access, &pi, mr, why, n);
+	return gdr_register_device_iova(pd, addr, len, iova, access, mr, why,
+					n);
 }
 
-GDR_EXPORT void gdr_private_preload_env(int *off, int *debug)
+GDR_PUBLIC void gdr_private_preload_env(int *off, int *debug)
 {
 	bool o, d;
 
 	gdr_env_preload(&o, &d);
 	*off = o;
 	*debug = d;
+}
+
+GDR_PUBLIC int gdr_private_storage_check(struct gdr_storage *st,
+					 const char *const *paths,
+					 unsigned int num,
+					 unsigned long long bytes,
+					 unsigned int timeout_ms, int gpu)
+{
+	if (!st || (num && !paths) || gpu < 0)
+		return EINVAL;
+	return gdr_storage_check(st, paths, num, bytes, timeout_ms, gpu);
+}
+
+GDR_PUBLIC int gdr_private_storage_report(struct gdr_report *r,
+					  const struct gdr_storage *st,
+					  struct ibv_context *const *ctxs,
+					  unsigned int num)
+{
+	if (!r || !st || (num && !ctxs))
+		return EINVAL;
+	return gdr_storage_report(r, st, ctxs, num);
+}
+
+GDR_PUBLIC int gdr_private_storage_stuck(void)
+{
+	return gdr_storage_stuck();
 }
