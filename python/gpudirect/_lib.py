@@ -115,6 +115,11 @@ VERDICT_UNKNOWN = 3
 VERDICT_INFO = 4
 REPORT_TEXT = 0
 REPORT_JSON = 1
+REPORT_SCOPE_UNKNOWN = 0
+REPORT_SCOPE_NODE = 1
+REPORT_SCOPE_GPU = 2
+REPORT_SCOPE_RDMA_DEVICE = 3
+REPORT_SCOPE_STORAGE = 4
 
 IBV_ACCESS_LOCAL_WRITE = 1 << 0
 IBV_ACCESS_REMOTE_WRITE = 1 << 1
@@ -258,6 +263,7 @@ class ReportItem(Structure):
         ("value", c_char_p),
         ("verdict", c_int),
         ("remedy", c_char_p),
+        ("scope", c_int),  # since 0.4.1
     ]
 
 

@@ -3,7 +3,7 @@
 # On the GPU machine: the Python package in one command, a few minutes:
 #   sh tests/gpu/run-python.sh [BUILD_DIR]
 # builds if needed (BUILD_DIR, default build-gpu), then over the stand-in
-# verbs (tests/preload/, device standin0) and the real CUDA driver:
+# verbs (tests/fakes/libibverbs/, device standin0) and the real CUDA driver:
 #   - the package's suite (tests/python/: host memory, lifetimes, threads);
 #   - the GPU tests (tests/gpu/python/: every tensor case, the caches under
 #     PyTorch's allocators against the driver's ground truth, owners and
@@ -80,7 +80,7 @@ example() {
 		{ echo "no PyTorch with a GPU: the example needs one"; return 77; }
 	tmp=$(mktemp -d)
 	sock=$tmp/kv.sock
-	env LD_LIBRARY_PATH="$b/tests/preload:$b/lib" STANDIN_LOG="$tmp/log" \
+	env LD_LIBRARY_PATH="$b/tests/fakes/libibverbs:$b/lib" STANDIN_LOG="$tmp/log" \
 		GPUDIRECT_LIBRARY="$b/lib/libgpudirect.so.1" \
 		PYTHONPATH="$top/python" PYTHONDONTWRITEBYTECODE=1 \
 		"$py" examples/python/kv_owner.py "$sock" --mib 64 > "$tmp/owner.out" 2>&1 &
@@ -91,9 +91,9 @@ example() {
 		i=$((i + 1))
 	done
 	rc=0
-	env LD_LIBRARY_PATH="$b/tests/preload:$b/lib" STANDIN_LOG="$tmp/log" \
+	env LD_LIBRARY_PATH="$b/tests/fakes/libibverbs:$b/lib" STANDIN_LOG="$tmp/log" \
 		"$b/examples/gdr-share" import "$sock" -d standin0 || rc=1
-	env LD_LIBRARY_PATH="$b/tests/preload:$b/lib" STANDIN_LOG="$tmp/log" \
+	env LD_LIBRARY_PATH="$b/tests/fakes/libibverbs:$b/lib" STANDIN_LOG="$tmp/log" \
 		GPUDIRECT_LIBRARY="$b/lib/libgpudirect.so.1" \
 		PYTHONPATH="$top/python" PYTHONDONTWRITEBYTECODE=1 \
 		"$py" examples/python/kv_importer.py "$sock" -d standin0 || rc=1

@@ -97,6 +97,7 @@ int main(void)
 	FIELD(gdr_report_item, value);
 	FIELD(gdr_report_item, verdict);
 	FIELD(gdr_report_item, remedy);
+	FIELD(gdr_report_item, scope);
 	SIZE(ibv_mr);
 	FIELD(ibv_mr, context);
 	FIELD(ibv_mr, pd);
@@ -174,6 +175,11 @@ int main(void)
 	CONST(GDR_VERDICT_INFO);
 	CONST(GDR_REPORT_TEXT);
 	CONST(GDR_REPORT_JSON);
+	CONST(GDR_REPORT_SCOPE_UNKNOWN);
+	CONST(GDR_REPORT_SCOPE_NODE);
+	CONST(GDR_REPORT_SCOPE_GPU);
+	CONST(GDR_REPORT_SCOPE_RDMA_DEVICE);
+	CONST(GDR_REPORT_SCOPE_STORAGE);
 	CONST(IBV_ACCESS_LOCAL_WRITE);
 	CONST(IBV_ACCESS_REMOTE_WRITE);
 	CONST(IBV_ACCESS_REMOTE_READ);

@@ -28,7 +28,7 @@ PIP_DISABLE_PIP_VERSION_CHECK=1 "$tmp/venv/bin/pip" install --no-index \
 echo "ok   pip install --no-index ./python into a fresh venv: $(tail -n 1 "$tmp/log")"
 cd "$tmp" || exit 1
 env -u PYTHONPATH STANDIN_LOG="$tmp/standin.log" \
-	LD_LIBRARY_PATH="$b/tests/preload:$b/lib" \
+	LD_LIBRARY_PATH="$b/tests/fakes/libibverbs:$b/lib" \
 	GPUDIRECT_LIBRARY="$b/lib/libgpudirect.so.1" \
 	"$tmp/venv/bin/python" - "$tmp/venv" > "$tmp/log" 2>&1 << 'PY' || fail "import and register from the venv"
 import sys

@@ -5,7 +5,7 @@
 
 The package is the tree's (python/), the library the build's
 (GPUDIRECT_LIBRARY), and, with --standin (the default), libibverbs.so.1 is
-the stand-in of tests/preload/ (one device, standin0, that logs every
+the stand-in of tests/fakes/libibverbs/ (one device, standin0, that logs every
 registration to $STANDIN_LOG); --real uses the system's libibverbs.
 
 Under pytest where it is installed (python3-pytest); else under the small
@@ -37,7 +37,7 @@ def environment(build: str, standin: bool, tmp: str) -> dict:
     lib = os.path.join(build, "lib")
     paths = [lib]
     if standin:
-        paths.insert(0, os.path.join(build, "tests", "preload"))
+        paths.insert(0, os.path.join(build, "tests", "fakes", "libibverbs"))
         env["STANDIN_LOG"] = os.path.join(tmp, "standin.log")
         env["GDR_TEST_DEVICE"] = "standin0"
     if env.get("LD_LIBRARY_PATH"):

@@ -32,7 +32,7 @@ def test_report_is_gdr_info_json():
     assert r["schema"] == "libgpudirect-report"
     assert isinstance(r["items"], list) and r["items"]
     for item in r["items"]:
-        assert set(item) == {"section", "key", "value", "verdict", "remedy"}
+        assert {"section", "key", "value", "verdict", "remedy"} <= set(item)
     assert any(i["section"] == support.DEVICE for i in r["items"])
 
 
