@@ -39,6 +39,7 @@ def environment(build: str, standin: bool, tmp: str) -> dict:
     if standin:
         paths.insert(0, os.path.join(build, "tests", "fakes", "libibverbs"))
         env["STANDIN_LOG"] = os.path.join(tmp, "standin.log")
+        env["STANDIN_KEYS"] = "1"  # each MR's keys logged too
         env["GDR_TEST_DEVICE"] = "standin0"
     if env.get("LD_LIBRARY_PATH"):
         paths.append(env["LD_LIBRARY_PATH"])

@@ -7,8 +7,10 @@
  * and whose ibv_reg_dmabuf_mr takes any dma-buf. Each registration is
  * logged to $STANDIN_LOG: what a test checks. Each MR gets keys of its own
  * (lkey 0x5a000000 + n, rkey 0xa5000000 + n for the n-th MR of the
- * process), logged on a line of their own ("mr lkey=... rkey=...") after
- * the registration's, so that a test can tell which keys reached it.
+ * process); with $STANDIN_KEYS set they are logged on a line of their own
+ * ("mr lkey=... rkey=...") after the registration's, so that a test can
+ * tell which keys reached it (the Python tests do; the others read the log
+ * line by line as it was).
  *
  * $STANDIN_FAIL=CALL=ERRNO[,CALL=ERRNO...] makes a call fail with that
  * errno (ibv_reg_dmabuf_mr=95 is a kernel without DMA-BUF MRs, as rxe;
@@ -46,6 +48,7 @@ struct standin_mr {
 /* Read once: a benchmark's loop should not scan the environment. */
 static const char *log_path, *fail_spec;
 static unsigned int slow_us;
+static int log_keys;
 
 __attribute__((constructor)) static void standin_env(void)
 {
@@ -53,6 +56,7 @@ __attribute__((constructor)) static void standin_env(void)
 
 	log_path = getenv("STANDIN_LOG");
 	fail_spec = getenv("STANDIN_FAIL");
+	log_keys = getenv("STANDIN_KEYS") != NULL;
 	slow_us = slow ? (unsigned int)strtoul(slow, NULL, 10) : 0;
 }
 
@@ -206,7 +210,8 @@ static struct ibv_mr *new_mr(struct ibv_pd *pd, void *addr, size_t len, int fd)
 	m->mr.lkey = 0x5a000000u + (n & 0xffffffu);
 	m->mr.rkey = 0xa5000000u + (n & 0xffffffu);
 	m->fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
-	logf_("mr lkey=0x%x rkey=0x%x\n", m->mr.lkey, m->mr.rkey);
+	if (log_keys)
+		logf_("mr lkey=0x%x rkey=0x%x\n", m->mr.lkey, m->mr.rkey);
 	return &m->mr;
 }
 
