@@ -56,6 +56,11 @@ need_test() {
 	command -v python3 > /dev/null 2>&1 || m="$m python3"
 	python3 -c 'import jsonschema' 2> /dev/null || m="$m python3-jsonschema"
 	python3 -c 'import ensurepip' 2> /dev/null || m="$m python3-venv"
+	# The Python package's suite: pytest, NumPy's cases, its lint.
+	python3 -c 'import pytest' 2> /dev/null || m="$m python3-pytest"
+	python3 -c 'import numpy' 2> /dev/null || m="$m python3-numpy"
+	python3 -c 'import pyflakes' 2> /dev/null || m="$m python3-pyflakes"
+	python3 -c 'import mypy' 2> /dev/null || m="$m mypy"
 	command -v valgrind > /dev/null 2>&1 || m="$m valgrind"
 	command -v clang > /dev/null 2>&1 || m="$m clang"
 	command -v clang-format > /dev/null 2>&1 || m="$m clang-format"
@@ -220,7 +225,7 @@ run_tests() {
 			echo "fail $name" >> "$steps"
 		fi
 	}
-	tstep "all suites (unit abi alloc security gpu vm)" "$build" main testlog \
+	tstep "all suites (unit abi alloc security gpu vm python)" "$build" main testlog \
 		meson test -C "$build" --print-errorlogs --num-processes 2
 	tstep "valgrind (unit suite)" "$build" valgrind testlog-valgrind \
 		meson test -C "$build" --setup valgrind --suite unit --print-errorlogs --num-processes 2

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # On the GPU machine: build, run the unit and gpu suites and the GPU
-# benchmarks, the doctor and its capture/replay, and print a summary.
+# benchmarks, the Python package's tests and benchmarks (run-python.sh),
+# the doctor and its capture/replay, and print a summary.
 # Exits non-zero when anything failed. One command, a few minutes:
 #   sh tests/gpu/run-on-gpu.sh [BUILD_DIR]
 set -u
@@ -100,6 +101,11 @@ if [ -x .carry/ucx/bench-ucx ]; then
 	say "-- cache beside UCX (carried build)"
 	LD_LIBRARY_PATH=.carry/ucx .carry/ucx/bench-ucx 2>&1 | tee -a "$log"
 fi
+
+say "== the Python package (tests/gpu/run-python.sh: its suite, the GPU tests, benchmarks, the example)"
+OUT=$out sh tests/gpu/run-python.sh "$build" > "$build/python.out" 2>&1 || fail "Python (see $out/python-gpu.log)"
+tee -a "$log" < "$out/python-summary.txt"
+tail -n 1 "$build/python.out" | tee -a "$log"
 
 say "== gdr-info"
 "$build/tools/gdr-info/gdr-info" > "$build/gdr-info.txt" 2>&1

@@ -226,6 +226,22 @@ else
 	bad "gdr-write-bw --mem=import"
 fi
 
+# The Python package (python/): host memory registered from Python, its
+# keys used by a real RDMA write from a C peer, and the rest of
+# test-python.py. Python is in the guest image (vm.sh GUEST_PKGS).
+top=$(cd "$(dirname "$0")/../.." && pwd)
+if command -v python3 > /dev/null; then
+	if PYTHONDONTWRITEBYTECODE=1 timeout 300 python3 "$top/tests/vm/test-python.py" "$b" > /tmp/t.log 2>&1; then
+		ok "Python on rxe0: $(tail -n 1 /tmp/t.log)"
+		grep -v '^python: ' /tmp/t.log | sed 's/^/     /'
+	else
+		bad "Python on rxe0"
+	fi
+else
+	echo "python3 is missing from the guest image (vm.sh GUEST_PKGS)" > /tmp/t.log
+	bad "Python on rxe0"
+fi
+
 timeout 60 "$b/examples/gdr-write-bw" --mem cuda -p 18517 > /tmp/t.log 2>&1
 if [ $? != 0 ] && has "no CUDA driver on this machine"; then
 	ok "gdr-write-bw --mem cuda without a GPU: clear error"

@@ -31,12 +31,13 @@ set -euo pipefail
 RECIPE=5
 SUITE=bookworm
 MIRROR=${GDR_VM_MIRROR:-http://deb.debian.org/debian}
-GUEST_PKGS="rdma-core ibverbs-providers ibverbs-utils perftest rdmacm-utils iproute2 kmod libibverbs1 librdmacm1 procps strace"
+# python3: the Python package's case (test-python.py), about 20 MB more.
+GUEST_PKGS="rdma-core ibverbs-providers ibverbs-utils perftest rdmacm-utils iproute2 kmod libibverbs1 librdmacm1 procps strace python3"
 MODULES="virtio_pci 9pnet_virtio 9p crc32_generic dummy rdma_rxe ib_uverbs rdma_ucm vgem"
 # What building the guest's programs needs, in the build root.
 BUILD_PKGS="gcc libc6-dev meson ninja-build pkg-config python3 libibverbs-dev librdmacm-dev"
 # The programs the guest suite runs.
-VM_TARGETS="tools/gdr-info/gdr-info examples/gdr-register-one examples/gdr-write-bw tests/vm/test-vm tests/vm/vm-syscalls lib/libgpudirect-preload.so tools/gdr-run/gdr-run"
+VM_TARGETS="tools/gdr-info/gdr-info examples/gdr-register-one examples/gdr-write-bw tests/vm/test-vm tests/vm/vm-syscalls lib/libgpudirect-preload.so tools/gdr-run/gdr-run tests/vm/libgdrpyloop.so"
 CACHE=${GDR_VM_CACHE:-/var/cache/libgpudirect-vm}
 TIMEOUT=${GDR_VM_TIMEOUT:-900}
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg

@@ -5,11 +5,18 @@
  * device, "standin0", whose ibv_reg_mr refuses memory the kernel could not
  * pin (EFAULT, as a kernel without nvidia-peermem answers for GPU memory)
  * and whose ibv_reg_dmabuf_mr takes any dma-buf. Each registration is
- * logged to $STANDIN_LOG: what a test checks.
+ * logged to $STANDIN_LOG: what a test checks. Each MR gets keys of its own
+ * (lkey 0x5a000000 + n, rkey 0xa5000000 + n for the n-th MR of the
+ * process); with $STANDIN_KEYS set they are logged on a line of their own
+ * ("mr lkey=... rkey=...") after the registration's, so that a test can
+ * tell which keys reached it (the Python tests do; the others read the log
+ * line by line as it was).
  *
  * $STANDIN_FAIL=CALL=ERRNO[,CALL=ERRNO...] makes a call fail with that
  * errno (ibv_reg_dmabuf_mr=95 is a kernel without DMA-BUF MRs, as rxe;
  * ibv_dereg_mr=16 an MR still bound to a memory window), logged too.
+ * $STANDIN_SLOW_US=N makes each registration and ibv_query_device take N
+ * microseconds more (a long call, for the tests that show who waits).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,11 +47,17 @@ struct standin_mr {
 
 /* Read once: a benchmark's loop should not scan the environment. */
 static const char *log_path, *fail_spec;
+static unsigned int slow_us;
+static int log_keys;
 
 __attribute__((constructor)) static void standin_env(void)
 {
+	const char *slow = getenv("STANDIN_SLOW_US");
+
 	log_path = getenv("STANDIN_LOG");
 	fail_spec = getenv("STANDIN_FAIL");
+	log_keys = getenv("STANDIN_KEYS") != NULL;
+	slow_us = slow ? (unsigned int)strtoul(slow, NULL, 10) : 0;
 }
 
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -122,6 +135,8 @@ STANDIN int ibv_dealloc_pd(struct ibv_pd *pd)
 
 STANDIN int ibv_query_device(struct ibv_context *c, struct ibv_device_attr *a)
 {
+	if (slow_us)
+		usleep(slow_us);
 	memset(a, 0, sizeof(*a));
 	a->max_mr_size = ~0ULL;
 	snprintf(a->fw_ver, sizeof(a->fw_ver), "standin");
@@ -176,9 +191,12 @@ int standin_dereg_mr(struct ibv_mr *mr);
 int standin_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
 		     void *addr, size_t len, int access);
 
+static unsigned int num_mrs;
+
 static struct ibv_mr *new_mr(struct ibv_pd *pd, void *addr, size_t len, int fd)
 {
 	struct standin_mr *m = calloc(1, sizeof(*m));
+	unsigned int n;
 
 	if (!m) {
 		errno = ENOMEM;
@@ -188,8 +206,12 @@ static struct ibv_mr *new_mr(struct ibv_pd *pd, void *addr, size_t len, int fd)
 	m->mr.pd = pd;
 	m->mr.addr = addr;
 	m->mr.length = len;
-	m->mr.lkey = m->mr.rkey = 0x5a5a;
+	n = __atomic_add_fetch(&num_mrs, 1, __ATOMIC_RELAXED);
+	m->mr.lkey = 0x5a000000u + (n & 0xffffffu);
+	m->mr.rkey = 0xa5000000u + (n & 0xffffffu);
 	m->fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+	if (log_keys)
+		logf_("mr lkey=0x%x rkey=0x%x\n", m->mr.lkey, m->mr.rkey);
 	return &m->mr;
 }
 
@@ -212,6 +234,8 @@ static struct ibv_mr *reg_va(const char *call, struct ibv_pd *pd, void *addr,
 		errno = err;
 		return NULL;
 	}
+	if (slow_us)
+		usleep(slow_us);
 	if (!pinnable(addr)) {
 		logf_("%s %p %zu iova=0x%llx access=0x%x: EFAULT\n", call, addr,
 		      len, (unsigned long long)iova, access);
@@ -292,6 +316,8 @@ STANDIN struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 		errno = err;
 		return NULL;
 	}
+	if (slow_us)
+		usleep(slow_us);
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	f = fopen(path, "r");
 	while (f && fgets(line, sizeof(line), f))
