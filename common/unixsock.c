@@ -172,17 +172,26 @@ void unixsock_close(struct unixsock *s)
 int unixsock_connect(const char *path, char *err, size_t n)
 {
 	struct sockaddr_un a;
-	int fd;
+	int fd, type = SOCK_SEQPACKET;
 
 	if (addr_of(path, &a, err, n))
 		return -1;
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+again:
+	fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		snprintf(err, n, "socket(AF_UNIX): %s", strerror(errno));
 		return -1;
 	}
 	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
 		int e = errno;
+
+		/* An owner listening on a stream socket (a Python owner's
+		 * socket.socket(AF_UNIX)): the descriptor reads the same. */
+		if (e == EPROTOTYPE && type == SOCK_SEQPACKET) {
+			close(fd);
+			type = SOCK_STREAM;
+			goto again;
+		}
 
 		snprintf(err, n, "cannot connect to %s: %s%s", path,
 			 strerror(e),

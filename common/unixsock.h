@@ -32,8 +32,9 @@ int unixsock_listen(const char *path, struct unixsock *s, char *err, size_t n);
  * socket this process bound (never what replaced it since). */
 void unixsock_close(struct unixsock *s);
 
-/* Connect (SOCK_SEQPACKET, close-on-exec) to @path: the fd, or -1 with the
- * reason in @err. */
+/* Connect (close-on-exec) to @path: SOCK_SEQPACKET, or SOCK_STREAM where
+ * the listener is a stream socket (gdr_export_recv reads a descriptor
+ * from either). The fd, or -1 with the reason in @err. */
 int unixsock_connect(const char *path, char *err, size_t n);
 
 #endif

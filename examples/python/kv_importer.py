@@ -12,10 +12,26 @@ who registered it) and the path the library took, and why.
 from __future__ import annotations
 
 import argparse
+import errno
 import socket
 import sys
 
 import gpudirect
+
+
+def connect(path: str) -> socket.socket:
+    """A socket connected to the owner at @path: gdr-share's owner listens
+    on SOCK_SEQPACKET, kv_owner.py on SOCK_STREAM; either is taken."""
+    for kind in (socket.SOCK_SEQPACKET, socket.SOCK_STREAM):
+        s = socket.socket(socket.AF_UNIX, kind)
+        try:
+            s.connect(path)
+            return s
+        except OSError as e:
+            s.close()
+            if e.errno != errno.EPROTOTYPE or kind == socket.SOCK_STREAM:
+                raise
+    raise AssertionError("not reached")
 
 
 def main() -> int:
@@ -24,8 +40,7 @@ def main() -> int:
     ap.add_argument("-d", "--device", help="RDMA device (default: the first)")
     a = ap.parse_args()
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.connect(a.socket)
+        with connect(a.socket) as s:
             export = gpudirect.recv(s)
         with export, gpudirect.ProtectionDomain(a.device) as pd:
             print(f"import: received {export.length} bytes of GPU "

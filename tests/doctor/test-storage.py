@@ -174,8 +174,14 @@ else:
 # no CUDA device: cuFile is not even loaded
 res = subprocess.run([gdr_info, "--json", "--storage", data], capture_output=True,
                      text=True, env=clean, timeout=60)
-want(items_of(res.stdout), "no CUDA", "cufile_library", "unknown",
-     "not asked: no CUDA device 0 to read into", "storage")
+items = items_of(res.stdout)
+gpus = items.get(("node", "cuda_devices"), {}).get("value", "0")
+if gpus != "0":
+    # The real driver answers here (the GPU machine): no way to hide it.
+    print("SKIP no CUDA device: this machine has %s (the real driver)" % gpus)
+else:
+    want(items, "no CUDA", "cufile_library", "unknown",
+         "not asked: no CUDA device 0 to read into", "storage")
 # hangs: each step bounded; the run ends, saying which step
 for step in ("open", "write", "read"):
     res, items = live(["--storage", data, "--storage-timeout", "1"], "hang=" + step,

@@ -92,12 +92,23 @@ example() {
 	done
 	rc=0
 	env LD_LIBRARY_PATH="$b/tests/fakes/libibverbs:$b/lib" STANDIN_LOG="$tmp/log" \
-		"$b/examples/gdr-share" import "$sock" -d standin0 || rc=1
+		timeout 60 "$b/examples/gdr-share" import "$sock" -d standin0 || rc=1
 	env LD_LIBRARY_PATH="$b/tests/fakes/libibverbs:$b/lib" STANDIN_LOG="$tmp/log" \
 		GPUDIRECT_LIBRARY="$b/lib/libgpudirect.so.1" \
 		PYTHONPATH="$top/python" PYTHONDONTWRITEBYTECODE=1 \
-		"$py" examples/python/kv_importer.py "$sock" -d standin0 || rc=1
+		timeout 60 "$py" examples/python/kv_importer.py "$sock" -d standin0 || rc=1
 	kill -INT $own 2> /dev/null
+	# Bounded: an owner that does not stop on SIGINT fails the step.
+	i=0
+	while kill -0 $own 2> /dev/null && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if kill -0 $own 2> /dev/null; then
+		echo "the owner did not stop on SIGINT within 10 s"
+		kill -KILL $own
+		rc=1
+	fi
 	wait $own
 	cat "$tmp/owner.out"
 	grep '^ibv_reg_dmabuf_mr' "$tmp/log" | sed 's/^/stand-in: /'

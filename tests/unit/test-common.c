@@ -203,6 +203,31 @@ static void sockets(void)
 		CHECK_INT(unixsock_listen("", &s, err, sizeof(err)), -1);
 		CHECK_HAS(err, "takes 1 to 107 bytes, this one has 0");
 	}
+	/* A stream listener (a Python owner's default socket): connected
+	 * too, as a stream; a stale one is refused with its errno. */
+	snprintf(path, sizeof(path), "%s/s.sock", dir);
+	{
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+		int o = socket(AF_UNIX, SOCK_STREAM, 0), type = 0;
+		socklen_t tl = sizeof(type);
+
+		snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+		CHECK_INT(bind(o, (struct sockaddr *)&a, sizeof(a)), 0);
+		CHECK_INT(listen(o, 1), 0);
+		c = unixsock_connect(path, err, sizeof(err));
+		CHECK(c >= 0);
+		if (c >= 0) {
+			CHECK_INT(getsockopt(c, SOL_SOCKET, SO_TYPE, &type,
+					     &tl),
+				  0);
+			CHECK_INT(type, SOCK_STREAM);
+			close(c);
+		}
+		close(o);
+		CHECK_INT(unixsock_connect(path, err, sizeof(err)), -1);
+		CHECK_HAS(err, "Connection refused");
+		unlink(path);
+	}
 	/* A directory that does not exist: bind's own errno. */
 	snprintf(path, sizeof(path), "%s/no/a.sock", dir);
 	CHECK_INT(unixsock_listen(path, &s, err, sizeof(err)), -1);

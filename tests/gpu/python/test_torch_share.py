@@ -132,7 +132,8 @@ def test_c_owner_python_importer():
                 if not line and owner.poll() is not None:
                     break
             assert "serving on" in line, (line, owner.stderr.read())
-            s = socket.socket(socket.AF_UNIX)
+            # gdr-share's owner listens on a SOCK_SEQPACKET socket.
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             s.connect(path)
             with s, gpudirect.recv(s) as x, \
                     gpudirect.ProtectionDomain(DEVICE) as pd:

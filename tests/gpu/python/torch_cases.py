@@ -213,13 +213,17 @@ def control() -> dict:
             if u.data_ptr() != p:
                 continue
             with c.get(u) as r:
-                if r.result == "hit" and truth.stale(snap, p, n):
+                stale = truth.stale(snap, p, n)
+                if r.result == "hit" and stale:
                     seen += 1
             before = c.stats().stale
             c.purge()
             found += c.stats().stale == before + 1
+            # The purge drops the entry only where the memory under it
+            # was replaced (PyTorch may hand the same allocation back).
             with c.get(u) as r:
-                assert r.result == "miss", r.result
+                assert r.result == ("miss" if stale else "hit"), \
+                    (r.result, stale)
             c.invalidate(u)
         c.close()
     print(f"control: {seen} stale MRs served once the promise was broken; "
