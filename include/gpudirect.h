@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 #define GPUDIRECT_VERSION_MAJOR 0
-#define GPUDIRECT_VERSION_MINOR 4
+#define GPUDIRECT_VERSION_MINOR 5
 #define GPUDIRECT_VERSION_MICRO 0
 
 /*
@@ -869,11 +869,11 @@ enum gdr_verdict {
 };
 
 /*
- * What a report item describes (since 0.4.1). The section's name alone
+ * What a report item describes (since 0.5). The section's name alone
  * does not say it: an RDMA device may be named "node" or "gpu0".
  */
 enum gdr_report_scope {
-	GDR_REPORT_SCOPE_UNKNOWN = 0, /* a library before 0.4.1 (see below) */
+	GDR_REPORT_SCOPE_UNKNOWN = 0, /* a library before 0.5 (see below) */
 	GDR_REPORT_SCOPE_NODE = 1,
 	GDR_REPORT_SCOPE_GPU = 2,	  /* section "gpuN": CUDA device N */
 	GDR_REPORT_SCOPE_RDMA_DEVICE = 3, /* section: the device's name */
@@ -889,8 +889,8 @@ enum gdr_report_scope {
  * @value:   what was observed.
  * @verdict: GDR_VERDICT_*.
  * @remedy:  what to change, or "" when nothing needs changing.
- * @scope:   GDR_REPORT_SCOPE_* (since 0.4.1): what @section names. A
- *           library before 0.4.1 does not write it: zero the item before
+ * @scope:   GDR_REPORT_SCOPE_* (since 0.5): what @section names. A
+ *           library before 0.5 does not write it: zero the item before
  *           the call and read GDR_REPORT_SCOPE_UNKNOWN there.
  */
 struct gdr_report_item {

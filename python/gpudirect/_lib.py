@@ -263,7 +263,7 @@ class ReportItem(Structure):
         ("value", c_char_p),
         ("verdict", c_int),
         ("remedy", c_char_p),
-        ("scope", c_int),  # since 0.4.1
+        ("scope", c_int),  # since 0.5
     ]
 
 

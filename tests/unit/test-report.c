@@ -378,7 +378,7 @@ int main(void)
 			CHECK_INT(whole.scope, GDR_REPORT_SCOPE_NODE);
 		}
 		/* The first release's size: taken, every field it has
-		 * written, nothing past it (the scope is 0.4.1's). */
+		 * written, nothing past it (the scope is 0.5's). */
 		memset(buf, 0xa5, sizeof(buf));
 		CHECK_INT(gdr_report_item(r, 0, (struct gdr_report_item *)buf,
 					  GDR_REPORT_ITEM_MIN_SIZE),
