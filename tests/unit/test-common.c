@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the programs share (common/): the one parser of command-line
- * numbers at both edges, and the unix socket that removes only the path
- * it bound.
+ * numbers at both edges, the unix socket that removes only the path it
+ * bound, and the buffer in host or device memory (the device half over
+ * the fake libcuda.so.1, whose "device memory" is host memory).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -92,6 +94,115 @@ static void specs(void)
 	CHECK_INT(devmem_parse("cuda:", &cuda, &dev, err, sizeof(err)), -1);
 	CHECK_INT(devmem_parse("cudax", &cuda, &dev, err, sizeof(err)), -1);
 	CHECK_INT(devmem_parse("Host", &cuda, &dev, err, sizeof(err)), -1);
+	/* Only ':' separates the ordinal; "host" is the whole word. */
+	CHECK_INT(devmem_parse("cudax1", &cuda, &dev, err, sizeof(err)), -1);
+	CHECK_INT(devmem_parse("cuda-1", &cuda, &dev, err, sizeof(err)), -1);
+	CHECK_INT(devmem_parse("cuda01", &cuda, &dev, err, sizeof(err)), -1);
+	CHECK_INT(devmem_parse("hostile", &cuda, &dev, err, sizeof(err)), -1);
+	CHECK_HAS(err, "unknown memory 'hostile'");
+	CHECK_INT(devmem_parse("host:0", &cuda, &dev, err, sizeof(err)), -1);
+}
+
+/* The byte devmem_pattern() puts at @k of a @size-byte message. */
+static int is_pattern(const unsigned char *p, size_t size, int invert)
+{
+	size_t k;
+
+	for (k = 0; k < size; k++)
+		if (p[k] != (unsigned char)(invert ? ~devmem_pattern(k, size)
+						   : devmem_pattern(k, size)))
+			return 0;
+	return 1;
+}
+
+/*
+ * Writes and reads at an offset, the pattern written to the last byte (and
+ * its complement), and the check's answer: 0, or the first wrong byte + 1.
+ * @view is the buffer as host memory (the fake's device memory is).
+ */
+static void pattern_edges(struct devmem *m, unsigned char *view)
+{
+	unsigned char b[4];
+
+	CHECK_INT(devmem_write(m, 10, "abcd", 4), 0);
+	CHECK(!memcmp(view + 10, "abcd", 4));
+	CHECK_INT(devmem_read(m, 11, b, 2), 0);
+	CHECK(!memcmp(b, "bc", 2));
+
+	memset(view, 0, 64);
+	CHECK_INT(devmem_fill(m, 64, 0), 0);
+	CHECK(is_pattern(view, 64, 0));
+	CHECK_INT(devmem_check(m, 64), 0);
+	view[0] ^= 0xff;
+	CHECK_INT(devmem_check(m, 64), 1);
+	view[0] ^= 0xff;
+	view[63] ^= 0xff;
+	CHECK_INT(devmem_check(m, 64), 64);
+	view[63] ^= 0xff;
+	view[5] ^= 0xff;
+	view[9] ^= 0xff;
+	CHECK_INT(devmem_check(m, 64), 6); /* the first, not the last */
+	/* The complement: nothing of it passes. */
+	CHECK_INT(devmem_fill(m, 64, 1), 0);
+	CHECK(is_pattern(view, 64, 1));
+	CHECK_INT(devmem_check(m, 64), 1);
+}
+
+static void buffers(void)
+{
+	struct devmem m;
+	char err[256];
+
+	check_scope = "devmem host";
+	CHECK_INT(devmem_alloc("host", 64, &m, err, sizeof(err)), 0);
+	CHECK_INT(m.cuda, 0);
+	pattern_edges(&m, m.ptr);
+	devmem_free(&m);
+	CHECK(m.ptr == NULL);
+	devmem_free(&m); /* twice: nothing more happens */
+}
+
+/* The device half, over the fake libcuda.so.1 (one GPU, ordinal 0). */
+static void device_buffers(void)
+{
+	struct devmem m;
+	char err[256];
+	void *cuda;
+	int *live;
+
+	check_scope = "devmem cuda";
+	if (!getenv("GDR_FAKE_GPU_MEMORY")) {
+		printf("devmem cuda: skipped (no fake libcuda.so.1 here)\n");
+		return;
+	}
+	/* A GPU the driver does not have: said by its ordinal. */
+	CHECK_INT(devmem_alloc("cuda:1", 64, &m, err, sizeof(err)), -1);
+	CHECK_HAS(err, "CUDA device 1 is not usable");
+	CHECK(m.ptr == NULL);
+
+	CHECK_INT(devmem_alloc("cuda:0", 64, &m, err, sizeof(err)), 0);
+	CHECK_INT(m.cuda, 1);
+	CHECK_INT(m.device, 0);
+	cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	live = cuda ? dlsym(cuda, "fake_cuda_allocations") : NULL;
+	CHECK(live && *live == 1);
+	pattern_edges(&m, m.ptr);
+
+	/* A copy that fails is said, never taken for done or for a pass. */
+	setenv("GDR_FAKE_GPU_COPY_FAIL", "1", 1);
+	CHECK_INT(devmem_write(&m, 0, "x", 1), -1);
+	CHECK_INT(devmem_read(&m, 0, err, 1), -1);
+	CHECK_INT(devmem_fill(&m, 64, 0), -1);
+	CHECK_INT(devmem_check(&m, 64), -1);
+	unsetenv("GDR_FAKE_GPU_COPY_FAIL");
+
+	devmem_free(&m);
+	CHECK(m.ptr == NULL);
+	CHECK(live && *live == 0); /* given back to the driver */
+	devmem_free(&m);
+	CHECK(live && *live == 0);
+	if (cuda)
+		dlclose(cuda);
 }
 
 static int bound_here(const char *path)
@@ -101,13 +212,30 @@ static int bound_here(const char *path)
 	return !lstat(path, &st) && S_ISSOCK(st.st_mode);
 }
 
+/* The lowest free fd: a call that leaked one moves it. */
+static int next_fd(void)
+{
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0)
+		close(fd);
+	return fd;
+}
+
+static int cloexec(int fd)
+{
+	int f = fcntl(fd, F_GETFD);
+
+	return f >= 0 && (f & FD_CLOEXEC);
+}
+
 static void sockets(void)
 {
 	char dir[] = "/tmp/gdr-unixsock-XXXXXX", path[100], other[100];
 	char err[512];
 	struct unixsock s;
 	struct stat st;
-	int c, fd;
+	int c, fd, free_fd;
 
 	check_scope = "unixsock";
 	if (!mkdtemp(dir)) {
@@ -120,18 +248,22 @@ static void sockets(void)
 	/* A new path: bound, answers, removed at the close. */
 	CHECK_INT(unixsock_listen(path, &s, err, sizeof(err)), 0);
 	CHECK(s.fd >= 0 && bound_here(path));
+	CHECK(cloexec(s.fd)); /* not handed to what the owner runs */
 	c = unixsock_connect(path, err, sizeof(err));
-	CHECK(c >= 0);
+	CHECK(c >= 0 && cloexec(c));
 	if (c >= 0)
 		close(c);
-	/* A second listener on the live one: refused, the first kept. */
+	/* A second listener on the live one: refused, the first kept, no fd
+	 * left open. */
 	{
 		struct unixsock t;
 
+		free_fd = next_fd();
 		CHECK_INT(unixsock_listen(path, &t, err, sizeof(err)), -1);
 		CHECK_HAS(err, "another process listens");
 		CHECK_INT(t.fd, -1);
 		CHECK(bound_here(path));
+		CHECK_INT(next_fd(), free_fd);
 	}
 	unixsock_close(&s);
 	CHECK_INT(s.fd, -1);
@@ -181,6 +313,44 @@ static void sockets(void)
 		unixsock_close(&s);
 		CHECK(!bound_here(path));
 	}
+
+	/* A live owner whose backlog is full (a non-blocking connect gets
+	 * EAGAIN): live all the same, refused and left as it was. */
+	{
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+		int o = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		int nb = SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC;
+		int cs[64], k, n = 0;
+		struct stat was;
+
+		snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+		CHECK_INT(bind(o, (struct sockaddr *)&a, sizeof(a)), 0);
+		CHECK_INT(listen(o, 0), 0);
+		for (k = 0; k < 64; k++) {
+			cs[n] = socket(AF_UNIX, nb, 0);
+			if (!connect(cs[n], (struct sockaddr *)&a, sizeof(a))) {
+				n++;
+				continue;
+			}
+			close(cs[n]);
+			break;
+		}
+		CHECK(k < 64 && errno == EAGAIN); /* the backlog filled */
+		CHECK_INT(lstat(path, &was), 0);
+		CHECK_INT(unixsock_listen(path, &s, err, sizeof(err)), -1);
+		CHECK_HAS(err, "another process listens");
+		CHECK(!lstat(path, &st) && st.st_ino == was.st_ino);
+		while (n > 0)
+			close(cs[--n]);
+		close(o);
+		unlink(path);
+	}
+
+	/* A connect that fails leaves no fd open. */
+	free_fd = next_fd();
+	CHECK_INT(unixsock_connect(path, err, sizeof(err)), -1);
+	CHECK_HAS(err, "start the owner first");
+	CHECK_INT(next_fd(), free_fd);
 
 	/* The longest path sun_path holds is taken, one more is not. */
 	{
@@ -240,6 +410,8 @@ int main(void)
 {
 	numbers();
 	specs();
+	buffers();
+	device_buffers();
 	sockets();
 	return check_summary("common");
 }

@@ -10,6 +10,7 @@ not a number.
     test-examples.py BUILD_DIR
 """
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -17,6 +18,14 @@ import tempfile
 import threading
 
 build = sys.argv[1]
+# The stand-in libibverbs (GDR_STANDIN_DIR) is a dependency of this test,
+# so meson puts its folder on LD_LIBRARY_PATH: the programs here run on
+# the system's libibverbs unless a check asks for the stand-in.
+standin = os.environ.get("GDR_STANDIN_DIR")
+if standin:
+    os.environ["LD_LIBRARY_PATH"] = ":".join(
+        p for p in os.environ.get("LD_LIBRARY_PATH", "").split(":")
+        if p and os.path.realpath(p) != os.path.realpath(standin))
 wbw = os.path.join(build, "examples", "gdr-write-bw")
 share = os.path.join(build, "examples", "gdr-share")
 passed = failed = 0
@@ -82,6 +91,47 @@ if os.path.exists(wbw):
               "Imported" not in out, out)
         ls.close()
         os.close(mfd)
+
+        # An owner that accepts and never sends: given up after 10 s, said
+        # as that (not a hang, not the library's last words).
+        path = os.path.join(d, "mute.sock")
+        ls = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        ls.bind(path)
+        ls.listen(1)
+        held = []
+
+        def mute_owner():
+            s, _ = ls.accept()
+            held.append(s)
+            s.settimeout(30)
+            try:
+                s.recv(1)  # until the importer has gone
+            except OSError:
+                pass
+            s.close()
+
+        t = threading.Thread(target=mute_owner)
+        t.start()
+        try:
+            st, out = run(wbw, "--mem=import:" + path, "-s", "4096")
+        except subprocess.TimeoutExpired:
+            st, out = -1, "still waiting after 60 s"
+        t.join(40)
+        check("gdr-write-bw --mem=import: from an owner that sends nothing: "
+              "'sent nothing in 10 s', exit 1",
+              st == 1 and "the owner sent nothing in 10 s" in out, out)
+        ls.close()
+    # The usage's exits: -h 0, an unknown --path 2; -F (perftest's) is
+    # taken and the run goes on to the device.
+    st, out = run(wbw, "-h")
+    check("gdr-write-bw -h: usage, exit 0", st == 0 and "usage:" in out, out)
+    for path in ("bogus", "Host", ""):
+        st, out = run(wbw, "--path=" + path)
+        check("gdr-write-bw --path=%s: refused, exit 2" % path,
+              st == 2 and "--path must be auto, data-direct" in out, out)
+    st, out = run(wbw, "-F", "-s", "4096")
+    check("gdr-write-bw -F: accepted (perftest's option)",
+          st != 2 and "usage:" not in out, out)
 else:
     print("gdr-write-bw is not built here (no librdmacm-dev): its checks skipped")
 
@@ -99,6 +149,18 @@ for args in (["owner", "/x", "--fill=16", "--check=16"],
     st, out = run(share, *args)
     check("gdr-share %s: refused, exit 2" % " ".join(args),
           st == 2 and "one of them) is for the owner" in out, out)
+# --fill and --check take up to the buffer's size, that included: the run
+# goes on to the socket (a directory that is not there: exit 1).
+for opt in ("--fill=4096", "--check=4096"):
+    st, out = run(share, "owner", "/nonexistent/sock", "-s", "4096", opt)
+    check("gdr-share owner -s 4096 %s: taken, on to the socket" % opt,
+          st == 1 and "at most the buffer's size" not in out and
+          "/nonexistent/sock" in out, out)
+# owner and import take a socket: without one, a usage error.
+for mode in ("owner", "import"):
+    st, out = run(share, mode)
+    check("gdr-share %s without a socket: usage, exit 2" % mode,
+          st == 2 and "usage:" in out, out)
 
 # A GPU's ordinal is digits: "cuda:abc" is refused, not read as GPU 0
 # (before any CUDA call, so on any machine).
@@ -191,6 +253,39 @@ with tempfile.TemporaryDirectory() as d:
     st, out = owner(path)
     check("gdr-share owner on a new path: the socket it made is removed at "
           "its end", st == 1 and not os.path.exists(path), out)
+    # A GPU that cannot be had (no driver here, or no GPU 65535): the
+    # socket claimed first is removed all the same.
+    path = os.path.join(d, "nogpu.sock")
+    st, out = run(share, "owner", path, "--mem", "cuda:65535", "-s", "4096")
+    check("gdr-share owner on a GPU it cannot have: exit 1, the socket it "
+          "made removed", st == 1 and "cuda" in out.lower() and
+          not os.path.exists(path), out)
+
+    # An owner whose message is not a descriptor: the importer says the
+    # library's reason and exits 1 (77 is only for a missing RDMA device,
+    # after an export was received and checked).
+    path = os.path.join(d, "bad-owner.sock")
+    ls = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    ls.bind(path)
+    ls.listen(1)
+    mfd = os.memfd_create("not-a-dmabuf")
+
+    def bad_owner():
+        s, _ = ls.accept()
+        socket.send_fds(s, [b"GDRX"], [mfd])
+        s.recv(1)
+        s.close()
+
+    t = threading.Thread(target=bad_owner)
+    t.start()
+    st, out = run(share, "import", path)
+    t.join(10)
+    check("gdr-share import from an owner whose message is not a "
+          "descriptor: the reason, exit 1 (not 77)",
+          st == 1 and "gdr-share import:" in out and
+          "import: received" not in out, out)
+    ls.close()
+    os.close(mfd)
 
     # A path sun_path cannot hold: said as that, not as a stray errno.
     long_path = os.path.join(d, "x" * 120)
@@ -262,6 +357,73 @@ for val in ("1M", "0x1000", "-1", "0", ""):
           st == 2 and "-s takes a byte count" in out, out)
 st, out = run(one, "-s", "4096")
 check("gdr-register-one -s 4096: accepted", st != 2, out)
+for args, want in ((["-h"], 0), (["--no-such-option"], 2)):
+    st, out = run(one, *args)
+    check("gdr-register-one %s: usage, exit %d" % (args[0], want),
+          st == want and "usage:" in out, out)
+
+
+# --- gdr-register-one to the end, over the stand-in libibverbs ------------
+def one_over_standin(*args, fail=None, devices=None):
+    """gdr-register-one over the stand-in (device standin0): its exit
+    status, its output and the stand-in's log of the calls."""
+    with tempfile.TemporaryDirectory() as d:
+        log = os.path.join(d, "log")
+        env = dict(os.environ, LD_LIBRARY_PATH=standin, STANDIN_LOG=log,
+                   STANDIN_KEYS="1")
+        env.pop("STANDIN_FAIL", None)
+        if fail:
+            env["STANDIN_FAIL"] = fail
+        if devices:
+            env["STANDIN_DEVICES"] = devices
+        p = subprocess.run([one, *args], capture_output=True, text=True,
+                           timeout=60, env=env)
+        calls = open(log).read() if os.path.exists(log) else ""
+    return p.returncode, p.stdout + p.stderr, calls
+
+
+if standin:
+    # The defaults: 1 MiB of host memory on the first device, registered
+    # whole, the keys as the MR has them, every path's line to the last.
+    st, out, calls = one_over_standin(devices="2")
+    # The stand-in logs each MR's keys (STANDIN_KEYS), lkey and rkey apart.
+    keys = re.findall(r"mr lkey=(0x[0-9a-f]+) rkey=(0x[0-9a-f]+)", calls)
+    check("gdr-register-one over the stand-in: 1 MiB of host memory on the "
+          "first device (standin0), through host, lkey and rkey as the MR's, "
+          "every path said, exit 0",
+          st == 0 and len(keys) == 1 and keys[0][0] != keys[0][1] and
+          "registered 1048576 bytes of host memory on standin0 "
+          "through host: lkey %s rkey %s" % keys[0] in out and
+          "  host     used" in out and "  dmabuf   skipped: " in out and
+          " 1048576 iova=" in calls and "ibv_dereg_mr" in calls, out + calls)
+    st, out, calls = one_over_standin("-s", "4096", "-d", "standin0")
+    check("gdr-register-one -s 4096 -d standin0: 4096 bytes registered on it",
+          st == 0 and "registered 4096 bytes of host memory on standin0" in out
+          and " 4096 iova=" in calls, out + calls)
+    st, out, calls = one_over_standin("-d", "standin1", devices="2")
+    check("gdr-register-one -d standin1: the device named, not the first",
+          st == 0 and "on standin1 through host" in out, out + calls)
+    st, out, calls = one_over_standin("-d", "mlx5_9")
+    check("gdr-register-one -d mlx5_9 (not there): said as that device, "
+          "exit 77", st == 77 and "that RDMA device was not found" in out and
+          "registered" not in out, out + calls)
+    st, out, calls = one_over_standin("-s", "4096",
+                                      fail="ibv_reg_mr_iova2=12")
+    check("gdr-register-one whose registration fails: the path's line says "
+          "failed, exit 1", st == 1 and "  host     failed: " in out and
+          "registered" not in out, out + calls)
+    st, out, calls = one_over_standin("-s", "4096", fail="ibv_dereg_mr=16")
+    check("gdr-register-one whose deregistration fails: said, exit 1",
+          st == 1 and "registered 4096 bytes" in out and
+          "ibv_dereg_mr failed" in out, out + calls)
+    st, out, calls = one_over_standin("--mem", "cuda:65535", "-s", "4096")
+    check("gdr-register-one --mem cuda:65535: no such GPU here (or no "
+          "driver): said, nothing registered, exit 1",
+          st == 1 and "cuda" in out.lower() and "registered" not in out and
+          "ibv_reg" not in calls, out + calls)
+else:
+    print("GDR_STANDIN_DIR is not set: gdr-register-one's run over the "
+          "stand-in skipped")
 
 print("examples: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

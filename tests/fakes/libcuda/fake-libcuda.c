@@ -8,7 +8,9 @@
  * the loader falls back to dlsym). No memory, no contexts; with
  * GDR_FAKE_GPU_MEMORY=1 a primary context and "device memory" that is
  * host memory (for the storage check over the stand-in libcufile, which
- * reads and writes it as such).
+ * reads and writes it as such, and for common/devmem's tests: with
+ * GDR_FAKE_GPU_COPY_FAIL=1 every copy fails, and fake_cuda_allocations
+ * counts the allocations not freed).
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -144,6 +146,16 @@ EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
 	return d == 0 ? OK : INVALID_DEVICE;
 }
 
+/* The context made current (common/devmem's programs do). */
+EXPORT CUresult cuCtxSetCurrent(CUcontext c);
+EXPORT CUresult cuCtxSetCurrent(CUcontext c)
+{
+	return memory() && c == &context ? OK : INVALID_VALUE;
+}
+
+/* What cuMemAlloc gave and cuMemFree has not taken back. */
+EXPORT int fake_cuda_allocations;
+
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n);
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
@@ -153,6 +165,7 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 	if (!memory() || posix_memalign(&m, 4096, n))
 		return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
 	*p = (CUdeviceptr)m;
+	fake_cuda_allocations++;
 	return OK;
 }
 
@@ -160,12 +173,23 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr p);
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
 {
 	free((void *)p);
+	fake_cuda_allocations--;
 	return OK;
+}
+
+/* GDR_FAKE_GPU_COPY_FAIL=1: every copy fails, as after a GPU fault. */
+static int copy_fails(void)
+{
+	const char *f = getenv("GDR_FAKE_GPU_COPY_FAIL");
+
+	return f && f[0] == '1';
 }
 
 EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n);
 EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
 {
+	if (copy_fails())
+		return INVALID_VALUE;
 	memcpy((void *)dst, src, n);
 	return OK;
 }
@@ -173,6 +197,8 @@ EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
 EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n);
 EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
 {
+	if (copy_fails())
+		return INVALID_VALUE;
 	memcpy(dst, (const void *)src, n);
 	return OK;
 }

@@ -17,6 +17,8 @@
  * ibv_dereg_mr=16 an MR still bound to a memory window), logged too.
  * $STANDIN_SLOW_US=N makes each registration and ibv_query_device take N
  * microseconds more (a long call, for the tests that show who waits).
+ * $STANDIN_DEVICES=2 lists a second device, "standin1", after it (a
+ * program that should take the first one).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,7 +40,11 @@ static struct ibv_device dev = { .node_type = IBV_NODE_CA,
 				 .transport_type = IBV_TRANSPORT_IB,
 				 .name = "standin0",
 				 .dev_name = "uverbs0" };
-static struct ibv_device *list[2] = { &dev, NULL };
+static struct ibv_device dev1 = { .node_type = IBV_NODE_CA,
+				  .transport_type = IBV_TRANSPORT_IB,
+				  .name = "standin1",
+				  .dev_name = "uverbs1" };
+static struct ibv_device *list[3] = { &dev, &dev1, NULL };
 
 struct standin_mr {
 	struct ibv_mr mr;
@@ -48,16 +54,19 @@ struct standin_mr {
 /* Read once: a benchmark's loop should not scan the environment. */
 static const char *log_path, *fail_spec;
 static unsigned int slow_us;
-static int log_keys;
+static int log_keys, num_devices = 1;
 
 __attribute__((constructor)) static void standin_env(void)
 {
 	const char *slow = getenv("STANDIN_SLOW_US");
+	const char *n = getenv("STANDIN_DEVICES");
 
 	log_path = getenv("STANDIN_LOG");
 	fail_spec = getenv("STANDIN_FAIL");
 	log_keys = getenv("STANDIN_KEYS") != NULL;
 	slow_us = slow ? (unsigned int)strtoul(slow, NULL, 10) : 0;
+	if (n && !strcmp(n, "2"))
+		num_devices = 2;
 }
 
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -76,12 +85,12 @@ static void logf_(const char *fmt, ...)
 
 STANDIN struct ibv_device **ibv_get_device_list(int *num)
 {
-	struct ibv_device **l = malloc(sizeof(list));
+	struct ibv_device **l = calloc((size_t)num_devices + 1, sizeof(*l));
 
 	if (num)
-		*num = l ? 1 : 0;
+		*num = l ? num_devices : 0;
 	if (l)
-		memcpy(l, list, sizeof(list));
+		memcpy(l, list, (size_t)num_devices * sizeof(*l));
 	return l;
 }
 
@@ -97,7 +106,7 @@ STANDIN const char *ibv_get_device_name(struct ibv_device *d)
 
 STANDIN int ibv_get_device_index(struct ibv_device *d)
 {
-	return d == &dev ? 0 : -1;
+	return d == &dev ? 0 : d == &dev1 ? 1 : -1;
 }
 
 STANDIN struct ibv_context *ibv_open_device(struct ibv_device *d)
