@@ -42,6 +42,7 @@ import queue
 import random
 import re
 import shutil
+import stat
 import signal
 import subprocess
 import sys
@@ -136,6 +137,18 @@ def run(cmd, log, timeout=600, env=None):
             p.wait()
             f.write("\n[killed after %d s]\n" % timeout)
             return 124
+
+
+def special_files(d, names):
+    """For copytree: what is neither a file, a directory nor a link (a
+    FIFO or socket a test left) is not copied: reading a FIFO blocks."""
+    out = []
+    for n in names:
+        st = os.lstat(os.path.join(d, n))
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)
+                or stat.S_ISLNK(st.st_mode)):
+            out.append(n)
+    return out
 
 
 def copy_tree(dst):
@@ -321,7 +334,8 @@ def one_mutant(m, src, build, saved_objs, out, guest):
             # The mutated build, for the guest (its run paths are
             # relative, so a copy runs as well).
             m["guest_build"] = os.path.join(out, "vm-b-" + m["name"])
-            shutil.copytree(build, m["guest_build"], symlinks=True)
+            shutil.copytree(build, m["guest_build"], symlinks=True,
+                            ignore=special_files)
         return ("caught" if rc else "SURVIVED", "")
     finally:
         for p, t in saved.items():
@@ -511,7 +525,7 @@ def main():
                 dirs.append((m, m["guest_build"]))
                 continue
             msrc = os.path.join(out, "vm-" + m["name"])
-            shutil.copytree(src, msrc, symlinks=True)
+            shutil.copytree(src, msrc, symlinks=True, ignore=special_files)
             saved = apply(msrc, m)
             if isinstance(saved, str):
                 results.append((m, "INVALID", saved))
