@@ -151,6 +151,39 @@ def main():
     check(pm.get("verdict") == "unknown" and pm.get("value") == "not tried",
           "a 0.1 snapshot's PCIe mapping replays as %r (%s), want not tried" %
           (pm.get("value"), pm.get("verdict")))
+    # A limit of all ones (RLIM_INFINITY) is captured as -1 and replayed
+    # as unlimited: the live report and the replay agree.
+    import resource
+    inf = resource.RLIM_INFINITY
+    try:
+        resource.setrlimit(resource.RLIMIT_MEMLOCK,
+                           resource.getrlimit(resource.RLIMIT_MEMLOCK))
+        unlimited = (lambda: resource.setrlimit(resource.RLIMIT_MEMLOCK, (inf, inf)))
+        subprocess.run(["true"], preexec_fn=unlimited, check=True)
+    except (OSError, subprocess.SubprocessError, ValueError) as e:
+        print("SKIP an unlimited memlock captured: cannot raise the limit here (%s)" % e)
+        unlimited = None
+    if unlimited:
+        root = layouts.node(out, "memlock-unlimited", gpus=[dict(chain=layouts.GPU_SW)],
+                            nics=[dict(name="mlx5_0", chain=layouts.NIC_SW)])
+        snap = root + ".capture.tar"
+        if os.path.exists(snap):
+            os.unlink(snap)
+        live = subprocess.run([gdr_info, "--host-root", root, "--capture", snap, "--json"],
+                              capture_output=True, text=True, preexec_fn=unlimited)
+        back = run(gdr_info, "--from", snap, "--json")
+        lim = {}
+        if os.path.exists(snap):
+            with tarfile.open(snap) as t:
+                for m in t.getmembers():
+                    if m.name.endswith("answers.json"):
+                        lim = json.load(t.extractfile(m)).get("limits", {})
+        check(lim.get("memlock_soft") == -1 and lim.get("memlock_hard") == -1,
+              "an unlimited memlock is captured as -1: %r" % lim)
+        check(live.returncode in (0, 1) and back.stdout == live.stdout and
+              back.returncode == live.returncode,
+              "an unlimited memlock replays as captured (%s)" % back.stderr.strip())
+        print("ok   an unlimited memlock: captured as -1, replayed the same")
     # The report is about this process's registrations: a GPUDIRECT_* that
     # makes every registration fail is wrong and named, the pairs take no
     # path, the exit status is 1; GPUDIRECT_PATH leaves paths out of each
