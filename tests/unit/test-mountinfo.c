@@ -47,6 +47,11 @@ int main(void)
 		  0);
 	CHECK_STR(m->point, "/mnt/a b\tc\nd\\e");
 	CHECK_STR(m->source, "srv:/x y");
+	/* The largest escape, \377, is one byte; \400 and above are not. */
+	CHECK_INT(parse("7 1 0:52 / /a\\377 rw - ext4 s rw", m), 0);
+	CHECK_STR(m->point, "/a\377");
+	CHECK_INT(parse("7 1 0:52 / /a\\400 rw - ext4 s rw", m), EINVAL);
+	CHECK_INT(parse("7 1 0:52 / /a\\477 rw - ext4 s rw", m), EINVAL);
 	/* Refused: a bad or short escape, an escaped NUL, no separator, a
 	 * missing field, two spaces, a trailing field, a relative path,
 	 * numbers out of range or not numbers. */
