@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -251,6 +253,16 @@ static void host_network_case(void)
  * namespace's init in this network: the addresses are read). Skipped
  * where pid and mount namespaces cannot be made.
  */
+/* The route to 127.0.0.1 (through lo): 0, or gdr_route_get's errno. */
+static int route_to_lo(void)
+{
+	char dev[IF_NAMESIZE], src[64];
+	int err =
+		gdr_route_get("127.0.0.1", dev, sizeof(dev), src, sizeof(src));
+
+	return err ? err : strcmp(dev, "lo") ? EIO : 0;
+}
+
 static int pidns_answer[2]; /* the code, through a pipe (see below) */
 
 /* The code the case ends with, said through the pipe before the exit:
@@ -276,11 +288,12 @@ static int pidns_reader(int own, const char *dir, const char *proc)
 		if (mount("proc", proc, "proc", 0, NULL))
 			_exit(pidns_say(77));
 		if (own)
-			_exit(pidns_say(
-				gdr_open_root_set(dir) ? 101
-				: gdr_if_addrs("lo", buf, sizeof(buf)) == EXDEV
-					? 0
-					: 102));
+			_exit(pidns_say(gdr_open_root_set(dir) ? 101
+					: gdr_if_addrs("lo", buf,
+						       sizeof(buf)) == EXDEV &&
+							route_to_lo() == EXDEV
+						? 0
+						: 102));
 		if (write(fds[1], "m", 1) != 1)
 			_exit(103);
 		pause();
@@ -300,7 +313,7 @@ static int pidns_reader(int own, const char *dir, const char *proc)
 	}
 	st = gdr_open_root_set(dir) ? 101
 	     : gdr_if_addrs("lo", buf, sizeof(buf)) == 0 &&
-			     strstr(buf, "127.0.0.1")
+			     strstr(buf, "127.0.0.1") && route_to_lo() == 0
 		     ? 0
 		     : 102;
 	kill(init, SIGKILL);
@@ -593,6 +606,67 @@ static void in_user_namespace(bool cap)
 	munmap(buf, big);
 }
 
+/*
+ * The kernel's route to each of this namespace's own addresses is a local
+ * one, through lo, from that address: IPv6 as IPv4 (a link-local address
+ * needs a scope and is left out). Not an address: EINVAL. Under
+ * --host-root, in a network namespace that is not the host's: EXDEV.
+ */
+static void route_cases(void)
+{
+	char dev[IF_NAMESIZE], src[INET6_ADDRSTRLEN], ip[INET6_ADDRSTRLEN];
+	struct ifaddrs *all, *a;
+	int v4 = 0, v6 = 0;
+
+	if (getifaddrs(&all)) {
+		CHECK(0);
+		return;
+	}
+	for (a = all; a; a = a->ifa_next) {
+		const void *where;
+		int fam = a->ifa_addr ? a->ifa_addr->sa_family : AF_UNSPEC;
+
+		if (fam == AF_INET) {
+			where = &((struct sockaddr_in *)(void *)a->ifa_addr)
+					 ->sin_addr;
+		} else if (fam == AF_INET6) {
+			const struct in6_addr *x =
+				&((struct sockaddr_in6 *)(void *)a->ifa_addr)
+					 ->sin6_addr;
+
+			if (IN6_IS_ADDR_LINKLOCAL(x))
+				continue;
+			where = x;
+		} else {
+			continue;
+		}
+		if (!inet_ntop(fam, where, ip, sizeof(ip)))
+			continue;
+		dev[0] = src[0] = '\0';
+		CHECK_(gdr_route_get(ip, dev, sizeof(dev), src, sizeof(src)) ==
+				       0 &&
+			       !strcmp(dev, "lo") && !strcmp(src, ip),
+		       "the route to %s (on %s): through %s from %s", ip,
+		       a->ifa_name, dev, src);
+		if (fam == AF_INET)
+			v4++;
+		else
+			v6++;
+	}
+	freeifaddrs(all);
+	CHECK(v4 > 0);
+	if (!v6)
+		printf("no IPv6 address here: its route not checked\n");
+	CHECK_INT(gdr_route_get("storage.example", dev, sizeof(dev), src,
+				sizeof(src)),
+		  EINVAL);
+	CHECK_INT(gdr_open_root_set("/tmp"), 0); /* no proc: not the host's */
+	CHECK_INT(gdr_route_get("127.0.0.1", dev, sizeof(dev), src,
+				sizeof(src)),
+		  EXDEV);
+	CHECK_INT(gdr_open_root_set(NULL), 0);
+}
+
 int main(void)
 {
 	struct rlimit nofile, memlock, lower;
@@ -700,6 +774,8 @@ int main(void)
 		host_network_pidns_case(1);
 		host_network_pidns_case(0);
 	}
+	check_scope = "the route to an address (os/route.c)";
+	route_cases();
 	{
 		char addrs[4096], want[sizeof(addrs)], got[sizeof(addrs)];
 		size_t n;

@@ -2,6 +2,7 @@
 /* The mount table's parser (base/mountinfo.c): proc(5)'s fields, the
  * kernel's octal escapes, and lines that are not its form, refused whole. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,6 +71,36 @@ int main(void)
 	CHECK_INT(parse("-7 1 0:5 / /a rw - ext4 s rw", m), EINVAL);
 	CHECK_INT(parse("7 1 05 / /a rw - ext4 s rw", m), EINVAL);
 	CHECK_INT(parse("", m), EINVAL);
+	/* The kernel's largest major (12 bits) and minor (20 bits): taken,
+	 * as a node with many mounts has anonymous minors past 255. */
+	CHECK_INT(parse("7 1 4095:1048575 / /a rw - ext4 s rw", m), 0);
+	CHECK(m->major == 4095 && m->minor == 1048575);
+	CHECK_INT(parse("7 1 0:256 / /a rw - ext4 s rw", m), 0);
+	CHECK(m->major == 0 && m->minor == 256);
+	/* Two spaces where no other check would notice the empty field (an
+	 * optional field), and numbers with something after their digits. */
+	CHECK_INT(parse("7 1 0:52 / /a rw  - ext4 s rw", m), EINVAL);
+	CHECK_INT(parse("7x 1 0:52 / /a rw - ext4 s rw", m), EINVAL);
+	CHECK_INT(parse("7 1x 0:52 / /a rw - ext4 s rw", m), EINVAL);
+	CHECK_INT(parse("7 1 0x:52 / /a rw - ext4 s rw", m), EINVAL);
+	CHECK_INT(parse("7 1 0:52x / /a rw - ext4 s rw", m), EINVAL);
+	/* A field fits its buffer with its terminator: the file system type
+	 * (64 bytes) takes 63 characters, not 64. */
+	{
+		char line[256], type[65];
+
+		memset(type, 'e', 64);
+		type[63] = '\0';
+		snprintf(line, sizeof(line), "7 1 0:52 / /a rw - %s s rw",
+			 type);
+		CHECK_INT(parse(line, m), 0);
+		CHECK_STR(m->fstype, type);
+		type[63] = 'e';
+		type[64] = '\0';
+		snprintf(line, sizeof(line), "7 1 0:52 / /a rw - %s s rw",
+			 type);
+		CHECK_INT(parse(line, m), EINVAL);
+	}
 	CHECK_INT(parse("7 1 0:5 / /a rw a b c d e f g h i j k l m n o p q - "
 			"ext4 s rw",
 			m),
