@@ -660,6 +660,36 @@ static void route_cases(void)
 	CHECK_INT(gdr_route_get("storage.example", dev, sizeof(dev), src,
 				sizeof(src)),
 		  EINVAL);
+	/* In a network namespace of its own (only lo, down) the kernel
+	 * has no route at all: its ENETUNREACH, positive as every errno. */
+	{
+		int fds[2], got = -1;
+		pid_t pid;
+
+		CHECK_INT(pipe(fds), 0);
+		pid = fork();
+		if (pid == 0) {
+			int r = unshare(CLONE_NEWNET)
+					? -77
+					: gdr_route_get("192.0.2.1", dev,
+							sizeof(dev), src,
+							sizeof(src));
+
+			_exit(write(fds[1], &r, sizeof(r)) == sizeof(r) ? 0
+									: 1);
+		}
+		close(fds[1]);
+		if (read(fds[0], &got, sizeof(got)) != sizeof(got))
+			got = -1;
+		close(fds[0]);
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+		if (got == -77)
+			printf("SKIP the route in an empty network namespace: "
+			       "none can be made here\n");
+		else
+			CHECK_INT(got, ENETUNREACH);
+	}
 	CHECK_INT(gdr_open_root_set("/tmp"), 0); /* no proc: not the host's */
 	CHECK_INT(gdr_route_get("127.0.0.1", dev, sizeof(dev), src,
 				sizeof(src)),
