@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -18,6 +20,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -606,6 +609,70 @@ static void in_user_namespace(bool cap)
 	munmap(buf, big);
 }
 
+/* In a network namespace of its own: lo up, and a unicast route to
+ * 10.0.0.0/8 through it (as "ip link set lo up; ip route add 10.0.0.0/8
+ * dev lo"). 0, or the errno of the step that failed. */
+static int lo_with_a_route(void)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct rtmsg rt;
+		char attrs[64];
+	} req = { 0 };
+	union {
+		struct nlmsghdr nh;
+		char buf[1024];
+	} ack;
+	struct ifreq ifr = { 0 };
+	struct rtattr *a;
+	unsigned char dst[4] = { 10, 0, 0, 0 };
+	int oif = (int)if_nametoindex("lo"), s, fd;
+	ssize_t got;
+
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0 || !oif)
+		return errno ? errno : ENODEV;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) ||
+	    (ifr.ifr_flags |= IFF_UP, ioctl(s, SIOCSIFFLAGS, &ifr))) {
+		close(s);
+		return errno;
+	}
+	close(s);
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return errno;
+	req.nh.nlmsg_type = RTM_NEWROUTE;
+	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_ACK;
+	req.rt.rtm_family = AF_INET;
+	req.rt.rtm_dst_len = 8;
+	req.rt.rtm_table = RT_TABLE_MAIN;
+	req.rt.rtm_protocol = RTPROT_STATIC;
+	req.rt.rtm_scope = RT_SCOPE_LINK;
+	req.rt.rtm_type = RTN_UNICAST;
+	a = (struct rtattr *)((char *)&req +
+			      NLMSG_ALIGN(NLMSG_LENGTH(sizeof(req.rt))));
+	a->rta_type = RTA_DST;
+	a->rta_len = RTA_LENGTH(sizeof(dst));
+	memcpy(RTA_DATA(a), dst, sizeof(dst));
+	a = (struct rtattr *)((char *)a + RTA_ALIGN(a->rta_len));
+	a->rta_type = RTA_OIF;
+	a->rta_len = RTA_LENGTH(sizeof(oif));
+	memcpy(RTA_DATA(a), &oif, sizeof(oif));
+	req.nh.nlmsg_len = (unsigned int)((char *)a - (char *)&req) +
+			   RTA_ALIGN(a->rta_len);
+	if (send(fd, &req, req.nh.nlmsg_len, 0) != (ssize_t)req.nh.nlmsg_len) {
+		close(fd);
+		return EIO;
+	}
+	got = recv(fd, &ack, sizeof(ack), 0);
+	close(fd);
+	if (got < (ssize_t)NLMSG_LENGTH(sizeof(struct nlmsgerr)) ||
+	    ack.nh.nlmsg_type != NLMSG_ERROR)
+		return EIO;
+	return -((const struct nlmsgerr *)NLMSG_DATA(&ack.nh))->error;
+}
+
 /*
  * The kernel's route to each of this namespace's own addresses is a local
  * one, through lo, from that address: IPv6 as IPv4 (a link-local address
@@ -663,32 +730,53 @@ static void route_cases(void)
 	/* In a network namespace of its own (only lo, down) the kernel
 	 * has no route at all: its ENETUNREACH, positive as every errno. */
 	{
-		int fds[2], got = -1;
+		int fds[2], got[4] = { -1, -1, -1, -1 };
 		pid_t pid;
 
 		CHECK_INT(pipe(fds), 0);
 		pid = fork();
 		if (pid == 0) {
-			int r = unshare(CLONE_NEWNET)
-					? -77
-					: gdr_route_get("192.0.2.1", dev,
-							sizeof(dev), src,
-							sizeof(src));
+			/* -77: no namespace; -78: lo not set up. */
+			int r[4] = { -77, -77, -77, -77 };
 
-			_exit(write(fds[1], &r, sizeof(r)) == sizeof(r) ? 0
-									: 1);
+			if (!unshare(CLONE_NEWNET)) {
+				r[0] = gdr_route_get("192.0.2.1", dev,
+						     sizeof(dev), src,
+						     sizeof(src));
+				r[1] = r[2] = r[3] = -78;
+				if (!lo_with_a_route()) {
+					/* a broadcast route: not a way to a
+					 * server */
+					r[1] = gdr_route_get("127.255.255.255",
+							     dev, sizeof(dev),
+							     src, sizeof(src));
+					/* a unicast route, through lo */
+					r[2] = gdr_route_get("10.1.2.3", dev,
+							     sizeof(dev), src,
+							     sizeof(src));
+					/* (no source: the kernel names none
+					 * for this one) */
+					r[3] = strcmp(dev, "lo") || src[0];
+				}
+			}
+			_exit(write(fds[1], r, sizeof(r)) == sizeof(r) ? 0 : 1);
 		}
 		close(fds[1]);
-		if (read(fds[0], &got, sizeof(got)) != sizeof(got))
-			got = -1;
+		if (read(fds[0], got, sizeof(got)) != sizeof(got))
+			got[0] = -1;
 		close(fds[0]);
 		if (pid > 0)
 			waitpid(pid, NULL, 0);
-		if (got == -77)
+		if (got[0] == -77) {
 			printf("SKIP the route in an empty network namespace: "
 			       "none can be made here\n");
-		else
-			CHECK_INT(got, ENETUNREACH);
+		} else {
+			/* the kernel's refusal, as a positive errno */
+			CHECK_INT(got[0], ENETUNREACH);
+			CHECK_INT(got[1], EHOSTUNREACH);
+			CHECK_INT(got[2], 0);
+			CHECK_INT(got[3], 0); /* through lo, no source */
+		}
 	}
 	CHECK_INT(gdr_open_root_set("/tmp"), 0); /* no proc: not the host's */
 	CHECK_INT(gdr_route_get("127.0.0.1", dev, sizeof(dev), src,
