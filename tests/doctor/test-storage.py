@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import shutil
+import re
 import socket
 import stat
 import subprocess
@@ -207,6 +208,31 @@ tiny = os.path.join(out, "tiny.bin")
 open(tiny, "wb").write(b"x" * 100)
 res, items = live(["--storage", tiny], "")
 want(items, "tiny", "cufile_io", "unknown", "shorter than 4 KiB")
+# The mount named is the one the kernel's table gives the file's device
+# (major:minor as stat says it), where it is mounted, and its type.
+st = os.stat(tiny)
+mounted = None
+for line in open("/proc/self/mountinfo"):
+    f = line.split(" - ")[0].split()
+    rest = line.split(" - ")[1].split()
+    if f[2] == "%d:%d" % (os.major(st.st_dev), os.minor(st.st_dev)):
+        point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), f[4])
+        if tiny.startswith(point.rstrip("/") + "/"):
+            mounted = (point, rest[0])
+if mounted:
+    want(items, "tiny's mount", "mount", "info", " on %s (%s," % mounted)
+else:
+    print("SKIP the live mount: no line of the mount table holds %s's device" % tiny)
+# A path longer than any fixed name (a deep directory of long names):
+# taken whole, as the kernel takes it.
+deep = os.path.join(out, "n" * 200, "m" * 200)
+os.makedirs(deep, exist_ok=True)
+longfile = os.path.join(deep, "f" * 100)
+open(longfile, "wb").write(b"y" * 8192)
+res, items = live(["--storage", longfile], "")
+# (the item's value is cut to its buffer, with a mark: the path's start)
+want(items, "a %d-byte path" % len(longfile), "path", "info", longfile[:400])
+want(items, "a %d-byte path" % len(longfile), "mount", "info", " on ")
 # a file root cannot read: made unreadable by a mode no one has, run as nobody
 # is not possible here; a directory where nothing can be created stands in
 ro = os.path.join(out, "ro")
