@@ -137,6 +137,10 @@ for fake, keys, label in CASES:
         if os.path.exists(nfd) else []
     check(lab == ["feature.node.kubernetes.io/gpudirect-gds.storage=%s" % label],
           "%r: NFD label %s, want %s" % (fake, lab, label))
+# The directory's own temporary file, wherever the working directory is
+# (here one where no file can be made).
+res, items = live(["--storage", data], "", cwd="/proc")
+want(items, "cwd /proc", "cufile_write", "ok", "64 MiB in")
 # the node's items
 res, items = live(["--storage", data], "")
 want(items, "compat", "cufile_driver", "wrong", "open without nvidia-fs", "storage")
@@ -209,20 +213,63 @@ open(tiny, "wb").write(b"x" * 100)
 res, items = live(["--storage", tiny], "")
 want(items, "tiny", "cufile_io", "unknown", "shorter than 4 KiB")
 # The mount named is the one the kernel's table gives the file's device
-# (major:minor as stat says it), where it is mounted, and its type.
-st = os.stat(tiny)
-mounted = None
-for line in open("/proc/self/mountinfo"):
-    f = line.split(" - ")[0].split()
-    rest = line.split(" - ")[1].split()
-    if f[2] == "%d:%d" % (os.major(st.st_dev), os.minor(st.st_dev)):
-        point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), f[4])
-        if tiny.startswith(point.rstrip("/") + "/"):
-            mounted = (point, rest[0])
-if mounted:
-    want(items, "tiny's mount", "mount", "info", " on %s (%s," % mounted)
-else:
-    print("SKIP the live mount: no line of the mount table holds %s's device" % tiny)
+# (major:minor as stat says it), where it is mounted, and its type: for a
+# file in the build directory and one in /dev/shm (another mount, where
+# there is one).
+
+
+def mount_of(path):
+    st = os.stat(path)
+    found = None
+    for line in open("/proc/self/mountinfo"):
+        f = line.split(" - ")[0].split()
+        rest = line.split(" - ")[1].split()
+        if f[2] == "%d:%d" % (os.major(st.st_dev), os.minor(st.st_dev)):
+            point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), f[4])
+            if path.startswith(point.rstrip("/") + "/"):
+                found = (point, rest[0])
+    return found
+
+
+shm = None
+if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
+    shm = "/dev/shm/gdr-storage-test-%d" % os.getpid()
+    open(shm, "wb").write(b"s" * 8192)
+for f in [tiny] + ([shm] if shm else []):
+    mounted = mount_of(f)
+    if mounted:
+        res, items = live(["--storage", f], "")
+        want(items, "%s's mount" % f, "mount", "info", " on %s (%s," % mounted)
+    else:
+        print("SKIP the live mount: no line of the mount table holds %s's device" % f)
+if shm:
+    os.unlink(shm)
+# On a read-only mount (a bind mount made read-only in a mount namespace of
+# its own): a named file is read and never opened for writing; a
+# directory is not measured, and the item says why.
+rod = os.path.join(out, "ro-mount")
+os.makedirs(rod, exist_ok=True)
+rof = os.path.join(rod, "f")
+open(rof, "wb").write(b"z" * 8192)
+ro_script = ('mount --make-rprivate / && mount --bind "$2" "$2" && '
+             'mount -o remount,bind,ro "$2" "$2" || exit 77; '
+             'exec "$1" --json --storage "$3" --storage "$2"')
+try:
+    ro = subprocess.run(["unshare", "-m", "sh", "-c", ro_script, "sh", gdr_info, rod, rof],
+                        capture_output=True, text=True, env=LIVE, timeout=60)
+except OSError as e:
+    ro = None
+    print("SKIP a read-only mount: %s" % e)
+if ro is not None and (ro.returncode == 77 or "unshare:" in ro.stderr):
+    print("SKIP a read-only mount: no mount namespace here (%s)" % ro.stderr.strip()[:100])
+elif ro is not None:
+    items = items_of(ro.stdout)
+    want(items, "read-only mount", "mount", "info", "read-only")
+    want(items, "a file on a read-only mount", "cufile_read", "ok", "every byte as pread reads it")
+    want(items, "a file on a read-only mount", "cufile_write", "info",
+         "not written: a named file is only read")
+    want(items, "a directory on a read-only mount", "cufile_io", "unknown",
+         "the mount is read-only (ro)", "storage1")
 # A path longer than any fixed name (a deep directory of long names):
 # taken whole, as the kernel takes it.
 deep = os.path.join(out, "n" * 200, "m" * 200)
