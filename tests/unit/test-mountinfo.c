@@ -131,6 +131,10 @@ int main(void)
 		  ENOENT);
 	CHECK_INT(gdr_mount_option("rw,rox", "ro", v, sizeof(v)), ENOENT);
 	CHECK_INT(gdr_mount_option("a=0123456789", "a", v, 4), ENOBUFS);
+	/* A value fits with its terminator: "rdma" in 5 bytes, not in 4. */
+	CHECK_INT(gdr_mount_option("rw,proto=rdma", "proto", v, 5), 0);
+	CHECK_STR(v, "rdma");
+	CHECK_INT(gdr_mount_option("rw,proto=rdma", "proto", v, 4), ENOBUFS);
 	/* Paths under a mount point, name by name. */
 	CHECK(gdr_path_under("/mnt/a/b", "/mnt/a"));
 	CHECK(gdr_path_under("/mnt/a", "/mnt/a"));
