@@ -194,6 +194,11 @@ FIRST = {
     "json": ["doctor-json", "doctor-layouts"], "snapshot": ["doctor-layouts", "hostile"],
     "tree": ["hostile", "doctor-layouts"], "replace": ["doctor-nfd", "hostile"],
     "loopback": ["doctor-layouts"],
+    "mountinfo": ["mountinfo", "doctor-storage"], "cufile-loader": ["doctor-storage"],
+    "route": ["doctor-storage"], "storage-path": ["doctor-storage"],
+    "storage-mount": ["doctor-storage"], "storage-io": ["doctor-storage"],
+    "storage": ["doctor-storage", "doctor-nfd"],
+    "storage-json": ["doctor-storage", "doctor-layouts"],
 }
 SKIP_SUITES = {"gpu", "vm"}
 PASS_GOAL = 0.90
