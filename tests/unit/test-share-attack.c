@@ -20,14 +20,7 @@
 
 #include "check.h"
 #include "fakes.h"
-
-#define SAID(what)                                                             \
-	do {                                                                   \
-		log_message(gdr_last_error());                                 \
-		CHECK_HAS(gdr_last_error(), what);                             \
-	} while (0)
-
-#define BOOT_ID "1b4e28ba-2fa1-11d2-883f-0016d3cca427\n"
+#include "share-calls.h"
 
 static struct fixture fx;
 static struct fake_nic dd_nic, plain_nic;
