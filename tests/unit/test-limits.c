@@ -691,7 +691,10 @@ static void route_cases(void)
 	}
 	for (a = all; a; a = a->ifa_next) {
 		const void *where;
-		int fam = a->ifa_addr ? a->ifa_addr->sa_family : AF_UNSPEC;
+		/* (an interface that is down may have no local route) */
+		int fam = a->ifa_addr && (a->ifa_flags & IFF_UP)
+				  ? a->ifa_addr->sa_family
+				  : AF_UNSPEC;
 
 		if (fam == AF_INET) {
 			where = &((struct sockaddr_in *)(void *)a->ifa_addr)
