@@ -7,7 +7,8 @@ registers it on its own NICs (no CUDA needed there):
 
 Allocates the KV cache (one tensor), exports its memory as dma-buf fds
 with gpudirect.export(), and hands the export to every importer that
-connects to the unix socket SOCKET, until Ctrl-C. Importers:
+connects to the unix socket SOCKET, until Ctrl-C (SIGINT) or SIGTERM.
+Importers:
 
     gdr-share import SOCKET -d mlx5_0           # C (examples/gdr-share.c)
     python3 kv_importer.py SOCKET -d mlx5_0     # Python
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import socket
 import stat
 import sys
@@ -30,7 +32,16 @@ import torch
 import gpudirect
 
 
+def stop(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main() -> int:
+    # Said explicitly: a shell starts a background job with SIGINT
+    # ignored, and Python then leaves it ignored (kill -INT would not
+    # stop this owner); SIGTERM stops it the same way.
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("socket")
     ap.add_argument("--mib", type=int, default=64, help="KV cache size")
