@@ -50,6 +50,19 @@ FREE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ct
 alloc = ALLOC(made["alloc"]); free = FREE(made["free"])
 seg = alloc(1 << 20, 0, None)                 # PyTorch asks for a segment
 out = {"owns": pool.owns(seg + 4096, 8192), "outside": pool.owns(seg - 1, 2)}
+# The segment's last byte is in it; one byte past its end is not.
+out["edges"] = [pool.owns(seg, 1 << 20), pool.owns(seg + (1 << 20) - 1, 1),
+                pool.owns(seg, (1 << 20) + 1), pool.owns(seg + (1 << 20), 1)]
+def refused(fn):
+    try:
+        fn()
+        return "accepted"
+    except gpudirect.GdrError as e:
+        return [e.errno, e.sentence]
+out["no_cache"] = refused(lambda: gt.TrustedPool())
+other = gpudirect.Cache(pd, trusted=True, host=True)
+out["foreign"] = refused(lambda: pool.get(seg + 4096, 8192, cache=other))
+other.close()
 with pool.get(seg + 4096, 8192) as r:           # a tensor's bytes in it
     out["first"] = r.result
 with pool.get(seg + 4096, 8192) as r:
@@ -59,17 +72,26 @@ try:
 except gpudirect.GdrError as e:
     out["refused"] = (e.errno, "TrustedPool" in e.sentence)
 real_inv = cache._state.invalidate_fn
+sizes = []
 def noted(*a):
-    events.append("invalidate"); return real_inv(*a)
+    events.append("invalidate"); sizes.append(a[2]); return real_inv(*a)
 cache._state.invalidate_fn = noted
 free(seg, 1 << 20, 0, None)                     # PyTorch releases it
 s = cache.stats()
 out.update(events=list(events), entries=s.entries, invalidations=s.invalidations,
            segments=pool.segments(), allocs=pool.allocs, frees=pool.frees)
+# A release whose size is not the segment's: the segment's own size is
+# what goes, so an entry past the size given is dropped too.
+seg3 = alloc(1 << 20, 0, None)
+with pool.get(seg3 + 8192, 4096) as r:
+    pass
+free(seg3, 4096, 0, None)
+out["sized"] = [sizes[-1], cache.stats().entries]
 seg2 = alloc(1 << 20, 0, None)
 cache.close()
 free(seg2, 1 << 20, 0, None)                    # after the cache's close
 out["after_close"] = events[-2:]
+out["closed_cache"] = refused(lambda: pool.get(seg2 + 16, 16))
 try:
     gt.TrustedPool(gpudirect.Cache(pd))
 except gpudirect.GdrError as e:
@@ -91,6 +113,10 @@ def test_trusted_pool_invalidates_before_it_frees():
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["owns"] and not out["outside"], out
+    assert out["edges"] == [True, True, False, False], out
+    assert out["no_cache"][0] == 22 and "at least one" in out["no_cache"][1]
+    assert out["foreign"][0] == 22, out
+    assert "not one of the pool's" in out["foreign"][1], out
     assert (out["first"], out["second"]) == ("miss", "hit"), out
     assert out["refused"] == [22, True], out
     # The release: the cache heard first, then the memory went.
@@ -99,6 +125,9 @@ def test_trusted_pool_invalidates_before_it_frees():
     assert out["segments"] == [] and (out["allocs"], out["frees"]) == (1, 1)
     # A closed cache is not called: the segment is just freed.
     assert out["after_close"] == ["alloc", "free"], out
+    assert out["sized"] == [1 << 20, 0], out
+    assert out["closed_cache"][0] == 22, out
+    assert "not one of the pool's" in out["closed_cache"][1], out
     assert out["validated_refused"] == 22, out
     assert out["closed"] == [True, "empty"] and out["enter_closed"] == 9, out
 
