@@ -10,7 +10,9 @@
  * process); with $STANDIN_KEYS set they are logged on a line of their own
  * ("mr lkey=... rkey=...") after the registration's, so that a test can
  * tell which keys reached it (the Python tests do; the others read the log
- * line by line as it was).
+ * line by line as it was); with it, each ibv_open_device and
+ * ibv_close_device is logged too ("ibv_open_device standin0 0x..."), so
+ * that a test can tell a context closed from one left open.
  *
  * $STANDIN_FAIL=CALL=ERRNO[,CALL=ERRNO...] makes a call fail with that
  * errno (ibv_reg_dmabuf_mr=95 is a kernel without DMA-BUF MRs, as rxe;
@@ -117,12 +119,18 @@ STANDIN struct ibv_context *ibv_open_device(struct ibv_device *d)
 		c->device = d;
 		c->cmd_fd = -1;
 		c->async_fd = -1;
+		if (log_keys)
+			logf_("ibv_open_device %s %p\n", d ? d->name : "?",
+			      (void *)c);
 	}
 	return c;
 }
 
 STANDIN int ibv_close_device(struct ibv_context *c)
 {
+	if (log_keys && c)
+		logf_("ibv_close_device %s %p\n",
+		      c->device ? c->device->name : "?", (void *)c);
 	free(c);
 	return 0;
 }
