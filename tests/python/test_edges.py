@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
+import uuid
 
 import gpudirect
 from gpudirect import GdrError
@@ -16,6 +18,7 @@ from gpudirect import _lib as L
 import support
 from support import DEVICE, Log, raises
 from test_register import CudaArrayLike, addr_of, reg_line
+from test_share import boot_id, fake_export
 
 
 def test_nbytes_up_to_the_whole_object():
@@ -370,3 +373,102 @@ def test_a_failed_put_raises_its_errno():
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["put"] == [16, "gdr_cache_put"], out
     assert out["with"] == [16, "gdr_cache_put"], out
+
+
+def test_cache_with_block_invalidate_and_limits():
+    buf, other = bytearray(4096), bytearray(4096)
+    with gpudirect.ProtectionDomain(DEVICE) as pd:
+        # A with block that ends normally with a region out: EBUSY, and
+        # the cache stays open for the region's put.
+        c = gpudirect.Cache(pd, host=True)
+        r = None
+        try:
+            with c:
+                r = c.get(buf)
+            raise AssertionError("the with block closed a cache with a "
+                                 "region out")
+        except GdrError as e:
+            assert e.errno == 16 and "still out" in e.sentence
+        assert not c.closed
+        r.put()
+        # invalidate takes read-only objects (it writes nothing) and says
+        # the library's refusal (a range past the end of the address space)
+        ro = CudaArrayLike(buf, (16,), "<f4", readonly=True)
+        with c.get(buf):
+            pass
+        c.invalidate(ro)
+        assert c.stats().invalidations == 1
+        e = raises(GdrError, c.invalidate, (1 << 64) - 16, 32)
+        assert e.errno == 22 and e.call == "gdr_cache_invalidate"
+        c.close()
+        # max_bytes limits the bytes the idle entries register: a second
+        # 4 KiB entry over a 4 KiB limit evicts the first
+        c = gpudirect.Cache(pd, host=True, max_bytes=4096, max_entries=100)
+        for b in (buf, other):
+            with c.get(b):
+                pass
+        s = c.stats()
+        assert (s.entries, s.bytes, s.evictions) == (1, 4096, 1), s
+        c.close()
+        c = gpudirect.Cache(pd, host=True, max_entries=1, max_bytes=1 << 20)
+        for b in (buf, other):
+            with c.get(b):
+                pass
+        s = c.stats()
+        assert (s.entries, s.evictions) == (1, 1), s
+        c.close()
+
+
+# --- exports: the descriptor's fields as read, and what an import sends ---
+
+GPU_UUID = uuid.UUID("00112233-4455-6677-8899-aabbccddeeff")
+
+
+def test_export_fields_as_the_owner_wrote_them():
+    fd = os.memfd_create("not-a-dmabuf")
+    x = fake_export(fd)
+    x._desc.gpu_uuid[:] = list(GPU_UUID.bytes)  # as nvidia-smi prints it
+    assert x.gpu_uuid == GPU_UUID
+    assert x.boot_id == uuid.UUID(bytes=boot_id()) != x.gpu_uuid
+    for bad in (True, False, 1.5, "3"):
+        e = raises(GdrError, x.send, bad)
+        assert e.errno == 22 and "sock" in e.sentence, bad
+    x.close()
+
+
+IMPORT_CHILD = r"""
+import ctypes, json, os, sys
+sys.path.insert(0, sys.argv[2])
+import gpudirect
+from gpudirect import _lib as L
+from test_share import fake_export
+g = L.lib()
+seen = []
+real = g.gdr_import_register
+def imp(pd, desc, fds, attr, info, size):
+    d = ctypes.cast(desc, ctypes.POINTER(L.ExportDesc)).contents
+    seen.append(d.iova)
+    return real(pd, desc, fds, attr, info, size)
+g.gdr_import_register = imp
+x = fake_export(os.memfd_create("x"))
+with gpudirect.ProtectionDomain(sys.argv[1]) as pd:
+    for iova in (None, 0x1000, None):
+        try:
+            pd.import_register(x, iova=iova).close()
+        except gpudirect.GdrError:
+            pass  # a memfd is no dma-buf: refused after the call
+print(json.dumps([seen, x.iova]))
+"""
+
+
+def test_import_iova_reaches_the_library_and_only_it():
+    """import_register(iova=X) sends X in its own copy of the descriptor:
+    the Export keeps the owner's address for later imports."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = IMPORT_CHILD.replace("sys.argv[1]", repr(DEVICE)) \
+        .replace("sys.argv[2]", repr(here))
+    r = support.run_python(code)
+    assert r.returncode == 0, r.stderr
+    seen, kept = json.loads(r.stdout.strip().splitlines()[-1])
+    owner = 0x7f0000001064  # fake_export's iova
+    assert seen == [owner, 0x1000, owner] and kept == owner, (seen, kept)
