@@ -7,6 +7,7 @@ receives, what reached the stand-in verbs)."""
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import json
 import os
 import uuid
@@ -472,3 +473,29 @@ def test_import_iova_reaches_the_library_and_only_it():
     seen, kept = json.loads(r.stdout.strip().splitlines()[-1])
     owner = 0x7f0000001064  # fake_export's iova
     assert seen == [owner, 0x1000, owner] and kept == owner, (seen, kept)
+
+
+def test_unpack_edges():
+    fd = os.memfd_create("not-a-dmabuf")
+    x = fake_export(fd)
+    p = x.packed
+    # the length the library is told is the data's own: cut or padded on
+    # the way is EPROTO, with both numbers said
+    for d in (p[:-1], p + b"\0"):
+        e = raises(GdrError, gpudirect.unpack, d)
+        assert e.errno == 71 and f"is {len(d)} bytes" in e.sentence, len(d)
+    # a bad fd is EBADF, and the fds already duplicated are closed again
+    before = len(os.listdir("/proc/self/fd"))
+    e = raises(GdrError, gpudirect.unpack, p, [fd, 10 ** 6])
+    assert e.errno == 9 and str(10 ** 6) in e.sentence
+    assert len(os.listdir("/proc/self/fd")) == before
+    # the duplicates are close-on-exec, as the library's own fds are
+    y = gpudirect.unpack(p, [fd])
+    assert fcntl.fcntl(y.fds[0], fcntl.F_GETFD) & fcntl.FD_CLOEXEC
+    y.close()
+    # an iova is an address: 0 to 2**64-1
+    with gpudirect.ProtectionDomain(DEVICE) as pd:
+        for bad in (-1, 1 << 64, True, 1.0):
+            e = raises(GdrError, pd.import_register, x, iova=bad)
+            assert e.errno == 22 and "not an address" in e.sentence, bad
+    x.close()
