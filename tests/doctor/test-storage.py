@@ -491,6 +491,46 @@ for nid, verdict in (("o2ib", "ok"), ("tcp", "wrong")):
                                        "10.0.0.3@%s:/lfs" % nid, "rw,flock"),
         dev=(0, 60), sysfs={"sys/module/lustre/version": "2.15.4\n"}))
     want(items, "lustre-" + nid, "transport", verdict, "lustre, client module lustre loaded")
+# NFS over RDMA on IPv6 (proto=rdma6) is RDMA; options that name no
+# proto= say so, not TCP
+items = replay(storage_layout("nfs-rdma6", ROOTS + mline(
+    40, "0:52", "/mnt/data", "nfs4", "[fd00::1]:/export",
+    NFS_RDMA.replace("proto=rdma", "proto=rdma6").replace("addr=10.0.0.1", "addr=fd00::1")),
+    server="fd00::1", route=("ens1f0", "fd00::5", 0)))
+want(items, "nfs-rdma6", "transport", "ok", "NFS 4.2 over rdma6 to fd00::1 port 20049")
+items = replay(storage_layout("nfs-no-proto", ROOTS + mline(
+    40, "0:52", "/mnt/data", "nfs4", "10.0.0.1:/export", "rw,vers=4.2,addr=10.0.0.1"),
+    server="10.0.0.1"))
+want(items, "nfs-no-proto", "transport", "unknown", "unknown: the mount's options name no proto=")
+# a SCSI disk's partition, a virtio disk, and a file system on an
+# anonymous device that is not known by name
+SCSI = "devices/pci0000:00/0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0/block/sda"
+items = replay(storage_layout(
+    "scsi", ROOTS + mline(40, "8:2", "/mnt/data", "xfs", "/dev/sda2", "rw"), dev=(8, 2),
+    sysfs={"sys/%s/sda2/partition" % SCSI: "2\n"},
+    links={"sys/dev/block/8:2": "../../%s/sda2" % SCSI}))
+want(items, "scsi", "transport", "info", "sda")
+VDA = "devices/pci0000:00/0000:00:04.0/virtio1/block/vda"
+items = replay(storage_layout(
+    "virtio-blk", ROOTS + mline(40, "254:0", "/mnt/data", "ext4", "/dev/vda", "rw"),
+    dev=(254, 0), links={"sys/dev/block/254:0": "../../" + VDA}))
+want(items, "virtio-blk", "transport", "wrong", "vda: not known to GPUDirect Storage")
+items = replay(storage_layout("anon", ROOTS + mline(40, "0:80", "/mnt/data", "fuse.sshfs",
+                                                     "u@h:/d", "rw"), dev=(0, 80),
+                              links={"sys/dev/block/0:80": "../../devices/virtual/block/x"}))
+want(items, "anon", "transport", "wrong", "fuse.sshfs: not known to GPUDirect Storage")
+# a table past 256 KiB whose mount is beyond what was read: said so
+big = ROOTS + "".join(mline(1000 + i, "0:99", "/m/%06d" % i, "tmpfs", "t", "rw")
+                      for i in range(5000))
+check(len(big) > 256 << 10, "the big table is %d bytes" % len(big))
+items = replay(storage_layout("cut", big + mline(40, "0:52", "/mnt/data", "nfs4",
+                                                  "10.0.0.1:/export", NFS_RDMA)))
+want(items, "cut", "mount", "unknown", "no line of /proc/self/mountinfo is its mount "
+     "(mount id 40, device 0:52); the table was read only to 256 KiB")
+items = replay(storage_layout("not-cut", ROOTS + mline(40, "0:52", "/mnt/data", "nfs4",
+                                                       "10.0.0.1:/export", NFS_RDMA), mnt_id=41))
+it = want(items, "not-cut", "mount", "unknown", "no line of /proc/self/mountinfo is its mount")
+check(it and "256 KiB" not in it["value"], "not-cut: %r" % (it or {}).get("value"))
 # overlay and tmpfs: not known to GPUDirect Storage
 for fs, words in (("overlay", "overlay (a container's layered file system)"),
                   ("tmpfs", "tmpfs (memory, not storage)")):
@@ -545,6 +585,25 @@ want(items, "host-root", "rdma_device", "unknown", "no route to 10.0.0.1")
 back = subprocess.run([gdr_info, "--json", "--from", snap], capture_output=True, text=True,
                       env=clean, timeout=60)
 want(items_of(back.stdout), "host-root replay", "transport", "ok", "NFS 4.2 over rdma")
+# --host-root, the live path as an NVMe-oF namespace: the server whose
+# route is asked is the controller's traddr (not its port)
+hr = layouts.node(out, "storage-host-root-nvmeof", gpus=[dict(chain=layouts.GPU_SW)], nics=[NIC])
+layouts.write(hr, "proc/self/mountinfo", mline(int(mnt[0]) if mnt else 1, "259:1", "/", "xfs",
+                                               "/dev/nvme1n1", "rw"))
+layouts.write(hr, NVME_F.join(["sys/", "/transport"]), "rdma\n")
+layouts.write(hr, NVME_F.join(["sys/", "/address"]), "traddr=10.0.0.2,trsvcid=4420\n")
+for rel, target in (("sys/dev/block/259:1", "../../" + NVME_F + "/nvme1n1"),
+                    ("sys/class/block/nvme1n1", "../../" + NVME_F + "/nvme1n1"),
+                    ("sys/" + NVME_F + "/nvme1n1/device", "../../nvme1"),
+                    ("sys/class/nvme/nvme1", "../../" + NVME_F)):
+    layouts.link(hr, rel, target)
+res = subprocess.run([gdr_info, "--json", "--host-root", hr, "--storage", data],
+                     capture_output=True, text=True, env=dict(LIVE, GDR_FAKE_CUFILE="nvfs"),
+                     timeout=60)
+items = items_of(res.stdout)
+want(items, "host-root nvmeof", "transport", "ok",
+     "nvme1n1 on nvme1 (transport rdma, traddr=10.0.0.2,trsvcid=4420)")
+want(items, "host-root nvmeof", "rdma_device", "unknown", "no route to 10.0.0.2")
 
 print("storage: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
