@@ -72,3 +72,69 @@ def test_python_m_gpudirect_prints_what_gdr_info_prints():
     bad = subprocess.run([sys.executable, "-m", "gpudirect", "-d", "nope"],
                          env=env, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "nope" in bad.stderr
+
+
+def test_report_devices_argument_edges():
+    for bad in (support.DEVICE, [1], [support.DEVICE, None], [b"standin0"]):
+        e = raises(GdrError, gpudirect.report, bad)
+        assert e.errno == errno.EINVAL and "list of RDMA device names" in \
+            e.sentence, bad
+    # [] names none: the report of the node and its GPUs, no RDMA device
+    r = gpudirect.report([])
+    assert not any(i["section"] == support.DEVICE for i in r["items"])
+    assert any(i["section"] == "node" for i in r["items"]), r
+
+
+def test_report_text_is_gdr_info_text():
+    t = gpudirect.report_text()
+    assert t == gdr_info().stdout and not t.lstrip().startswith("{")
+    assert gpudirect.report_text([support.DEVICE]) == \
+        gdr_info("-d", support.DEVICE).stdout
+
+
+def test_report_closes_what_it_opens():
+    log = support.Log()
+    gpudirect.report()
+    gpudirect.report_text([support.DEVICE])
+    lines = log.lines()
+    opened = [x.split()[2] for x in lines if x.startswith("ibv_open_device")]
+    closed = [x.split()[2] for x in lines if x.startswith("ibv_close_device")]
+    assert opened and sorted(opened) == sorted(closed), lines
+
+
+DEVICES_CHILD = r"""
+import json, sys
+import gpudirect
+try:
+    out = {"devices": gpudirect.devices()}
+except gpudirect.GdrError as e:
+    out = {"devices": [e.errno, e.call]}
+out["sections"] = sorted({i["section"] for i in gpudirect.report()["items"]})
+try:
+    gpudirect.report(["standin0"])
+    out["named"] = "reported"
+except gpudirect.GdrError as e:
+    out["named"] = [e.errno, e.sentence]
+print(json.dumps(out))
+"""
+
+
+def test_report_covers_every_device_and_none():
+    """Without devices: every RDMA device (two here); on a node without
+    any, naming one is ENODEV."""
+    r = support.run_python(DEVICES_CHILD, env={"STANDIN_DEVICES": "2"})
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["devices"] == ["standin0", "standin1"], out
+    assert {"standin0", "standin1"} <= set(out["sections"]), out
+    # an empty list, and no list at all (a kernel without RDMA)
+    for n in ("0", "none"):
+        r = support.run_python(DEVICES_CHILD, env={"STANDIN_DEVICES": n})
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout.strip().splitlines()[-1])
+        # devices() says why there is no list at all (ENOSYS)
+        assert out["devices"] == ([] if n == "0" else
+                                  [errno.ENOSYS, "ibv_get_device_list"]), out
+        assert "standin0" not in out["sections"], out
+        assert out["named"][0] == errno.ENODEV, (n, out)
+        assert "no RDMA device" in out["named"][1], (n, out)

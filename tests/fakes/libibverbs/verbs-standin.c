@@ -20,7 +20,9 @@
  * $STANDIN_SLOW_US=N makes each registration and ibv_query_device take N
  * microseconds more (a long call, for the tests that show who waits).
  * $STANDIN_DEVICES=2 lists a second device, "standin1", after it (a
- * program that should take the first one).
+ * program that should take the first one); $STANDIN_DEVICES=0 lists none
+ * (a node without RDMA devices), and $STANDIN_DEVICES=none gives no list
+ * at all (NULL, errno ENOSYS: rdma-core on a kernel without RDMA).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -69,6 +71,10 @@ __attribute__((constructor)) static void standin_env(void)
 	slow_us = slow ? (unsigned int)strtoul(slow, NULL, 10) : 0;
 	if (n && !strcmp(n, "2"))
 		num_devices = 2;
+	else if (n && !strcmp(n, "0"))
+		num_devices = 0;
+	else if (n && !strcmp(n, "none"))
+		num_devices = -1;
 }
 
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -87,7 +93,15 @@ static void logf_(const char *fmt, ...)
 
 STANDIN struct ibv_device **ibv_get_device_list(int *num)
 {
-	struct ibv_device **l = calloc((size_t)num_devices + 1, sizeof(*l));
+	struct ibv_device **l;
+
+	if (num_devices < 0) {
+		if (num)
+			*num = 0;
+		errno = ENOSYS;
+		return NULL;
+	}
+	l = calloc((size_t)num_devices + 1, sizeof(*l));
 
 	if (num)
 		*num = l ? num_devices : 0;
