@@ -270,6 +270,40 @@ elif ro is not None:
          "not written: a named file is only read")
     want(items, "a directory on a read-only mount", "cufile_io", "unknown",
          "the mount is read-only (ro)", "storage1")
+# ramfs (in a mount namespace of its own) refuses O_DIRECT: a named file
+# there is read through the page cache, and said so, as is the directory's
+# temporary file
+ramd = os.path.join(out, "ramfs")
+os.makedirs(ramd, exist_ok=True)
+ram_script = ('mount --make-rprivate / && mount -t ramfs none "$2" || exit 77; '
+              'head -c 12288 /dev/urandom > "$2/f" || exit 77; '
+              'exec "$1" --json --storage "$2/f" --storage "$2"')
+try:
+    ram = subprocess.run(["unshare", "-m", "sh", "-c", ram_script, "sh", gdr_info, ramd],
+                         capture_output=True, text=True,
+                         env=dict(LIVE, GDR_FAKE_CUFILE="nvfs"), timeout=60)
+except OSError as e:
+    ram = None
+    print("SKIP ramfs: %s" % e)
+if ram is not None and (ram.returncode == 77 or "unshare:" in ram.stderr):
+    print("SKIP ramfs: no mount namespace here (%s)" % ram.stderr.strip()[:100])
+elif ram is not None:
+    items = items_of(ram.stdout)
+    want(items, "a file on ramfs", "cufile_read", "ok", "12 KiB in")
+    want(items, "a file on ramfs", "pread", "info", "into host memory (through the page cache)")
+    want(items, "a directory on ramfs", "pread", "info",
+         "into host memory (through the page cache)", "storage1")
+    want(items, "a directory on ramfs", "cufile_read", "ok", "every byte as written", "storage1")
+# a named file longer than the measure (64 MiB): only its first 64 MiB
+# are read (a sparse file: no disk is used)
+bigf = os.path.join(out, "big.bin")
+with open(bigf, "wb") as f:
+    f.truncate((64 << 20) + 3 * 4096 + 5)
+res, items = live(["--storage", bigf], "nvfs")
+want(items, "a named file past 64 MiB", "path", "info", "a regular file of 67121157 bytes")
+want(items, "a named file past 64 MiB", "cufile_read", "ok", "64 MiB in")
+want(items, "a named file past 64 MiB", "pread", "info", "64 MiB in")
+os.unlink(bigf)
 # A path longer than any fixed name (a deep directory of long names):
 # taken whole, as the kernel takes it.
 deep = os.path.join(out, "n" * 200, "m" * 200)
