@@ -208,6 +208,17 @@ want(items, "named", "cufile_read", "ok", "1 MiB in")
 want(items, "named", "gds", "ok", "direct: cuFile read into gpu0's memory")
 check(hashlib.sha256(open(named, "rb").read()).hexdigest() == digest and
       os.stat(named).st_mtime_ns == mtime, "the named file changed")
+# the fd cuFile is handed: opened afresh with the access mode and O_DIRECT
+# alone (the stand-in refuses O_NONBLOCK and O_TMPFILE as cuFile 1.15
+# does): read-only for a named file, read-write for a directory's file
+fdlog = os.path.join(out, "fdlog")
+for path, mode in ((named, "O_RDONLY"), (out, "O_RDWR")):
+    if os.path.exists(fdlog):
+        os.unlink(fdlog)
+    res, items = live(["--storage", path], "nvfs", env={"GDR_FAKE_CUFILE_FDLOG": fdlog})
+    want(items, "%s's cuFile fd" % path, "cufile_read", "ok")
+    got = open(fdlog).read().split("\n") if os.path.exists(fdlog) else []
+    check(got[:1] == ["register %s O_DIRECT" % mode], "%s: cuFile got %s" % (path, got))
 tiny = os.path.join(out, "tiny.bin")
 open(tiny, "wb").write(b"x" * 100)
 res, items = live(["--storage", tiny], "")

@@ -23,6 +23,12 @@
  *   log          writes cufile.log in the working directory unless
  *                CUFILE_LOGFILE_PATH is set, as cuFile does
  *
+ * cuFileHandleRegister refuses an fd whose status flags carry O_NONBLOCK
+ * or O_TMPFILE with CU_FILE_INVALID_FILE_OPEN_FLAG, as libcufile 1.15 did
+ * on the GPU machine (docs/benchmarks.md); with $GDR_FAKE_CUFILE_FDLOG set
+ * to a path, it appends the access mode of each fd it registers there
+ * ("register O_RDONLY O_DIRECT"): what a test checks of the fd it gets.
+ *
  * Without any, nvidia-fs is absent and allow_compat_mode true: every byte
  * moves through POSIX (compat), counted as such. "Device memory" is the
  * fake libcuda's, which is host memory: it is read into and written from
@@ -161,12 +167,28 @@ EXPORT err_t cuFileGetVersion(int *v)
 EXPORT err_t cuFileHandleRegister(void **fh, struct gdr_cufile_descr *d);
 EXPORT err_t cuFileHandleRegister(void **fh, struct gdr_cufile_descr *d)
 {
+	const char *fdlog = getenv("GDR_FAKE_CUFILE_FDLOG");
 	struct handle *h;
+	FILE *f;
+	int fl;
 
 	if (!opened)
 		return ok(GDR_CU_FILE_DRIVER_NOT_INITIALIZED);
 	if (!fh || !d || d->type != GDR_CUFILE_HANDLE_FD || d->handle.fd < 0)
 		return ok(GDR_CU_FILE_INVALID_VALUE);
+	fl = fcntl(d->handle.fd, F_GETFL);
+	if (fl < 0)
+		return ok(GDR_CU_FILE_INVALID_VALUE);
+	if (fl & (O_NONBLOCK | (O_TMPFILE & ~O_DIRECTORY)))
+		return ok(GDR_CU_FILE_INVALID_FILE_OPEN_FLAG);
+	if (fdlog && (f = fopen(fdlog, "a"))) {
+		fprintf(f, "register %s%s\n",
+			(fl & O_ACCMODE) == O_RDONLY   ? "O_RDONLY"
+			: (fl & O_ACCMODE) == O_WRONLY ? "O_WRONLY"
+						       : "O_RDWR",
+			fl & O_DIRECT ? " O_DIRECT" : "");
+		fclose(f);
+	}
 	if (num("register", 0))
 		return ok(num("register", 0));
 	h = malloc(sizeof(*h));
