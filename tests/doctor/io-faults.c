@@ -28,6 +28,9 @@
  *   GDR_IO_RENAME_ERRNO=E   rename(2) fails with E
  *   GDR_IO_NO_PROC_FD=1     opening /proc/self/fd/N fails with ENOENT, as
  *                           where /proc is not mounted
+ *   GDR_IO_NO_TMPFILE=1     openat(2) with O_TMPFILE fails with EOPNOTSUPP,
+ *                           as on a file system without O_TMPFILE (vfat,
+ *                           NFS before 4.2 servers, FUSE ones)
  *
  * Pipes, terminals and everything else pass through untouched.
  */
@@ -231,6 +234,48 @@ int open64(const char *path, int flags, ...)
 		return -1;
 	}
 	return real(path, flags, mode);
+}
+
+static int openat_any(const char *name, int dir, const char *path, int flags,
+		      va_list ap)
+{
+	int (*real)(int, const char *, int, ...);
+	mode_t mode = 0;
+
+	*(void **)&real = dlsym(RTLD_NEXT, name);
+	if (flags & (O_CREAT | O_TMPFILE))
+		mode = va_arg(ap, mode_t);
+	if ((flags & O_TMPFILE) == O_TMPFILE && getenv("GDR_IO_NO_TMPFILE")) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	if (no_proc_fd(path)) {
+		errno = ENOENT;
+		return -1;
+	}
+	return real(dir, path, flags, mode);
+}
+
+int openat(int dir, const char *path, int flags, ...)
+{
+	va_list ap;
+	int fd;
+
+	va_start(ap, flags);
+	fd = openat_any("openat", dir, path, flags, ap);
+	va_end(ap);
+	return fd;
+}
+
+int openat64(int dir, const char *path, int flags, ...)
+{
+	va_list ap;
+	int fd;
+
+	va_start(ap, flags);
+	fd = openat_any("openat64", dir, path, flags, ap);
+	va_end(ap);
+	return fd;
 }
 
 int renameat2(int olddir, const char *oldpath, int newdir, const char *newpath,
