@@ -186,3 +186,35 @@ def test_tensor_accessors_without_torch():
     assert out["device"][0] == 22 and "meta" in out["device"][1]
     assert out["layout"][0] == 22 and "sparse_coo" in out["layout"][1]
     assert out["nbytes"][0] == 22 and "3000 bytes" in out["nbytes"][1]
+
+
+NO_TORCH = r"""
+import json, sys, types
+out = {}
+sys.modules["torch"] = None  # import torch raises ImportError
+import gpudirect, gpudirect.torch as gt
+pd = gpudirect.ProtectionDomain(sys.argv[1])
+cache = gpudirect.Cache(pd, trusted=True, host=True)
+try:
+    gt.TrustedPool(cache)
+except gpudirect.GdrError as e:
+    out["none"] = [e.errno, e.sentence]
+old = types.ModuleType("torch")  # a PyTorch without MemPool's allocator
+old.__version__ = "2.1.0"
+old._C = types.SimpleNamespace()
+old.cuda = types.SimpleNamespace()
+sys.modules["torch"] = old
+try:
+    gt.TrustedPool(cache)
+except gpudirect.GdrError as e:
+    out["old"] = [e.errno, e.sentence]
+print(json.dumps(out))
+"""
+
+
+def test_trusted_pool_needs_pytorch_with_mempool():
+    r = run_python(NO_TORCH.replace("sys.argv[1]", repr(DEVICE)))
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["none"] == [38, "a TrustedPool needs PyTorch"], out  # ENOSYS
+    assert out["old"][0] == 38 and "PyTorch 2.1.0" in out["old"][1], out
