@@ -856,6 +856,11 @@ int gdr_storage_check(struct gdr_storage *st, const char *const *paths,
 		__atomic_store_n(&stuck, true, __ATOMIC_RELEASE);
 		gdr_fmt(st->cufile.stuck, sizeof(st->cufile.stuck), "%s",
 			j->step);
+		/* Stuck before cuFile was even loaded: say at what. */
+		if (st->cufile.load_err < 0 && !st->cufile.why[0])
+			gdr_fmt(st->cufile.why, sizeof(st->cufile.why),
+				"not asked: %s did not return within %llu ms",
+				j->step, limit / 1000000ULL);
 		for (i = 0; i < (unsigned int)st->num_paths; i++) {
 			struct gdr_storage_io *io = &st->path[i].io;
 

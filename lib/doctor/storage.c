@@ -291,8 +291,8 @@ static void cufile_items(struct gdr_report *r, const struct gdr_storage *st)
 			gdr_append(list, sizeof(list), "%sbit %u",
 				   list[0] ? ", " : "", b);
 	}
-	gdr_fmt(v, sizeof(v), "nvidia-fs reaches %s%s; PCI P2PDMA %s",
-		list[0] ? ": " : "nothing", list,
+	gdr_fmt(v, sizeof(v), "nvidia-fs reaches%s%s; PCI P2PDMA %s",
+		list[0] ? ": " : " nothing", list,
 		cf->fflags & (1u << GDR_CUFILE_FEAT_P2P) ? "supported"
 							 : "not supported");
 	if (cf->allow_compat >= 0)

@@ -28,6 +28,8 @@
  *   GDR_IO_RENAME_ERRNO=E   rename(2) fails with E
  *   GDR_IO_NO_PROC_FD=1     opening /proc/self/fd/N fails with ENOENT, as
  *                           where /proc is not mounted
+ *   GDR_IO_OPEN_HANG=TAIL   opening a path whose name ends in TAIL never
+ *                           returns (a hard NFS mount whose server is gone)
  *   GDR_IO_NO_TMPFILE=1     openat(2) with O_TMPFILE fails with EOPNOTSUPP,
  *                           as on a file system without O_TMPFILE (vfat,
  *                           NFS before 4.2 servers, FUSE ones)
@@ -192,6 +194,17 @@ long syscall(long nr, ...)
 	return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
+/* GDR_IO_OPEN_HANG: an open of @path that never returns. */
+static void hang_on(const char *path)
+{
+	const char *tail = getenv("GDR_IO_OPEN_HANG");
+	size_t n = tail ? strlen(tail) : 0, len = strlen(path);
+
+	if (n && len >= n && !strcmp(path + len - n, tail))
+		for (;;)
+			pause();
+}
+
 static int no_proc_fd(const char *path)
 {
 	return getenv("GDR_IO_NO_PROC_FD") &&
@@ -210,6 +223,7 @@ int open(const char *path, int flags, ...)
 	if (flags & (O_CREAT | O_TMPFILE))
 		mode = va_arg(ap, mode_t);
 	va_end(ap);
+	hang_on(path);
 	if (no_proc_fd(path)) {
 		errno = ENOENT;
 		return -1;
@@ -229,6 +243,7 @@ int open64(const char *path, int flags, ...)
 	va_end(ap);
 	if (!real)
 		*(void **)&real = dlsym(RTLD_NEXT, "open64");
+	hang_on(path);
 	if (no_proc_fd(path)) {
 		errno = ENOENT;
 		return -1;
@@ -249,6 +264,7 @@ static int openat_any(const char *name, int dir, const char *path, int flags,
 		errno = EOPNOTSUPP;
 		return -1;
 	}
+	hang_on(path);
 	if (no_proc_fd(path)) {
 		errno = ENOENT;
 		return -1;

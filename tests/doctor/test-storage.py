@@ -110,6 +110,8 @@ CASES = [
     # mode is what the properties and file system allow, never "direct"
     ("nvfs,miscount", {"served_by": ("wrong", "no GPU entry of cuFile's statistics counts"),
                        "gds": ("wrong", "compat")}, "compat"),
+    ("nvfs,noreads", {"served_by": ("wrong", "no GPU entry of cuFile's statistics counts"),
+                      "gds": ("wrong", "compat")}, "compat"),
     ("corrupt", {"cufile_read": ("wrong", "1 of its bytes differ from what was written"),
                  "gds": ("wrong", "failed")}, "fail"),
     ("short", {"cufile_read": ("wrong", "cuFileRead moved 33554432 of 67108864 bytes"),
@@ -145,6 +147,16 @@ want(items, "cwd /proc", "cufile_write", "ok", "64 MiB in")
 res, items = live(["--storage", data], "")
 want(items, "compat", "cufile_driver", "wrong", "open without nvidia-fs", "storage")
 want(items, "compat", "cufile_properties", "info", "allow_compat_mode true", "storage")
+# cuFile's version as x.y, and every file system nvidia-fs reaches (the
+# stand-in's nvfs: bits 0-9, 12 and 13), or none
+res, items = live(["--storage", data], "nvfs")
+want(items, "nvfs", "cufile_library", "ok", ", cuFile 1.15 (cuFileGetVersion 1150)", "storage")
+want(items, "nvfs", "cufile_properties", "info",
+     "nvidia-fs reaches: Lustre, WekaFS, NFS, GPFS, NVMe, NVMe-oF, SCSI, ScaleFlux CSD, "
+     "NVMesh, BeeGFS, ScateFS, virtiofs; PCI P2PDMA not supported", "storage")
+res, items = live(["--storage", data], "")
+want(items, "no nvfs", "cufile_properties", "info",
+     "nvidia-fs reaches nothing; PCI P2PDMA not supported", "storage")
 res, items = live(["--storage", data], "open=5001")
 check(items.get(("storage", "cufile_driver"), {}).get("remedy", "").startswith(
     "load nvidia-fs 2.17.5 or newer on the NVIDIA open kernel module"),
@@ -195,6 +207,19 @@ for step in ("open", "write", "read"):
     it = items.get(("storage" if step == "open" else "storage0", where), {})
     check(res.returncode == 1 and "did not return" in it.get("value", ""),
           "hang=%s: exit %d, %s" % (step, res.returncode, it))
+# the path itself hangs (a hard NFS mount whose server is gone): the
+# look is bounded too, and said
+shim = layouts.io_faults(gdr_info)
+if shim:
+    hung = os.path.join(out, "hung-mount")
+    os.makedirs(hung, exist_ok=True)
+    res, items = live(["--storage", hung, "--storage-timeout", "1"], "",
+                      env={"LD_PRELOAD": shim, "GDR_IO_OPEN_HANG": "hung-mount"}, timeout=30)
+    want(items, "a path that hangs", "path", "missing", "%s: ETIMEDOUT" % hung)
+    want(items, "a path that hangs", "cufile_library", "unknown",
+         "not asked: looking at %s did not return within 1000 ms" % hung, "storage")
+else:
+    print("SKIP a path that hangs: no io-faults preload")
 # a named file: only read, never written, and checked against pread
 named = os.path.join(out, "named.bin")
 with open(named, "wb") as f:

@@ -17,6 +17,7 @@
  *   p2p          PCI P2PDMA supported and on (counted as P2PDMA's)
  *   layout=1.20  the statistics in 1.20's layout (default 1.15's)
  *   miscount     the statistics count other bytes than were moved
+ *   noreads      the statistics count the bytes, but no call on any path
  *   force        force_compat_mode is true
  *   hang=STEP    open, read or write never returns (a dead NFS server)
  *   chatter      prints on stdout, as libcufile 1.15 does without CUDA
@@ -230,7 +231,8 @@ static void count(size_t bytes, bool writing)
 
 	if (stats_level < 3)
 		return;
-	(*n)++;
+	if (!opt("noreads"))
+		(*n)++;
 	if (writing) {
 		counts.n_total_writes++;
 		counts.write_bytes += bytes + (opt("miscount") ? 1 : 0);
