@@ -574,6 +574,15 @@ for nid, verdict in (("o2ib", "ok"), ("tcp", "wrong")):
                                        "10.0.0.3@%s:/lfs" % nid, "rw,flock"),
         dev=(0, 60), sysfs={"sys/module/lustre/version": "2.15.4\n"}))
     want(items, "lustre-" + nid, "transport", verdict, "lustre, client module lustre loaded")
+# allow_compat_mode unknown (a libcufile without cuFileGetParameterBool):
+# possibly allowed, so not ok
+root = storage_layout("compat-unknown", ROOTS + mline(40, "0:52", "/mnt/data", "nfs4",
+                                                      "10.0.0.1:/export", NFS_RDMA))
+ans = json.load(open(os.path.join(root, "answers.json")))
+ans["storage"]["cufile"]["allow_compat"] = -1
+json.dump(ans, open(os.path.join(root, "answers.json"), "w"))
+items = replay(root)
+want(items, "compat unknown", "cufile_properties", "info", "nvidia-fs reaches: Lustre", "storage")
 # NFS over RDMA on IPv6 (proto=rdma6) is RDMA; options that name no
 # proto= say so, not TCP
 items = replay(storage_layout("nfs-rdma6", ROOTS + mline(

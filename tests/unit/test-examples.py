@@ -59,6 +59,13 @@ if os.path.exists(wbw):
         st, out = run(wbw, *extra)
         check("gdr-write-bw %s: refused, exit 2" % " ".join(extra),
               st == 2 and "--mem=import:SOCKET takes a socket" in out, out)
+    # -d auto ranks the devices by a GPU: with host memory it says so
+    # before looking for any
+    for extra in ([], ["--mem", "host"]):
+        st, out = run(wbw, "-d", "auto", *extra)
+        check("gdr-write-bw -d auto %s: refused, the reason said, exit 1" % " ".join(extra),
+              st == 1 and "-d auto: it picks the device nearest a GPU: use it with "
+              "--mem cuda:N" in out, out)
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "none.sock")
         st, out = run(wbw, "--mem=import:" + path, "-s", "4096")
