@@ -4,7 +4,11 @@
 # it: --fill writes gdr-write-bw's bytes before the export and an importer
 # receives it; --check poisons the buffer first, so that, with no writer
 # (no NIC here), the check at the end fails, as it must; --fill with
-# --check (a check of nothing) is refused. Exits 77 without a CUDA device.
+# --check (a check of nothing) is refused. The owner removes its socket
+# on SIGINT and SIGTERM; its default buffer is 1 MiB; an importer's -d
+# names the device it registers on (the stand-in libibverbs with two), and
+# gdr-write-bw --mem=import takes -s up to the owner's buffer, not past it.
+# Exits 77 without a CUDA device.
 # The positive check needs a NIC: docs/field-validation.md.
 b=${1:?build dir}
 share=$b/examples/gdr-share
@@ -18,12 +22,22 @@ bad() {
 	for f in own imp; do [ -s "$tmp/$f" ] && sed "s/^/     $f: /" "$tmp/$f"; done
 	fail=$((fail + 1))
 }
-# serve OPTION: a 64 KiB owner; one import once it listens; then SIGINT.
-# Its exit status; the importer's in $imp.
+# serve OPTION [SIGNAL]: a 64 KiB owner with OPTION ("" for none,
+# "default": no option and the default size); one importer once it
+# listens ($IMPORTER, a shell command given the socket as $1, else
+# gdr-share import); then SIGNAL (INT). Its exit status; the importer's
+# in $imp.
 serve() {
 	rm -f "$tmp/sock"
 	imp=-1
-	timeout 60 "$share" owner "$tmp/sock" -s 65536 "$1" > "$tmp/own" 2>&1 &
+	size="-s 65536"
+	opt=$1
+	if [ "$opt" = default ]; then
+		size=""
+		opt=""
+	fi
+	# shellcheck disable=SC2086 # $size and $opt: none, or one word each
+	timeout 60 "$share" owner "$tmp/sock" $size $opt > "$tmp/own" 2>&1 &
 	own=$!
 	i=0
 	# "serving on" comes after listen(): a connect then is not refused.
@@ -32,10 +46,14 @@ serve() {
 		i=$((i + 1))
 	done
 	if grep -q "serving on" "$tmp/own"; then
-		timeout 30 "$share" import "$tmp/sock" > "$tmp/imp" 2>&1
+		if [ -n "${IMPORTER:-}" ]; then
+			timeout 30 sh -c "$IMPORTER" sh "$tmp/sock" > "$tmp/imp" 2>&1
+		else
+			timeout 30 "$share" import "$tmp/sock" > "$tmp/imp" 2>&1
+		fi
 		imp=$?
 	fi
-	kill -INT $own 2> /dev/null
+	kill -"${2:-INT}" $own 2> /dev/null
 	wait $own
 }
 serve --fill=65536
@@ -44,10 +62,10 @@ if [ $st != 0 ] && grep -q "no CUDA\|not usable\|cuMemAlloc" "$tmp/own"; then
 	echo "SKIP: $(head -n 1 "$tmp/own")"
 	exit 77
 fi
-if [ $st = 0 ] && { [ "$imp" = 0 ] || [ "$imp" = 77 ]; } &&
+if [ $st = 0 ] && { [ "$imp" = 0 ] || [ "$imp" = 77 ]; } && [ ! -e "$tmp/sock" ] &&
 	grep -q "^import: received 65536 bytes" "$tmp/imp" &&
 	grep -q "owner: handed the export to an importer" "$tmp/own"; then
-	ok "owner --fill: the filled buffer's export received by an importer (exit $imp); the owner stopped on SIGINT, exit 0"
+	ok "owner --fill: the filled buffer's export received by an importer (exit $imp); the owner stopped on SIGINT, exit 0, its socket removed"
 else
 	bad "owner --fill"
 fi
@@ -58,6 +76,60 @@ if [ $st = 1 ] && grep -q "^import: received 65536 bytes" "$tmp/imp" &&
 	ok "owner --check with no writer: the poisoned bytes fail the check at byte 0, exit 1"
 else
 	bad "owner --check without a writer"
+fi
+# The socket is removed at the end, on SIGINT as on SIGTERM (and the
+# owner exits 0); the default buffer is 1 MiB.
+serve "" TERM
+st=$?
+if [ $st = 0 ] && [ "$imp" != -1 ] && [ ! -e "$tmp/sock" ]; then
+	ok "owner stopped by SIGTERM: exit 0, its socket removed"
+else
+	bad "owner stopped by SIGTERM (exit $st, socket $(ls "$tmp/sock" 2>&1))"
+fi
+serve default
+st=$?
+if [ $st = 0 ] && [ ! -e "$tmp/sock" ] && grep -q "^import: received 1048576 bytes" "$tmp/imp"; then
+	ok "owner with no -s: 1 MiB exported; stopped by SIGINT, its socket removed"
+else
+	bad "owner with the default size"
+fi
+# import -d names the device: over the stand-in libibverbs with two
+# devices, the second one is the one registered on (or, where the
+# stand-in cannot take this dma-buf, named in the refusal)
+IMPORTER="LD_LIBRARY_PATH='$b/tests/fakes/libibverbs:$b/lib' STANDIN_DEVICES=2 '$share' import \"\$1\" -d standin1"
+serve ""
+unset IMPORTER
+if grep -q "standin1" "$tmp/imp" && ! grep -q "standin0" "$tmp/imp"; then
+	ok "import -d standin1: registered on standin1, not the first device"
+else
+	bad "import -d standin1"
+fi
+IMPORTER="LD_LIBRARY_PATH='$b/tests/fakes/libibverbs:$b/lib' '$share' import \"\$1\" -d nosuch0"
+serve ""
+unset IMPORTER
+if [ "$imp" = 77 ] && grep -q "no RDMA device nosuch0 here" "$tmp/imp"; then
+	ok "import -d nosuch0: received, not registered, exit 77"
+else
+	bad "import -d nosuch0 (exit $imp)"
+fi
+# gdr-write-bw --mem=import takes -s up to the owner's buffer, not past it
+wbw=$b/examples/gdr-write-bw
+if [ -x "$wbw" ]; then
+	IMPORTER="'$wbw' --mem=import:\"\$1\" -s 65536 -n 1"
+	serve ""
+	if grep -q "Imported *: 65536 bytes" "$tmp/imp"; then
+		ok "gdr-write-bw --mem=import -s 65536 of a 65536-byte buffer: taken"
+	else
+		bad "gdr-write-bw -s equal to the buffer"
+	fi
+	IMPORTER="'$wbw' --mem=import:\"\$1\" -s 65537 -n 1"
+	serve ""
+	unset IMPORTER
+	if [ "$imp" = 1 ] && grep -q "fewer than -s 65537: give -s at most 65536" "$tmp/imp"; then
+		ok "gdr-write-bw --mem=import -s 65537 of a 65536-byte buffer: refused, exit 1"
+	else
+		bad "gdr-write-bw -s past the buffer (exit $imp)"
+	fi
 fi
 timeout 30 "$share" owner "$tmp/sock" -s 65536 --fill=65536 --check=65536 > "$tmp/own" 2>&1
 if [ $? = 2 ] && grep -q "one of them" "$tmp/own"; then
