@@ -403,14 +403,25 @@ if [ "$mode" = host ]; then
 		fi
 	fi
 	# A relative GDR_PRELOAD_LIB is the file here, not one ld.so would
-	# look for in its own search path.
-	(cd "$b/lib" && GPUDIRECT_DEBUG=1 STANDIN_LOG="$tmp/log" LD_LIBRARY_PATH="$fakes:$b/lib" \
-		GDR_PRELOAD_LIB=libgpudirect-preload.so "$run_sh" "$prog" host 0) > "$tmp/out" 2> "$tmp/err"
+	# look for in its own search path (a name found nowhere there).
+	mkdir -p "$tmp/rel"
+	cp "$GDR_PRELOAD_LIB" "$tmp/rel/libgdr-here-only.so"
+	(cd "$tmp/rel" && GPUDIRECT_DEBUG=1 STANDIN_LOG="$tmp/log" LD_LIBRARY_PATH="$fakes:$b/lib" \
+		GDR_PRELOAD_LIB=libgdr-here-only.so "$run_sh" "$prog" host 0) > "$tmp/out" 2> "$tmp/err"
 	st=$?
 	if [ $st = 0 ] && has out "registered" && has err "$loaded"; then
 		ok "gdr-run with a relative GDR_PRELOAD_LIB: the file in this directory is loaded"
 	else
 		bad "gdr-run with a relative GDR_PRELOAD_LIB"
+	fi
+	# An empty GDR_PRELOAD_LIB is unset: the preload gdr-run was built with.
+	GPUDIRECT_DEBUG=1 STANDIN_LOG="$tmp/log" LD_LIBRARY_PATH="$fakes:$b/lib" \
+		GDR_PRELOAD_LIB='' "$run_sh" "$prog" host 0 > "$tmp/out" 2> "$tmp/err"
+	st=$?
+	if [ $st = 0 ] && has out "registered" && has err "$loaded"; then
+		ok "gdr-run with an empty GDR_PRELOAD_LIB: its own preload is loaded"
+	else
+		bad "gdr-run with an empty GDR_PRELOAD_LIB"
 	fi
 else
 	run "$prog" cuda 0
