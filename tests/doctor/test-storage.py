@@ -443,9 +443,9 @@ def mline(mid, majmin, point, fstype, source, sup, opts="rw,relatime"):
 
 def storage_layout(name, table, path="/mnt/data", mnt_id=40, dev=(0, 52), server="",
                    route=("", "", -1), sysfs=None, links=None, cufile=CUFILE_LISTS,
-                   dstatus=0x3f, measured=None, extra=None):
-    root = layouts.node(out, "storage-" + name, gpus=[dict(chain=layouts.GPU_SW)],
-                        nics=[NIC], cufile=cufile)
+                   dstatus=0x3f, measured=None, extra=None, gpus=None, nics=None):
+    root = layouts.node(out, "storage-" + name, gpus=gpus or [dict(chain=layouts.GPU_SW)],
+                        nics=nics or [NIC], cufile=cufile)
     layouts.write(root, "proc/self/mountinfo", table, "wb" if isinstance(table, bytes) else "w")
     for rel, text in (sysfs or {}).items():
         layouts.write(root, rel, text)
@@ -506,6 +506,22 @@ it = want(items, "nfs-tcp", "transport", "wrong", "NFS 4.2 over tcp to 10.0.0.1 
 check(it and it["remedy"].startswith("mount the export with -o proto=rdma"),
       "nfs-tcp: remedy %r" % (it or {}).get("remedy"))
 want(items, "nfs-tcp", "rdma_device", "info", "(over TCP: the RDMA device is not used)")
+# each GPU with the storage's RDMA device as the report judged the pair: a
+# GPU without DMA-BUF on a node without nvidia-peermem has no path
+items = replay(storage_layout("nfs-rdma-no-path", ROOTS + mline(
+    40, "0:52", "/mnt/data", "nfs4", "10.0.0.1:/export", NFS_RDMA),
+    server="10.0.0.1", route=("ens1f0", "10.0.0.5", 0),
+    gpus=[dict(chain=layouts.GPU_SW, dmabuf=0)]))
+it = want(items, "no path", "rdma_gpu0", "missing", "mlx5_0 with gpu0: path none")
+check(it and it["remedy"], "no path: no remedy in %s" % it)
+# cufile.json lists another RDMA device's address, not the storage's
+NIC_B = dict(name="mlx5_1", chain=layouts.NIC_SW_B, ll=2, netdev="ens2f0", addrs=["10.0.0.6"])
+items = replay(storage_layout("nfs-other-listed", ROOTS + mline(
+    40, "0:52", "/mnt/data", "nfs4", "10.0.0.1:/export", NFS_RDMA),
+    server="10.0.0.1", route=("ens1f0", "10.0.0.5", 0), nics=[NIC, NIC_B],
+    cufile='{"properties": {"rdma_dev_addr_list": ["10.0.0.6"]}}'))
+want(items, "other listed", "cufile_rdma_addrs", "wrong",
+     "/etc/cufile.json does not list mlx5_0's address")
 items = replay(storage_layout("nfs-route-elsewhere", ROOTS + mline(
     40, "0:52", "/mnt/data", "nfs4", "10.0.0.1:/export", NFS_RDMA),
     server="10.0.0.1", route=("eth0", "192.168.1.5", 0)))
