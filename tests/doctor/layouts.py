@@ -985,10 +985,14 @@ LAYOUTS += [
 # the RDMA device scope, the text heads them "[node (RDMA device)]", and
 # the labels count and name both.
 LAYOUTS += [
+    # The RDMA device "gpu0" alone is behind a translating IOMMU: its
+    # items are its own, not the GPU gpu0's (the NFD label says so).
     ("rdma-devices-named-node-gpu0",
-     dict(gpus=[dict(chain=GPU_SW)],
-          nics=[dict(name="gpu0", chain=NIC_RP, probe=EOPNOTSUPP),
-                dict(name="node", chain=NIC_SW)]),
+     dict(gpus=[dict(chain=GPU_SW, group=20, iommu_type="identity")],
+          nics=[dict(name="gpu0", chain=NIC_RP, probe=EOPNOTSUPP, group=22,
+                     iommu_type="DMA"),
+                dict(name="node", chain=NIC_SW, group=21, iommu_type="identity")],
+          cmdline=CMDLINE + " intel_iommu=on"),
      0, {("node", "kernel"): "ok", ("node", "path_gpu0"): ("ok", "dmabuf"),
          ("gpu0", "path_gpu0"): ("missing", "none"),
          ("gpu0", "dmabuf_supported"): ("ok", "1")}),

@@ -91,7 +91,7 @@ WANT = {
         "gpudirect-rdma.usable": "true", "gpudirect-dmabuf.ready": "true",
         "gpudirect-data-direct.ready": "false", "gpudirect-peermem.ready": "false",
         "gpudirect-gds.ready": "false", "gpudirect-gpu.count": "1",
-        "gpudirect-iommu.translated": "false",
+        "gpudirect-iommu.translated": "true",
         "gpudirect-rdma.devices": "2", "gpudirect-host-only": "false",
         "gpudirect-gpu0.node.path": "dmabuf", "gpudirect-gpu0.node.pcie": "PIX",
         "gpudirect-gpu0.gpu0.path": "none", "gpudirect-gpu0.gpu0.pcie": "PHB"},
