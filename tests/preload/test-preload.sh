@@ -414,6 +414,59 @@ if [ "$mode" = host ]; then
 	else
 		bad "gdr-run with a relative GDR_PRELOAD_LIB"
 	fi
+	# A relative GDR_PRELOAD_LIB in a directory whose name has a space:
+	# the path ld.so would get is checked, and refused.
+	mkdir -p "$tmp/sp ace"
+	cp "$GDR_PRELOAD_LIB" "$tmp/sp ace/libgdr-here-only.so"
+	rm -f "$tmp/ran"
+	(cd "$tmp/sp ace" && GDR_PRELOAD_LIB=libgdr-here-only.so "$run_sh" touch "$tmp/ran") \
+		> "$tmp/out" 2> "$tmp/err"
+	st=$?
+	if [ $st = 127 ] && [ ! -e "$tmp/ran" ] && has err "holds a space or a colon"; then
+		ok "gdr-run with a relative GDR_PRELOAD_LIB in a directory with a space: refused, exit 127"
+	else
+		bad "gdr-run with a relative GDR_PRELOAD_LIB in a directory with a space"
+	fi
+	# The caller's LD_PRELOAD is kept, after the preload; the program's
+	# arguments reach it as they were given.
+	other=$b/lib/libgpudirect.so.1
+	# shellcheck disable=SC2016 # expanded by the program's shell
+	LD_PRELOAD=$other "$run_sh" sh -c 'printf "%s\n" "$LD_PRELOAD"; printf "[%s]\n" "$@"' sh \
+		"a b" '*' > "$tmp/out" 2> "$tmp/err"
+	st=$?
+	if [ $st = 0 ] && [ "$(sed -n 1p "$tmp/out")" = "$GDR_PRELOAD_LIB $other" ] &&
+		[ "$(sed -n 2p "$tmp/out")" = "[a b]" ] && [ "$(sed -n 3p "$tmp/out")" = "[*]" ] &&
+		[ "$(wc -l < "$tmp/out")" = 3 ]; then
+		ok "gdr-run keeps the caller's LD_PRELOAD after its own, and the program's arguments whole"
+	else
+		bad "gdr-run: the caller's LD_PRELOAD and the arguments"
+	fi
+	# A preload the user cannot read is refused (as nobody: root reads it).
+	cp "$GDR_PRELOAD_LIB" "$tmp/unreadable.so"
+	chmod 000 "$tmp/unreadable.so"
+	chmod 755 "$tmp"
+	rm -f "$tmp/ran"
+	as=""
+	if [ "$(id -u)" = 0 ]; then
+		command -v setpriv > /dev/null 2>&1 &&
+			as="setpriv --reuid=65534 --regid=65534 --clear-groups"
+	fi
+	if [ "$(id -u)" = 0 ] && [ -z "$as" ]; then
+		echo "SKIP an unreadable preload: root reads any file, and no setpriv here"
+	elif [ -n "$as" ] && ! { $as test -r "$run_sh" && $as test -x "$run_sh"; }; then
+		echo "SKIP an unreadable preload: nobody cannot run $run_sh (a private build directory)"
+	else
+		# shellcheck disable=SC2086,SC2016 # $as: a command and its options, or none
+		GDR_PRELOAD_LIB="$tmp/unreadable.so" $as "$run_sh" sh -c ': > "$1"' sh "$tmp/ran" \
+			> "$tmp/out" 2> "$tmp/err"
+		st=$?
+		if [ $st = 127 ] && [ ! -e "$tmp/ran" ] && has err "not a readable file"; then
+			ok "gdr-run with a preload it cannot read: refused, exit 127, the program not run"
+		else
+			bad "gdr-run with a preload it cannot read (exit $st)"
+		fi
+	fi
+	chmod 700 "$tmp"
 	# An empty GDR_PRELOAD_LIB is unset: the preload gdr-run was built with.
 	GPUDIRECT_DEBUG=1 STANDIN_LOG="$tmp/log" LD_LIBRARY_PATH="$fakes:$b/lib" \
 		GDR_PRELOAD_LIB='' "$run_sh" "$prog" host 0 > "$tmp/out" 2> "$tmp/err"
