@@ -514,6 +514,21 @@ items = replay(storage_layout("nfs-rdma-no-path", ROOTS + mline(
     gpus=[dict(chain=layouts.GPU_SW, dmabuf=0)]))
 it = want(items, "no path", "rdma_gpu0", "missing", "mlx5_0 with gpu0: path none")
 check(it and it["remedy"], "no path: no remedy in %s" % it)
+# nvidia-fs reaches other file systems (every bit but NFS's): not this one
+items = replay(storage_layout("nvfs-not-nfs", ROOTS + mline(
+    40, "0:52", "/mnt/data", "nfs4", "10.0.0.1:/export", NFS_RDMA),
+    server="10.0.0.1", route=("ens1f0", "10.0.0.5", 0), dstatus=0x3b))
+want(items, "nvfs not nfs", "cufile_support", "wrong",
+     "no: nvidia-fs does not reach this file system here (driver properties, "
+     "dstatusflags 0x3b)")
+# bytes partly direct, partly through host memory: mixed, never direct
+items = replay(storage_layout("mixed", ROOTS + mline(
+    40, "0:52", "/mnt/data", "nfs4", "10.0.0.1:/export", NFS_RDMA),
+    server="10.0.0.1", route=("ens1f0", "10.0.0.5", 0),
+    measured=dict(MEASURED, nvfs_reads=1, nvfs_writes=1)))
+want(items, "mixed", "served_by", "unknown", "not measured here (a snapshot); at capture: "
+     "partly direct, partly through host memory (cuFile's statistics: reads 1 through "
+     "nvidia-fs, 0 P2PDMA, 1 POSIX; writes 1, 0, 1)")
 # cufile.json lists another RDMA device's address, not the storage's
 NIC_B = dict(name="mlx5_1", chain=layouts.NIC_SW_B, ll=2, netdev="ens2f0", addrs=["10.0.0.6"])
 items = replay(storage_layout("nfs-other-listed", ROOTS + mline(
