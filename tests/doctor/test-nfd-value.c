@@ -70,6 +70,9 @@ int main(void)
 	device_is("mlx5_0", NFD_MAX, "mlx5_0");
 	device_is("a.b c", NFD_MAX, "a-b-c");
 	device_is("node", NFD_MAX, "node");
+	memset(long_in, 'x', 30); /* exactly at the limit: kept whole */
+	long_in[30] = '\0';
+	device_is(long_in, 30, long_in);
 	memset(long_in, 'n', 70);
 	long_in[70] = '\0';
 	nfd_device(long_in, want, 30);

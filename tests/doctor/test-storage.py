@@ -261,6 +261,14 @@ tiny = os.path.join(out, "tiny.bin")
 open(tiny, "wb").write(b"x" * 100)
 res, items = live(["--storage", tiny], "")
 want(items, "tiny", "cufile_io", "unknown", "shorter than 4 KiB")
+# several paths: the NFD label is the worst of them, wherever it comes
+nfd2 = os.path.join(out, "labels-two")
+for order in ((data, tiny), (tiny, data)):
+    res, items = live(["--storage", order[0], "--storage", order[1], "--nfd", nfd2], "nvfs")
+    lab = [line for line in open(nfd2).read().splitlines() if "gpudirect-gds.storage=" in line] \
+        if os.path.exists(nfd2) else []
+    check(lab == ["feature.node.kubernetes.io/gpudirect-gds.storage=unknown"],
+          "a direct path and one not measured (%s first): label %s" % (order[0], lab))
 # The mount named is the one the kernel's table gives the file's device
 # (major:minor as stat says it), where it is mounted, and its type: for a
 # file in the build directory and one in /dev/shm (another mount, where
