@@ -537,6 +537,14 @@ items = replay(storage_layout("mixed", ROOTS + mline(
 want(items, "mixed", "served_by", "unknown", "not measured here (a snapshot); at capture: "
      "partly direct, partly through host memory (cuFile's statistics: reads 1 through "
      "nvidia-fs, 0 P2PDMA, 1 POSIX; writes 1, 0, 1)")
+# no statistics, a file opened without O_DIRECT: that alone rules direct
+# I/O out (compat), whatever nvidia-fs reaches
+items = replay(storage_layout("buffered", ROOTS + mline(
+    40, "0:52", "/mnt/data", "nfs4", "10.0.0.1:/export", NFS_RDMA),
+    server="10.0.0.1", route=("ens1f0", "10.0.0.5", 0),
+    measured=dict(MEASURED, stats=0, odirect=0)))
+want(items, "buffered", "served_by", "unknown", "at capture: compat: through host memory (from "
+     "cuFile's properties and the file system: the file was not opened with O_DIRECT")
 # cufile.json lists another RDMA device's address, not the storage's
 NIC_B = dict(name="mlx5_1", chain=layouts.NIC_SW_B, ll=2, netdev="ens2f0", addrs=["10.0.0.6"])
 items = replay(storage_layout("nfs-other-listed", ROOTS + mline(
