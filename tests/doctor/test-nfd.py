@@ -209,6 +209,8 @@ def main():
     labels = parse("huge", text)
     check(labels.get("gpudirect-labels.truncated") == "true",
           "16 GPUs x 32 NICs: no truncation label (%d bytes)" % len(text))
+    # the truncation label itself fits: the file stays within 64 KiB
+    check(len(text.encode()) <= 65536, "16 GPUs x 32 NICs: %d bytes, over 64 KiB" % len(text))
     check(labels.get("gpudirect-gpu.count") == "16" and "gpudirect-rdma.usable" in labels,
           "16 GPUs x 32 NICs: node labels missing")
     print("ok   16 GPUs x 32 NICs: %d bytes, %d labels, truncated" % (len(text), len(labels)))

@@ -706,6 +706,12 @@ items = replay(storage_layout("crafted", ROOTS, extra={"kind": 99, "mnt_id": 1e3
                                         "differ": 2 ** 60, "reg_err": 0}))
 check(items.get(("storage0", "path"), {}).get("verdict") == "wrong", "crafted: %s" %
       items.get(("storage0", "path")))
+# a mount id that is not a whole number is not taken (the mount is found
+# by its device), never cut to another mount's (line 2 is /proc's)
+items = replay(storage_layout("fraction", ROOTS + mline(40, "0:52", "/mnt/data", "nfs4",
+                                                       "10.0.0.1:/export", NFS_RDMA),
+                              extra={"mnt_id": 2.5}))
+want(items, "fraction", "mount", "info", "10.0.0.1:/export on /mnt/data (nfs4")
 # --host-root: the live path's mount found in the tree's table by its mount id
 hr = layouts.node(out, "storage-host-root", gpus=[dict(chain=layouts.GPU_SW)], nics=[NIC])
 fd = os.open(data, os.O_RDONLY)
