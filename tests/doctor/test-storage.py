@@ -712,6 +712,25 @@ items = replay(storage_layout("fraction", ROOTS + mline(40, "0:52", "/mnt/data",
                                                        "10.0.0.1:/export", NFS_RDMA),
                               extra={"mnt_id": 2.5}))
 want(items, "fraction", "mount", "info", "10.0.0.1:/export on /mnt/data (nfs4")
+# a mount id past 2^53 (no longer an exact integer in JSON) is not taken
+items = replay(storage_layout("huge-id", ROOTS + mline(40, "0:52", "/mnt/data", "nfs4",
+                                                      "10.0.0.1:/export", NFS_RDMA),
+                              extra={"mnt_id": 2 ** 60}))
+want(items, "huge id", "mount", "info", "10.0.0.1:/export on /mnt/data (nfs4")
+# a path whose measurement says neither a state nor why: said so
+items = replay(storage_layout("no-why", ROOTS + mline(40, "0:52", "/mnt/data", "nfs4",
+                                                     "10.0.0.1:/export", NFS_RDMA), measured={}))
+want(items, "no why", "cufile_io", "unknown", "not measured: not in this snapshot")
+# the step that did not return is kept in a capture, and said in its replay
+hung_snap = os.path.join(out, "hung-open.tar")
+if os.path.exists(hung_snap):
+    os.unlink(hung_snap)
+res, items = live(["--storage", data, "--storage-timeout", "1", "--capture", hung_snap],
+                  "hang=open", timeout=30)
+back = subprocess.run([gdr_info, "--json", "--from", hung_snap], capture_output=True, text=True,
+                      env=clean, timeout=60)
+want(items_of(back.stdout), "hung open replayed", "cufile_driver", "unknown",
+     "not opened: cuFileDriverOpen did not return in time", "storage")
 # --host-root: the live path's mount found in the tree's table by its mount id
 hr = layouts.node(out, "storage-host-root", gpus=[dict(chain=layouts.GPU_SW)], nics=[NIC])
 fd = os.open(data, os.O_RDONLY)
