@@ -731,6 +731,15 @@ back = subprocess.run([gdr_info, "--json", "--from", hung_snap], capture_output=
                       env=clean, timeout=60)
 want(items_of(back.stdout), "hung open replayed", "cufile_driver", "unknown",
      "not opened: cuFileDriverOpen did not return in time", "storage")
+# "storage" that is not an object: the snapshot is refused, saying why
+root = storage_layout("not-object", ROOTS)
+ans = json.load(open(os.path.join(root, "answers.json")))
+ans["storage"] = [1, 2]
+json.dump(ans, open(os.path.join(root, "answers.json"), "w"))
+res = subprocess.run([gdr_info, "--json", "--root", root], capture_output=True, text=True,
+                     env=clean, timeout=60)
+check(res.returncode not in (0, 1) and '"storage" is not an object' in res.stderr,
+      "storage not an object: exit %d %r" % (res.returncode, res.stderr[-200:]))
 # --host-root: the live path's mount found in the tree's table by its mount id
 hr = layouts.node(out, "storage-host-root", gpus=[dict(chain=layouts.GPU_SW)], nics=[NIC])
 fd = os.open(data, os.O_RDONLY)
