@@ -731,6 +731,14 @@ back = subprocess.run([gdr_info, "--json", "--from", hung_snap], capture_output=
                       env=clean, timeout=60)
 want(items_of(back.stdout), "hung open replayed", "cufile_driver", "unknown",
      "not opened: cuFileDriverOpen did not return in time", "storage")
+# a snapshot's cufile without load_err: not taken as loaded
+root = storage_layout("no-load-err", ROOTS + mline(40, "0:52", "/mnt/data", "nfs4",
+                                                  "10.0.0.1:/export", NFS_RDMA))
+ans = json.load(open(os.path.join(root, "answers.json")))
+del ans["storage"]["cufile"]["load_err"]
+json.dump(ans, open(os.path.join(root, "answers.json"), "w"))
+it = replay(root).get(("storage", "cufile_library"), {})
+check(it.get("verdict") == "unknown", "no load_err: cufile_library %s" % it)
 # "storage" that is not an object: the snapshot is refused, saying why
 root = storage_layout("not-object", ROOTS)
 ans = json.load(open(os.path.join(root, "answers.json")))
