@@ -257,6 +257,16 @@ if shim:
     check(os.listdir(tmpd) == [], "no O_TMPFILE: left %s" % os.listdir(tmpd))
 else:
     print("SKIP a file system without O_TMPFILE: no io-faults preload")
+# its capture replays as read, never written
+named_snap = os.path.join(out, "named.tar")
+if os.path.exists(named_snap):
+    os.unlink(named_snap)
+res, items = live(["--storage", named, "--capture", named_snap], "nvfs")
+back = subprocess.run([gdr_info, "--json", "--from", named_snap], capture_output=True, text=True,
+                      env=clean, timeout=60)
+bitems = items_of(back.stdout)
+want(bitems, "named replayed", "cufile_read", "unknown", "every byte as pread reads it")
+want(bitems, "named replayed", "gds", "unknown", "cuFile read into gpu0's memory")
 tiny = os.path.join(out, "tiny.bin")
 open(tiny, "wb").write(b"x" * 100)
 res, items = live(["--storage", tiny], "")
