@@ -267,6 +267,16 @@ back = subprocess.run([gdr_info, "--json", "--from", named_snap], capture_output
 bitems = items_of(back.stdout)
 want(bitems, "named replayed", "cufile_read", "unknown", "every byte as pread reads it")
 want(bitems, "named replayed", "gds", "unknown", "cuFile read into gpu0's memory")
+# a path with a quote and a backslash in it: its capture is JSON still
+qdir = os.path.join(out, 'q"uo\\te')
+os.makedirs(qdir, exist_ok=True)
+q_snap = os.path.join(out, "quote.tar")
+if os.path.exists(q_snap):
+    os.unlink(q_snap)
+res, items = live(["--storage", qdir, "--capture", q_snap], "nvfs")
+back = subprocess.run([gdr_info, "--json", "--from", q_snap], capture_output=True, text=True,
+                      env=clean, timeout=60)
+want(items_of(back.stdout), "a quoted path replayed", "path", "info", qdir + ": a directory")
 tiny = os.path.join(out, "tiny.bin")
 open(tiny, "wb").write(b"x" * 100)
 res, items = live(["--storage", tiny], "")

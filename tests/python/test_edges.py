@@ -499,3 +499,15 @@ def test_unpack_edges():
             e = raises(GdrError, pd.import_register, x, iova=bad)
             assert e.errno == 22 and "not an address" in e.sentence, bad
     x.close()
+
+
+def test_a_descriptor_with_no_fd_is_not_packed():
+    """num_fds 0, with every per-fd field 0 as well: refused for what it
+    is (an export has 1 or 2 dma-bufs)."""
+    x = fake_export(os.memfd_create("x"))
+    x._desc.num_fds = 0
+    x._desc.dmabuf_ino[0] = 0
+    x._desc.mapping[0] = 0
+    e = raises(GdrError, lambda: x.packed)
+    assert e.errno == 22 and "num_fds 0" in e.sentence, e.sentence
+    x.close()
