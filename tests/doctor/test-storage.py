@@ -751,6 +751,11 @@ back = subprocess.run([gdr_info, "--json", "--from", hung_snap], capture_output=
                       env=clean, timeout=60)
 want(items_of(back.stdout), "hung open replayed", "cufile_driver", "unknown",
      "not opened: cuFileDriverOpen did not return in time", "storage")
+# a capture whose read brought other bytes replays as such
+items = replay(storage_layout("differ", ROOTS + mline(40, "0:52", "/mnt/data", "nfs4",
+                                                     "10.0.0.1:/export", NFS_RDMA),
+                              measured=dict(MEASURED, differ=3, first_differ=4096)))
+want(items, "differ replayed", "cufile_read", "unknown", "3 of its bytes differ")
 # a snapshot's cufile without load_err: not taken as loaded
 root = storage_layout("no-load-err", ROOTS + mline(40, "0:52", "/mnt/data", "nfs4",
                                                   "10.0.0.1:/export", NFS_RDMA))
