@@ -114,6 +114,10 @@ CASES = [
                       "gds": ("wrong", "compat")}, "compat"),
     ("corrupt", {"cufile_read": ("wrong", "1 of its bytes differ from what was written"),
                  "gds": ("wrong", "failed")}, "fail"),
+    # a read that brings nothing: the GPU buffer was cleared before it
+    ("nvfs,empty", {"cufile_read": ("wrong", "of its bytes differ from what was written "
+                                             "(the first at byte 0)"),
+                    "gds": ("wrong", "failed")}, "fail"),
     ("short", {"cufile_read": ("wrong", "cuFileRead moved 33554432 of 67108864 bytes"),
                "gds": ("wrong", "failed")}, "fail"),
     ("read=-1", {"cufile_read": ("wrong", "cuFileRead failed: EIO"), "gds": ("wrong", "failed")},
