@@ -261,6 +261,21 @@ def main():
                          capture_output=True, timeout=60, env=clean)
     check(b"\x9b" not in got.stderr and b"\\x9b" in got.stderr,
           "a raw C1 byte reaches stderr: %r" % got.stderr[-200:])
+    # Every C0 control byte and DEL in a GPU's name (a replayed snapshot):
+    # the JSON report escapes each, and reads back to the same name.
+    ctl = "".join(chr(c) for c in list(range(1, 0x20)) + [0x7f])
+    croot = layouts.node(out, "control-name", gpus=[dict(chain=layouts.GPU_SW,
+                                                         name="g" + ctl + "h")])
+    got = subprocess.run([gdr_info, "--root", croot, "--json"], capture_output=True,
+                         timeout=60, env=clean)
+    try:
+        names = [i["value"] for i in json.loads(got.stdout.decode())["items"]
+                 if (i["section"], i["key"]) == ("gpu0", "name")]
+    except ValueError as e:
+        names = ["no JSON: %s" % e]
+    check(names == ["g" + ctl + "h"] and not any(b in got.stdout for b in
+                                               (b"\x1f", b"\x01", b"\x7f")),
+          "control bytes in a JSON value: %r" % names)
     # The short options are the long ones.
     short = run(gdr_info, "--root", root, "-j")
     check(short.returncode == res.returncode and short.stdout == res.stdout,
