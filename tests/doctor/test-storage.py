@@ -78,6 +78,21 @@ def want(items, name, key, verdict, words=None, section="storage0"):
         name, section, key, (it["verdict"], it["value"]) if it else None, verdict, words))
     return it
 
+def in_mount_ns(what, script, args, env):
+    """sh -c @script (its $1.. @args) in a mount namespace of its own: the
+    result, or None after saying SKIP where there is none (exit 77)."""
+    try:
+        res = subprocess.run(["unshare", "-m", "sh", "-c", script, "sh"] + args,
+                             capture_output=True, text=True, env=env, timeout=60)
+    except OSError as e:
+        print("SKIP %s: %s" % (what, e))
+        return None
+    if res.returncode == 77 or "unshare:" in res.stderr:
+        print("SKIP %s: no mount namespace here (%s)" % (what, res.stderr.strip()[:100]))
+        return None
+    return res
+
+
 
 def listing(d):
     return sorted(os.listdir(d))
@@ -335,15 +350,8 @@ open(rof, "wb").write(b"z" * 8192)
 ro_script = ('mount --make-rprivate / && mount --bind "$2" "$2" && '
              'mount -o remount,bind,ro "$2" "$2" || exit 77; '
              'exec "$1" --json --storage "$3" --storage "$2"')
-try:
-    ro = subprocess.run(["unshare", "-m", "sh", "-c", ro_script, "sh", gdr_info, rod, rof],
-                        capture_output=True, text=True, env=LIVE, timeout=60)
-except OSError as e:
-    ro = None
-    print("SKIP a read-only mount: %s" % e)
-if ro is not None and (ro.returncode == 77 or "unshare:" in ro.stderr):
-    print("SKIP a read-only mount: no mount namespace here (%s)" % ro.stderr.strip()[:100])
-elif ro is not None:
+ro = in_mount_ns("a read-only mount", ro_script, [gdr_info, rod, rof], LIVE)
+if ro is not None:
     items = items_of(ro.stdout)
     want(items, "read-only mount", "mount", "info", "read-only")
     want(items, "a file on a read-only mount", "cufile_read", "ok", "every byte as pread reads it")
@@ -359,16 +367,8 @@ os.makedirs(ramd, exist_ok=True)
 ram_script = ('mount --make-rprivate / && mount -t ramfs none "$2" || exit 77; '
               'head -c 12288 /dev/urandom > "$2/f" || exit 77; '
               'exec "$1" --json --storage "$2/f" --storage "$2"')
-try:
-    ram = subprocess.run(["unshare", "-m", "sh", "-c", ram_script, "sh", gdr_info, ramd],
-                         capture_output=True, text=True,
-                         env=dict(LIVE, GDR_FAKE_CUFILE="nvfs"), timeout=60)
-except OSError as e:
-    ram = None
-    print("SKIP ramfs: %s" % e)
-if ram is not None and (ram.returncode == 77 or "unshare:" in ram.stderr):
-    print("SKIP ramfs: no mount namespace here (%s)" % ram.stderr.strip()[:100])
-elif ram is not None:
+ram = in_mount_ns("ramfs", ram_script, [gdr_info, ramd], dict(LIVE, GDR_FAKE_CUFILE="nvfs"))
+if ram is not None:
     items = items_of(ram.stdout)
     want(items, "a file on ramfs", "cufile_read", "ok", "12 KiB in")
     want(items, "a file on ramfs", "pread", "info", "into host memory (through the page cache)")
