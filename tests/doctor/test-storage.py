@@ -499,6 +499,14 @@ def storage_layout(name, table, path="/mnt/data", mnt_id=40, dev=(0, 52), server
     return root
 
 
+def patch_answers(root, change):
+    """Apply @change to the layout's answers.json (what a snapshot says)."""
+    path = os.path.join(root, "answers.json")
+    ans = json.load(open(path))
+    change(ans)
+    json.dump(ans, open(path, "w"))
+
+
 def replay(root):
     res = subprocess.run([gdr_info, "--json", "--root", root], capture_output=True,
                          text=True, env=clean, timeout=60)
@@ -649,9 +657,7 @@ for nid, verdict in (("o2ib", "ok"), ("tcp", "wrong")):
 # possibly allowed, so not ok
 root = storage_layout("compat-unknown", ROOTS + mline(40, "0:52", "/mnt/data", "nfs4",
                                                       "10.0.0.1:/export", NFS_RDMA))
-ans = json.load(open(os.path.join(root, "answers.json")))
-ans["storage"]["cufile"]["allow_compat"] = -1
-json.dump(ans, open(os.path.join(root, "answers.json"), "w"))
+patch_answers(root, lambda ans: ans["storage"]["cufile"].update(allow_compat=-1))
 items = replay(root)
 want(items, "compat unknown", "cufile_properties", "info", "nvidia-fs reaches: Lustre", "storage")
 # NFS over RDMA on IPv6 (proto=rdma6) is RDMA; options that name no
@@ -763,16 +769,12 @@ want(items, "differ replayed", "cufile_read", "unknown", "3 of its bytes differ"
 # a snapshot's cufile without load_err: not taken as loaded
 root = storage_layout("no-load-err", ROOTS + mline(40, "0:52", "/mnt/data", "nfs4",
                                                   "10.0.0.1:/export", NFS_RDMA))
-ans = json.load(open(os.path.join(root, "answers.json")))
-del ans["storage"]["cufile"]["load_err"]
-json.dump(ans, open(os.path.join(root, "answers.json"), "w"))
+patch_answers(root, lambda ans: ans["storage"]["cufile"].pop("load_err"))
 it = replay(root).get(("storage", "cufile_library"), {})
 check(it.get("verdict") == "unknown", "no load_err: cufile_library %s" % it)
 # "storage" that is not an object: the snapshot is refused, saying why
 root = storage_layout("not-object", ROOTS)
-ans = json.load(open(os.path.join(root, "answers.json")))
-ans["storage"] = [1, 2]
-json.dump(ans, open(os.path.join(root, "answers.json"), "w"))
+patch_answers(root, lambda ans: ans.update(storage=[1, 2]))
 res = subprocess.run([gdr_info, "--json", "--root", root], capture_output=True, text=True,
                      env=clean, timeout=60)
 check(res.returncode not in (0, 1) and '"storage" is not an object' in res.stderr,
