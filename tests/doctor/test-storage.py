@@ -235,8 +235,11 @@ if shim:
     res, items = live(["--storage", hung, "--storage-timeout", "1"], "",
                       env={"LD_PRELOAD": shim, "GDR_IO_OPEN_HANG": "hung-mount"}, timeout=30)
     want(items, "a path that hangs", "path", "missing", "%s: ETIMEDOUT" % hung)
-    want(items, "a path that hangs", "cufile_library", "unknown",
-         "not asked: looking at %s did not return within 1000 ms" % hung, "storage")
+    # (the path in the value is cut where the build directory is deep)
+    it = want(items, "a path that hangs", "cufile_library", "unknown", "not asked: looking at ",
+              "storage")
+    check(it and it["value"].endswith(" did not return within 1000 ms"),
+          "a path that hangs: %s" % it)
 else:
     print("SKIP a path that hangs: no io-faults preload")
 # a named file: only read, never written, and checked against pread
