@@ -214,6 +214,19 @@ def main():
     check(labels.get("gpudirect-gpu.count") == "16" and "gpudirect-rdma.usable" in labels,
           "16 GPUs x 32 NICs: node labels missing")
     print("ok   16 GPUs x 32 NICs: %d bytes, %d labels, truncated" % (len(text), len(labels)))
+    # The same with device names of other lengths, so that the last label
+    # that fits leaves less room than the truncation label needs in some
+    # of them: the file still ends within 64 KiB, the label in it.
+    for extra in range(1, 9):
+        nics_n = [dict(n, name="mlx5_%d_%s" % (i, "x" * (20 + extra)))
+                  for i, n in zip(range(0, 64, 2), nics)]
+        root = layouts.node(out, "huge-%d" % extra, gpus=gpus, nics=nics_n)
+        path = os.path.join(labels_dir, "huge-%d" % extra)
+        run(gdr_info, "--root", root, "--nfd", path)
+        text = open(path).read() if os.path.exists(path) else ""
+        check(len(text.encode()) <= 65536 and text.endswith(
+            "gpudirect-labels.truncated=true\n"),
+            "device names %d longer: %d bytes, ends %r" % (extra, len(text), text[-60:]))
 
     # a node with neither GPU nor RDMA device is not "host-only".
     root = layouts.node(out, "empty")
