@@ -6,7 +6,6 @@ a field moved, resized or added, or a constant changed, fails here."""
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 import subprocess
 from typing import Dict, Tuple
@@ -93,49 +92,3 @@ def test_every_call_is_bound_and_releases_the_gil():
     for name in L._IBV_PROTOTYPES:
         assert not getattr(L.ibv(), name)._flags_ & ctypes._FUNCFLAG_PYTHONAPI
 
-
-FLAGS_CHILD = r"""
-import ctypes, json, sys
-import gpudirect
-from gpudirect import _lib as L
-g = L.lib()
-seen = []
-real_create, real_export = g.gdr_cache_create, g.gdr_export
-def create(pd, attr):  # what gdr_cache_create(3) receives
-    a = ctypes.cast(attr, ctypes.POINTER(L.CacheAttr)).contents
-    seen.append(["create", a.comp_mask & L.CACHE_ATTR_FLAGS, a.flags])
-    return real_create(pd, attr)
-def export(addr, n, flags, desc, fds):  # and gdr_export(3)
-    seen.append(["export", flags])
-    return real_export(addr, n, flags, desc, fds)
-g.gdr_cache_create, g.gdr_export = create, export
-buf = bytearray(1 << 16)
-with gpudirect.ProtectionDomain(sys.argv[1]) as pd:
-    for kw in ({}, {"trusted": True}, {"whole_alloc": True}, {"host": True},
-               {"trusted": True, "whole_alloc": True, "host": True}):
-        gpudirect.Cache(pd, **kw).close()
-for kw in ({}, {"pcie": True}):
-    try:  # host memory: refused by the library, after the call
-        gpudirect.export(buf, **kw).close()
-    except gpudirect.GdrError:
-        pass
-print(json.dumps(seen))
-"""
-
-
-def test_option_flags_reach_the_c_calls():
-    """Cache(trusted=, whole_alloc=, host=) and export(pcie=) pass exactly
-    their GDR_* bits to gdr_cache_create(3) and gdr_export(3) (host
-    memory cannot show trusted, whole-allocation or PCIe-mapped behaviour:
-    the GPU tests do that)."""
-    r = support.run_python(FLAGS_CHILD.replace("sys.argv[1]", repr(support.DEVICE)))
-    assert r.returncode == 0, r.stderr
-    seen = json.loads(r.stdout.strip().splitlines()[-1])
-    t, w, h = L.CACHE_TRUSTED, L.CACHE_WHOLE_ALLOC, L.CACHE_HOST
-    assert (t, w, h) == (4, 1, 2)  # gpudirect.h's values (test_constants)
-    assert seen == [["create", L.CACHE_ATTR_FLAGS, 0],
-                    ["create", L.CACHE_ATTR_FLAGS, t],
-                    ["create", L.CACHE_ATTR_FLAGS, w],
-                    ["create", L.CACHE_ATTR_FLAGS, h],
-                    ["create", L.CACHE_ATTR_FLAGS, t | w | h],
-                    ["export", 0], ["export", L.EXPORT_PCIE_MAPPING]], seen

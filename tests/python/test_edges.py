@@ -222,8 +222,8 @@ def attr_of(p, cls):
         return None
     a = ctypes.cast(p, ctypes.POINTER(cls)).contents
     return [a.comp_mask, a.flags, a.access, a.path_mask]
-real_reg, real_multi, real_cache = (g.gdr_register_ex, g.gdr_register_multi,
-                                    g.gdr_cache_create)
+real_reg, real_multi, real_cache, real_export = (
+    g.gdr_register_ex, g.gdr_register_multi, g.gdr_cache_create, g.gdr_export)
 def reg(pd, addr, n, attr, info, size):
     seen.append(["register", attr_of(attr, L.RegAttr)])
     return real_reg(pd, addr, n, attr, info, size)
@@ -233,10 +233,14 @@ def multi(pds, num, addr, n, attr, mrs, infos, size):
 def cache(pd, attr):
     a = ctypes.cast(attr, ctypes.POINTER(L.CacheAttr)).contents
     r = a.reg if a.comp_mask & L.CACHE_ATTR_REG else None
-    seen.append(["cache", bool(a.comp_mask & L.CACHE_ATTR_REG),
+    seen.append(["cache", a.comp_mask & L.CACHE_ATTR_FLAGS, a.flags,
                  [r.comp_mask, r.flags, r.access, r.path_mask] if r else None])
     return real_cache(pd, attr)
-g.gdr_register_ex, g.gdr_register_multi, g.gdr_cache_create = reg, multi, cache
+def export(addr, n, flags, desc, fds):
+    seen.append(["export", flags])
+    return real_export(addr, n, flags, desc, fds)
+g.gdr_register_ex, g.gdr_register_multi, g.gdr_cache_create, g.gdr_export = (
+    reg, multi, cache, export)
 buf = bytearray(4096)
 with gpudirect.ProtectionDomain(sys.argv[1]) as pd:
     for kw in ({}, {"strict_ordering": True}, {"sync_memops": True},
@@ -250,19 +254,32 @@ with gpudirect.ProtectionDomain(sys.argv[1]) as pd:
         gpudirect.register_multi([pd], buf, strict_ordering=True).close()
     except gpudirect.GdrError as e:
         seen.append(["refused", e.errno])
-    gpudirect.Cache(pd, path="host", access=1, sync_memops=True).close()
-    gpudirect.Cache(pd).close()
+    for kw in ({}, {"trusted": True}, {"whole_alloc": True}, {"host": True},
+               {"trusted": True, "whole_alloc": True, "host": True},
+               {"path": "host", "access": 1, "sync_memops": True}):
+        gpudirect.Cache(pd, **kw).close()
+for kw in ({}, {"pcie": True}):
+    try:  # host memory: refused by the library, after the call
+        gpudirect.export(buf, **kw).close()
+    except gpudirect.GdrError as e:
+        seen.append(["refused", e.errno])
 print(json.dumps(seen))
 """
 
 
-def test_register_options_reach_the_library():
+def test_options_reach_the_library():
     """Each registration option as struct gdr_reg_attr carries it to
-    gdr_register_ex(3), gdr_register_multi(3) and gdr_cache_create(3)."""
+    gdr_register_ex(3), gdr_register_multi(3) and gdr_cache_create(3);
+    Cache(trusted=, whole_alloc=, host=) and export(pcie=) pass exactly
+    their GDR_* bits (host memory cannot show trusted, whole-allocation or
+    PCIe-mapped behaviour: the GPU tests do that)."""
     r = support.run_python(FLAGS_CHILD.replace("sys.argv[1]", repr(DEVICE)))
     assert r.returncode == 0, r.stderr
     seen = json.loads(r.stdout.strip().splitlines()[-1])
     F, A, P = L.REG_ATTR_FLAGS, L.REG_ATTR_ACCESS, L.REG_ATTR_PATH_MASK
+    CF = L.CACHE_ATTR_FLAGS
+    t, w, h = L.CACHE_TRUSTED, L.CACHE_WHOLE_ALLOC, L.CACHE_HOST
+    assert (t, w, h) == (4, 1, 2)  # gpudirect.h's values (test_constants)
     host = 1 << L.PATH_HOST
     want = [["register", None],
             ["register", [F, L.REG_STRICT_ORDERING, 0, 0]],
@@ -272,10 +289,12 @@ def test_register_options_reach_the_library():
             ["register", [A, 0, 0, 0]],
             ["register", [P, 0, 0, host]],
             ["multi", [F, L.REG_STRICT_ORDERING, 0, 0]],
-            ["cache", True, [F | A | P, L.REG_SYNC_MEMOPS, 1, host]],
-            ["cache", False, None]]
-    # The library may refuse a flag for host memory: what matters is what
-    # it was asked.
+            ["cache", CF, 0, None], ["cache", CF, t, None], ["cache", CF, w, None],
+            ["cache", CF, h, None], ["cache", CF, t | w | h, None],
+            ["cache", CF, 0, [F | A | P, L.REG_SYNC_MEMOPS, 1, host]],
+            ["export", 0], ["export", L.EXPORT_PCIE_MAPPING]]
+    # The library may refuse an option for host memory: what matters is
+    # what it was asked.
     assert [s for s in seen if s[0] != "refused"] == want, seen
 
 
