@@ -91,4 +91,3 @@ def test_every_call_is_bound_and_releases_the_gil():
         assert f.argtypes == args and f.restype == res, name
     for name in L._IBV_PROTOTYPES:
         assert not getattr(L.ibv(), name)._flags_ & ctypes._FUNCFLAG_PYTHONAPI
-
