@@ -36,7 +36,7 @@ serve() {
 		size=""
 		opt=""
 	fi
-	# shellcheck disable=SC2086 # $size and $opt: none, or one word each
+	# shellcheck disable=SC2086 # $size: "-s N" or none; $opt: one word or none
 	timeout 60 "$share" owner "$tmp/sock" $size $opt > "$tmp/own" 2>&1 &
 	own=$!
 	i=0
