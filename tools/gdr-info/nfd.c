@@ -95,6 +95,24 @@ void nfd_device(const char *in, char *out, size_t max)
 	out[k] = '\0';
 }
 
+/* Room for n more bytes (the NUL counted) at the end of o. */
+static int reserve(struct out *o, size_t n)
+{
+	size_t cap = o->cap ? o->cap : 4096;
+	char *b;
+
+	while (o->len + n > cap)
+		cap *= 2;
+	if (cap == o->cap)
+		return 0;
+	b = realloc(o->buf, cap);
+	if (!b)
+		return -1;
+	o->buf = b;
+	o->cap = cap;
+	return 0;
+}
+
 static int add(struct out *o, const char *name, const char *value,
 	       bool droppable)
 {
@@ -115,15 +133,8 @@ static int add(struct out *o, const char *name, const char *value,
 		}
 		return -1;
 	}
-	if (o->len + len + 1 > o->cap) {
-		size_t cap = o->cap ? o->cap * 2 : 4096;
-		char *b = realloc(o->buf, cap);
-
-		if (!b)
-			return -1;
-		o->buf = b;
-		o->cap = cap;
-	}
+	if (reserve(o, len + 1))
+		return -1;
 	memcpy(o->buf + o->len, line, len + 1);
 	o->len += len;
 	return 0;
@@ -278,6 +289,11 @@ int nfd_render(const struct gdr_report *r, const struct nfd_selftest *st,
 		return -1;
 	}
 	if (o.dropped) {
+		/* add() kept room in the file, not always in the buffer. */
+		if (reserve(&o, sizeof(TRUNCATED))) {
+			free(o.buf);
+			return -1;
+		}
 		memcpy(o.buf + o.len, TRUNCATED, sizeof(TRUNCATED));
 		o.len += sizeof(TRUNCATED) - 1;
 	}
