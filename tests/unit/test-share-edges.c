@@ -698,8 +698,86 @@ static void export_fields(void)
 	done();
 }
 
+/* A descriptor of another version is not written or sent: pack and send
+ * refuse it (EINVAL), naming the version, and write nothing. */
+static void desc_version(void)
+{
+	static const unsigned int bad[] = { 0, GDR_EXPORT_DESC_VERSION + 1,
+					    0xffffffffu };
+	struct gdr_export_desc d;
+	uint8_t w[GDR_EXPORT_WIRE_LEN], keep[GDR_EXPORT_WIRE_LEN];
+	int fds[2], sv[2];
+	char got;
+	unsigned int i;
+
+	node(0);
+	pair(SOCK_SEQPACKET, sv);
+	fds[0] = fds[1] = sv[0];
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		check_scope = "descriptor: another version";
+		sample(&d, 1);
+		d.version = bad[i];
+		memset(w, 0xee, sizeof(w));
+		memcpy(keep, w, sizeof(w));
+		CHECK_INT(gdr_export_pack(&d, w, sizeof(w)), -1);
+		CHECK_INT(errno, EINVAL);
+		SAID("this library reads version");
+		CHECK(!memcmp(w, keep, sizeof(w)));
+		CHECK_INT(gdr_export_send(sv[0], &d, fds), -1);
+		CHECK_INT(errno, EINVAL);
+		SAID("this library reads version");
+		CHECK_INT((int)recv(sv[1], &got, 1, MSG_DONTWAIT), -1);
+		CHECK_INT(errno, EAGAIN);
+	}
+	check_scope = "descriptor: this version";
+	sample(&d, 1);
+	accepted(&d);
+	close(sv[0]);
+	close(sv[1]);
+	done();
+}
+
+/* gdr_fds_send and gdr_fds_recv carry at most GDR_FDS_MAX fds: that many
+ * go, one more is EINVAL with nothing sent (no write past the control
+ * buffer). */
+static void fds_max(void)
+{
+	int fds[GDR_FDS_MAX + 1], rfds[GDR_FDS_MAX + 1], sv[2];
+	struct gdr_fds_msg m;
+	char buf[4];
+	unsigned int i;
+
+	check_scope = "gdr_fds_send: GDR_FDS_MAX + 1 fds";
+	pair(SOCK_SEQPACKET, sv);
+	for (i = 0; i <= GDR_FDS_MAX; i++)
+		fds[i] = sv[0];
+	CHECK_INT(gdr_fds_send(sv[0], "x", 1, fds, GDR_FDS_MAX + 1), EINVAL);
+	CHECK_INT((int)recv(sv[1], buf, 1, MSG_DONTWAIT), -1);
+	CHECK_INT(errno, EAGAIN);
+
+	check_scope = "gdr_fds_recv: room for GDR_FDS_MAX + 1";
+	CHECK_INT(gdr_fds_recv(sv[1], buf, sizeof(buf), rfds, GDR_FDS_MAX + 1,
+			       &m),
+		  EINVAL);
+
+	check_scope = "gdr_fds_send: GDR_FDS_MAX fds";
+	CHECK_INT(gdr_fds_send(sv[0], "y", 1, fds, GDR_FDS_MAX), 0);
+	CHECK_INT(gdr_fds_recv(sv[1], buf, sizeof(buf), rfds, GDR_FDS_MAX, &m),
+		  0);
+	CHECK_INT((int)m.got, 1);
+	CHECK_INT((int)m.nfds, GDR_FDS_MAX);
+	CHECK(buf[0] == 'y');
+	for (i = 0; i < m.nfds; i++)
+		close(rfds[i]);
+	close(sv[0]);
+	close(sv[1]);
+	done();
+}
+
 int main(void)
 {
+	desc_version();
+	fds_max();
 	desc_bus_id();
 	desc_past_num_fds();
 	desc_mem_type();

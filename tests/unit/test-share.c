@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -807,6 +808,7 @@ static void socket_refuses(void)
 	struct gdr_export_desc d, other;
 	uint8_t w[GDR_EXPORT_WIRE_LEN + 16];
 	int fds[2], ofds[2], many[4], sv[2], pipefd[2], before;
+	void (*old_pipe)(int);
 	char *p, *q;
 
 	node(ONE_NIC);
@@ -923,6 +925,19 @@ static void socket_refuses(void)
 	close(sv[1]);
 	CHECK_INT(gdr_export_send(sv[0], &d, fds), -1);
 	CHECK_INT(errno, EPIPE);
+	SAID("sendmsg on socket");
+	close(sv[0]);
+
+	/* A stream socket whose peer is gone, with SIGPIPE's default action
+	 * (whatever the runner left): an error, not a signal that ends the
+	 * caller (a SOCK_SEQPACKET socket raises none). */
+	check_scope = "send: a stream socket's peer closed";
+	pair(SOCK_STREAM, sv);
+	close(sv[1]);
+	old_pipe = signal(SIGPIPE, SIG_DFL);
+	CHECK_INT(gdr_export_send(sv[0], &d, fds), -1);
+	CHECK_INT(errno, EPIPE);
+	signal(SIGPIPE, old_pipe);
 	SAID("sendmsg on socket");
 	close(sv[0]);
 
