@@ -1516,7 +1516,9 @@ static void real_facts(void)
 	CHECK_INT(gdr_dmabuf_facts_real(-1, &f, why, sizeof(why)), EBADF);
 	CHECK_HAS(why, "fd -1 is not open");
 	close(fd);
+	memset(why, 0, sizeof(why));
 	CHECK_INT(gdr_dmabuf_facts_real(fd, &f, why, sizeof(why)), EBADF);
+	CHECK_HAS(why, "is not open"); /* fstat said so: no fstatfs */
 }
 
 int main(void)

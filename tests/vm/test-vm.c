@@ -604,6 +604,17 @@ static void dmabuf(void)
 	CHECK_INT(f.size, 1 << 20);
 	CHECK_INT(fstat(buf, &st), 0);
 	CHECK_INT(f.ino, st.st_ino);
+	/* Once the dma-buf file system is known, an fd on another is still
+	 * asked and refused (not taken by its device number). */
+	check_scope = "dma-buf: a memfd after a real dma-buf";
+	mfd = memfd_create("plain", MFD_CLOEXEC);
+	CHECK(mfd >= 0 && ftruncate(mfd, 1 << 20) == 0);
+	CHECK_INT(gdr_dmabuf_facts_real(mfd, &f, why, sizeof(why)),
+		  GDR_ENOTDMABUF);
+	CHECK_HAS(why, "is not a dma-buf");
+	close(mfd);
+	CHECK_INT(gdr_dmabuf_facts_real(buf, &f, why, sizeof(why)), 0);
+	CHECK_INT(f.size, 1 << 20);
 
 	check_scope = "dma-buf: rxe refuses it";
 	CHECK(gdr_register_dmabuf(pd, buf, 4096, 8192, 0x1000, NULL, &info,
