@@ -1506,13 +1506,15 @@ static void eof_after_eintr(void)
 static void real_facts(void)
 {
 	struct gdr_dmabuf_facts f;
-	char why[256];
+	char why[256], said[64];
 	int fd = memfd_create("plain", MFD_CLOEXEC);
 
 	check_scope = "the real dma-buf check";
 	CHECK_INT(gdr_dmabuf_facts_real(fd, &f, why, sizeof(why)),
 		  GDR_ENOTDMABUF);
 	CHECK_HAS(why, "is not a dma-buf (its file system has magic 0x1021994");
+	snprintf(said, sizeof(said), "fd %d is not a dma-buf", fd);
+	CHECK_HAS(why, said);
 	CHECK_INT(gdr_dmabuf_facts_real(-1, &f, why, sizeof(why)), EBADF);
 	CHECK_HAS(why, "fd -1 is not open");
 	close(fd);
