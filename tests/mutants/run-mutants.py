@@ -188,7 +188,7 @@ FIRST = {
     "dmabuf": ["decide", "faults"], "data-direct": ["decide", "faults"],
     "dmabuf-shared": ["decide", "faults"], "common": ["decide", "faults"],
     "export": ["share", "share-attack"], "import": ["share", "share-attack"],
-    "handover": ["share", "share-attack"], "dmabuf-facts": ["share", "share-attack"],
+    "handover": ["share", "share-attack"], "dmabuf-facts": ["dmabuf-facts", "share"],
     "desc": ["share-attack", "share"], "facts-gds": ["report", "doctor-layouts"],
     "host": ["decide", "faults"], "peermem": ["decide", "faults"],
     "gdr-info": ["doctor-layouts", "doctor-nfd"], "nfd": ["doctor-nfd"],
