@@ -347,6 +347,7 @@ static void export_refuses(void)
 {
 	struct gdr_export_desc d;
 	int fds[2], before, err;
+	unsigned int bit;
 	char host[64], *p;
 
 	node(ONE_NIC);
@@ -366,6 +367,14 @@ static void export_refuses(void)
 	CHECK_INT(gdr_export(p, 4096, 0x8, &d, fds), -1);
 	CHECK_INT(errno, EINVAL);
 	SAID("unknown bits 0x8");
+	/* every bit but GDR_EXPORT_PCIE_MAPPING, each alone */
+	for (bit = 0; bit < 32; bit++) {
+		if ((1u << bit) == GDR_EXPORT_PCIE_MAPPING)
+			continue;
+		CHECK_INT(gdr_export(p, 4096, 1u << bit, &d, fds), -1);
+		CHECK_INT(errno, EINVAL);
+		CHECK_INT(fds[0], -1);
+	}
 	CHECK_INT(gdr_export(p, 0, 0, &d, fds), -1);
 	CHECK_INT(errno, EINVAL);
 	CHECK_INT(gdr_export(NULL, 4096, 0, &d, fds), -1);
