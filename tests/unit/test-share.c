@@ -1145,7 +1145,7 @@ static void import_fd_checks(void)
 {
 	struct gdr_export_desc d, e;
 	struct ibv_mr *mr;
-	int fds[2], efds[2], other[2], memfd;
+	int fds[2], efds[2], other[2], bfds[2], memfd;
 
 	node(ONE_NIC);
 	export_one(0, 4096, GDR_EXPORT_PCIE_MAPPING, &d, fds);
@@ -1171,6 +1171,25 @@ static void import_fd_checks(void)
 	CHECK_INT(errno, EINVAL);
 	SAID("not the dma-buf the descriptor names");
 	CHECK_INT(fake_ibv.dmabuf_calls, 0);
+
+	/* The fd's size is the descriptor's, exactly: one page more or less
+	 * in the descriptor (still a valid one) names another dma-buf. */
+	check_scope = "import: the descriptor says a page less than the fd";
+	export_one(0, 3 * 4096, 0, &e, bfds);
+	CHECK(e.offset == 0 && e.dmabuf_size == 3 * 4096);
+	e.length = 4096;
+	e.dmabuf_size -= 4096;
+	CHECK(gdr_import_register(&fake_pd, &e, bfds, NULL, NULL, 0) == NULL);
+	CHECK_INT(errno, EINVAL);
+	SAID("not the dma-buf the descriptor names");
+	CHECK_INT(fake_ibv.dmabuf_calls, 0);
+	check_scope = "import: the descriptor says a page more than the fd";
+	e.dmabuf_size += 2 * 4096;
+	CHECK(gdr_import_register(&fake_pd, &e, bfds, NULL, NULL, 0) == NULL);
+	CHECK_INT(errno, EINVAL);
+	SAID("not the dma-buf the descriptor names");
+	CHECK_INT(fake_ibv.dmabuf_calls, 0);
+	close(bfds[0]); /* its own size is taken: every import above */
 
 	check_scope = "import: a descriptor edited out of shape";
 	d.length = d.dmabuf_size + 1;
@@ -1305,6 +1324,8 @@ static void bare_fd(void)
 	CHECK(gdr_register_dmabuf(plain, fds[0], 0, 0, 0, NULL, NULL, 0) ==
 	      NULL);
 	CHECK_INT(errno, EINVAL);
+	SAID("offset 0 + len 0 does not fit in the dma-buf's");
+	SAID("register at least one byte");
 	CHECK(gdr_register_dmabuf(plain, fds[0], 0, 4096, UINT64_MAX - 10, NULL,
 				  NULL, 0) == NULL);
 	CHECK_INT(errno, EINVAL);
