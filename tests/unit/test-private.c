@@ -98,6 +98,16 @@ static void replay_limits(void)
 	m.num_gpus = 0;
 	CHECK_INT(gdr_private_replay(&m, NULL, &ctxs, &num, why, sizeof(why)),
 		  EINVAL);
+	/* files with either reader missing: nothing to read the node by */
+	files.open_file = NULL;
+	CHECK_INT(gdr_private_replay(&m, &files, &ctxs, &num, why, sizeof(why)),
+		  EINVAL);
+	CHECK_HAS(why, "with files to read");
+	files.open_file = no_file;
+	files.read_link = NULL;
+	CHECK_INT(gdr_private_replay(&m, &files, &ctxs, &num, why, sizeof(why)),
+		  EINVAL);
+	files.read_link = no_link;
 	/* At the limits: taken; twice, and ended twice (nothing freed
 	 * twice). */
 	m.num_nics = GDR_MODEL_MAX_NICS;
