@@ -142,6 +142,55 @@ static void host_root(void)
 	CHECK(fcntl(0, F_GETFD) < 0); /* nothing left open on 0 */
 	dup2(in, 0);
 	close(in);
+
+	check_scope = "host_root: sys a directory, no proc";
+	snprintf(dir, sizeof(dir), "%s/hr2", fx.root);
+	fixture_write(fx.root, "hr2/sys/kernel/x", "1\n");
+	CHECK_INT(gdr_private_host_root(dir, why, sizeof(why)), ENOENT);
+	CHECK_HAS(why, "/proc is not a directory inside");
+	check_scope = "host_root: both directories";
+	fixture_write(fx.root, "hr2/proc/version", "Linux\n");
+	CHECK_INT(gdr_private_host_root(dir, why, sizeof(why)), 0);
+	CHECK_INT(gdr_open_root_set(NULL), 0);
+	fixture_remove(&fx);
+	gdr_seam_install(NULL);
+}
+
+/* gdr_private_record: each file and link read, once, in the order first
+ * read; one that could not be read is not listed. */
+static void record(void)
+{
+	const char *const *paths;
+	char a[512], b[512], missing[512], buf[64];
+	unsigned int before, n;
+	int fd, i;
+
+	check_scope = "record: files read";
+	node();
+	snprintf(a, sizeof(a), "%s/a", fx.root);
+	snprintf(b, sizeof(b), "%s/b", fx.root);
+	snprintf(missing, sizeof(missing), "%s/missing", fx.root);
+	fixture_write(fx.root, "a", "1\n");
+	fixture_write(fx.root, "b", "2\n");
+	CHECK_INT(gdr_private_record(), 0);
+	CHECK_INT(gdr_private_record(), 0); /* twice: still one recorder */
+	before = gdr_private_recorded(&paths);
+	for (i = 0; i < 2; i++) {
+		fd = gdr_seam()->open_file(a);
+		CHECK(fd >= 0);
+		close(fd);
+	}
+	CHECK(gdr_seam()->open_file(missing) < 0);
+	CHECK(gdr_seam()->read_link(missing, buf, sizeof(buf)) < 0);
+	fd = gdr_seam()->open_file(b);
+	CHECK(fd >= 0);
+	close(fd);
+	n = gdr_private_recorded(&paths);
+	CHECK_INT(n, before + 2);
+	if (n == before + 2) {
+		CHECK_STR(paths[before], a);
+		CHECK_STR(paths[before + 1], b);
+	}
 	fixture_remove(&fx);
 	gdr_seam_install(NULL);
 }
@@ -268,6 +317,7 @@ int main(void)
 	model_read();
 	replay_limits();
 	host_root();
+	record();
 	reg_device();
 	reg_device_refused();
 	return check_summary("private");
