@@ -127,7 +127,8 @@ int gdr_private_storage_check(struct gdr_storage *st, const char *const *paths,
 			      unsigned int num, unsigned long long bytes,
 			      unsigned int timeout_ms, int gpu);
 /* Add @st's items to @r (sections "storage" and "storageN"), the RDMA
- * device of each path found among @ctxs. 0 or ENOMEM. */
+ * device of each path found among @ctxs. 0, EINVAL (@r or @st NULL, or
+ * @num devices with no @ctxs) or ENOMEM. */
 int gdr_private_storage_report(struct gdr_report *r,
 			       const struct gdr_storage *st,
 			       struct ibv_context *const *ctxs,

@@ -69,6 +69,23 @@ static void model_read(void)
 		CHECK(m.gpu[0].total_mem == 80ULL << 30);
 		fixture_remove(&fx);
 	}
+	/* A NIC's DMA-BUF answer as a replay reads it back: EBADF (the
+	 * probe's bad fd reached the driver) where it takes dma-bufs, the
+	 * probe's errno where not. */
+	for (i = 0; i < 2; i++) {
+		struct ibv_context *ctx = &fake_context;
+		int probe = i ? EOPNOTSUPP : EBADF;
+
+		check_scope = "model_read: a NIC's DMA-BUF probe";
+		node();
+		fake_model.nic[0].dmabuf_probe_errno = probe;
+		gdr_model_use(&fake_model);
+		CHECK_INT(gdr_private_model_read(&m, &ctx, 1), 0);
+		CHECK_INT(m.num_nics, 1);
+		CHECK_INT(m.nic[0].dmabuf_probe_errno, probe);
+		CHECK_STR(m.nic[0].name, fake_model.nic[0].name);
+		fixture_remove(&fx);
+	}
 }
 
 static void replay_limits(void)
@@ -312,12 +329,38 @@ static void reg_device_refused(void)
 	fixture_remove(&fx);
 }
 
+/* gdr_private_report_create clears the thread's last error (a report
+ * made is a call that succeeded); gdr_private_storage_report refuses
+ * what it cannot read. */
+static void report_calls(void)
+{
+	static struct gdr_storage st;
+	struct gdr_report *r;
+
+	check_scope = "report_create: the last error cleared";
+	node();
+	CHECK(gdr_register(NULL, NULL, 0) == NULL);
+	CHECK(gdr_last_error()[0] != '\0');
+	r = gdr_private_report_create(NULL, 0, NULL, 0);
+	CHECK(r != NULL);
+	CHECK_STR(gdr_last_error(), "");
+
+	check_scope = "storage_report: arguments";
+	CHECK_INT(gdr_private_storage_report(NULL, &st, NULL, 0), EINVAL);
+	CHECK_INT(gdr_private_storage_report(r, NULL, NULL, 0), EINVAL);
+	CHECK_INT(gdr_private_storage_report(r, &st, NULL, 1), EINVAL);
+	gdr_report_destroy(r);
+	fixture_remove(&fx);
+	gdr_seam_install(NULL);
+}
+
 int main(void)
 {
 	model_read();
 	replay_limits();
 	host_root();
 	record();
+	report_calls();
 	reg_device();
 	reg_device_refused();
 	return check_summary("private");
