@@ -27,7 +27,9 @@ of them took 32 minutes on 2 cores) is more than CI's budget leaves: run
 "tests: auto" runs the tests whose programs link the file (ninja's inputs)
 and the checks that read sources (docs, errnos, one-place), those named
 after the file first; the first failure ends a mutant's run. The mutants
-for the Soft-RoCE guest are built side by side and run in one boot.
+for the Soft-RoCE guest are built whole, side by side, and run in one boot
+after the unmutated tree: only a guest test that passes without the
+mutant catches it.
 
 Exits 1 if a hand mutant survived or no longer applies, a generated
 mutant survived that neither list names (triage it), a listed equivalent
