@@ -25,6 +25,7 @@ enum ptr_kind {
 	P_CUDA_HOST,
 	P_MANAGED,
 	P_MANAGED_HOST,
+	P_ARRAY, /* CU_MEMORYTYPE_ARRAY: neither host nor device memory */
 	P_POOL,
 	P_POOL_NOT_RDMA,
 	P_VMM,
@@ -673,6 +674,12 @@ static const struct scenario table[] = {
 	  .want_errno = EINVAL,
 	  .want_msg = "CUDA managed memory",
 	  .want_mem = GDR_MEM_CUDA_MANAGED },
+	{ .name = "a CUDA array is refused, not taken for host memory",
+	  .nv = NV_OPEN,
+	  .ptr = P_ARRAY,
+	  .want_errno = EINVAL,
+	  .want_msg = "is CUDA memory of type 3 (array or unified), which "
+		      "cannot be registered" },
 	{ .name = "NIC probe gets an MR: released, a real registration decides",
 	  .nv = NV_OPEN,
 	  .probe_mr = 1,
@@ -1029,6 +1036,7 @@ static void *make_ptr(const struct scenario *sc, void *host)
 		a->managed = 1;
 		a->type = CU_MEMORYTYPE_HOST;
 		break;
+	case P_ARRAY: device_with(1 << 20)->type = CU_MEMORYTYPE_ARRAY; break;
 	case P_POOL: device_with(1 << 20)->pool = 1; break;
 	case P_POOL_NOT_RDMA:
 		a = device_with(1 << 20);

@@ -770,6 +770,14 @@ static void record_sizes(void)
 	CHECK_INT(gdr_register_multi(pds, 2, p, 4096, NULL, mrs, &info, 4), -1);
 	CHECK(((unsigned char *)&info)[4] == 0x5a);
 	CHECK(((unsigned char *)&info)[GDR_REG_INFO_MIN_SIZE - 1] == 0x5a);
+	/* one byte short: refused, EINVAL, nothing written */
+	errno = 0;
+	CHECK_INT(gdr_register_multi(pds, 2, p, 4096, NULL, mrs, &info,
+				     GDR_REG_INFO_MIN_SIZE - 1),
+		  -1);
+	CHECK_INT(errno, EINVAL);
+	CHECK(((unsigned char *)&info)[0] == 0x5a);
+	CHECK(((unsigned char *)&info)[GDR_REG_INFO_MIN_SIZE - 2] == 0x5a);
 	fixture_remove(&fx);
 }
 
