@@ -104,9 +104,10 @@ static int check_device(void *ptr, size_t len, unsigned int rdma,
 	 * Memory of a context (cuMemAlloc, pools) must stay inside its
 	 * allocation: the driver exports two adjacent allocations as one
 	 * dma-buf, and an MR across both would outlive the free of either.
-	 * A VMM range has no context; its allocation range names one
-	 * physical chunk of possibly several mapped side by side, so the
-	 * export alone judges it (it refuses a range not fully mapped).
+	 * A VMM range has no context; the driver's range attribute for it
+	 * is the whole reservation, holes and all (the conformance record),
+	 * so the export alone judges it (it refuses a range not fully
+	 * mapped).
 	 */
 	if (pi->ctx && start && size &&
 	    (p < start || p - start > size || len > size - (p - start))) {

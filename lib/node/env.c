@@ -48,23 +48,30 @@ const char *gdr_env_cufile_lib(void)
 	return v && v[0] ? v : NULL;
 }
 
+/* GPUDIRECT_DEBUG's one rule: on for any value but "0" or empty. */
+static bool debug_on(const struct gdr_seam *s)
+{
+	const char *v = s->getenv ? s->getenv("GPUDIRECT_DEBUG") : NULL;
+
+	return v && *v && strcmp(v, "0") != 0;
+}
+
 void gdr_env_preload(bool *off, bool *debug)
 {
 	const struct gdr_seam *s = gdr_seam();
 	const char *v = s->getenv ? s->getenv("GPUDIRECT_PRELOAD") : NULL;
 
 	*off = v && !strcmp(v, "0");
-	v = s->getenv ? s->getenv("GPUDIRECT_DEBUG") : NULL;
-	*debug = v && *v && strcmp(v, "0") != 0;
+	*debug = debug_on(s);
 }
 
 void gdr_env_probe(struct gdr_node *nd, const struct gdr_seam *s)
 {
-	const char *v = s->getenv ? s->getenv("GPUDIRECT_DEBUG") : NULL;
+	const char *v;
 	char buf[SHOWN_LEN];
 	enum gdr_path p;
 
-	nd->debug = v && *v && strcmp(v, "0") != 0;
+	nd->debug = debug_on(s);
 	v = s->getenv ? s->getenv("GPUDIRECT_RELAXED_ORDERING") : NULL;
 	if (v && *v) {
 		if (!strcmp(v, "0"))

@@ -31,6 +31,9 @@ enum ptr_kind {
 	P_VMM,
 	P_VMM_NOT_RDMA,
 	P_PAST_END,
+	P_ONE_PAST, /* the range ends one byte past its allocation */
+	P_AT_END,   /* the range ends where its allocation does */
+	P_VMM_PAST, /* a VMM range past the end of its reservation */
 	P_ADJACENT
 };
 
@@ -311,10 +314,27 @@ static const struct scenario table[] = {
 	  .ptr = P_PAST_END,
 	  .want_errno = EINVAL,
 	  .want_msg = "runs past the end of its CUDA allocation" },
+	{ .name = "a range one byte past the end of its allocation refused",
+	  .nv = NV_OPEN,
+	  .ptr = P_ONE_PAST,
+	  .want_errno = EINVAL,
+	  .want_msg = "runs past the end of its CUDA allocation" },
+	{ .name = "a range that ends with its allocation registered",
+	  .nv = NV_OPEN,
+	  .ptr = P_AT_END,
+	  .want_path = GDR_PATH_DMABUF,
+	  .want_mem = GDR_MEM_CUDA_DEVICE },
 	{ .name = "VMM memory: exported under the primary context",
 	  .nv = NV_OPEN,
 	  .ptr = P_VMM,
 	  .want_path = GDR_PATH_DMABUF },
+	{ .name = "a VMM range past its reservation: the export refuses it",
+	  .nv = NV_OPEN,
+	  .ptr = P_VMM_PAST,
+	  .want_errno = EINVAL,
+	  .want_msg = "failed with CUDA_ERROR_INVALID_VALUE: the page-aligned "
+		      "span is not one cuMemAlloc allocation or a fully mapped "
+		      "VMM range" },
 	{ .name = "VMM memory without gpuDirectRDMACapable refused",
 	  .nv = NV_OPEN,
 	  .ptr = P_VMM_NOT_RDMA,
@@ -1060,6 +1080,9 @@ static void *make_ptr(const struct scenario *sc, void *host)
 		a->not_rdma = 1;
 		break;
 	case P_PAST_END: device_with(4096); break;
+	case P_ONE_PAST: device_with(DEV_OFF + LEN - 1); break;
+	case P_AT_END: device_with(DEV_OFF + LEN); break;
+	case P_VMM_PAST: return (char *)fake_vmm(0, 1, 4096, 0) + DEV_OFF;
 	case P_DEVICE: /* fall through */
 	default: fake_alloc_device(sc->gpu, 1 << 20); break;
 	}
@@ -1619,9 +1642,9 @@ static void pcie_probe(void)
 }
 
 /*
- * GPUDIRECT_DEBUG: "1" prints the decisions to stderr (here the Data
- * Direct probe's line: the function's path, or why it is unknown); "0"
- * or unset prints nothing.
+ * GPUDIRECT_DEBUG: "1" (any value but 0 or empty) prints the decisions to
+ * stderr (here the Data Direct probe's line: the function's path, or why
+ * it is unknown); "0", empty or unset prints nothing.
  */
 static void debug_run(const char *debug, int dd_errno, char *out, size_t n)
 {
@@ -1681,6 +1704,14 @@ static void debug_output(void)
 	check_scope = "GPUDIRECT_DEBUG unset";
 	debug_run(NULL, 0, out, sizeof(out));
 	CHECK_STR(out, "");
+
+	check_scope = "GPUDIRECT_DEBUG empty";
+	debug_run("", 0, out, sizeof(out));
+	CHECK_STR(out, "");
+
+	check_scope = "GPUDIRECT_DEBUG=yes (any value but 0 or empty)";
+	debug_run("yes", 0, out, sizeof(out));
+	CHECK_HAS(out, "gpudirect: fake_mlx5_0: Data Direct at /sys/devices/");
 }
 
 /*
