@@ -652,6 +652,23 @@ static const struct scenario table[] = {
 	  .env_path = "bogus",
 	  .want_errno = EINVAL,
 	  .want_msg = "GPUDIRECT_PATH=bogus is not a path" },
+	{ .name = "GPUDIRECT_PATH=auto: the default order",
+	  .nv = NV_OPEN,
+	  .env_path = "auto",
+	  .want_path = GDR_PATH_DMABUF },
+	/* A setting is shown up to 40 bytes, "..." only after a cut. */
+	{ .name = "GPUDIRECT_PATH of 40 bytes: shown whole",
+	  .nv = NV_OPEN,
+	  .env_path = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+	  .want_errno = EINVAL,
+	  .want_msg =
+		  "GPUDIRECT_PATH=bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb is not a path" },
+	{ .name = "GPUDIRECT_PATH of 41 bytes: 40 and ...",
+	  .nv = NV_OPEN,
+	  .env_path = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+	  .want_errno = EINVAL,
+	  .want_msg =
+		  "GPUDIRECT_PATH=bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb... is not a path" },
 	{ .name = "path_mask overrides GPUDIRECT_PATH",
 	  .nv = NV_OPEN,
 	  .env_path = "host",

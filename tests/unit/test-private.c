@@ -345,6 +345,32 @@ static void report_calls(void)
 	CHECK(r != NULL);
 	CHECK_STR(gdr_last_error(), "");
 
+	check_scope = "report_create: one shown, ranked among two";
+	{
+		struct ibv_context *one[2] = { &fake_context, NULL };
+		struct ibv_context *two[2] = { &fake_context, &fake_context };
+		struct gdr_report_item it;
+		struct gdr_report *q;
+		const char *count = NULL;
+		unsigned int i;
+
+		q = gdr_private_report_create(one, 1, two, 2);
+		CHECK(q != NULL);
+		for (i = 0; q && i < gdr_report_num_items(q); i++)
+			if (!gdr_report_item(q, i, &it, sizeof(it)) &&
+			    !strcmp(it.section, "node") &&
+			    !strcmp(it.key, "rdma_devices"))
+				count = it.value;
+		/* the devices the report is of, not those ranked */
+		CHECK(count && !strcmp(count, "1"));
+		gdr_report_destroy(q);
+
+		check_scope = "report_create: a NULL context last";
+		CHECK(gdr_private_report_create(one, 2, two, 2) == NULL);
+		CHECK_INT(errno, EINVAL);
+		CHECK_HAS(gdr_last_error(), "ctxs[1] is NULL");
+	}
+
 	check_scope = "storage_report: arguments";
 	CHECK_INT(gdr_private_storage_report(NULL, &st, NULL, 0), EINVAL);
 	CHECK_INT(gdr_private_storage_report(r, NULL, NULL, 0), EINVAL);
