@@ -8,6 +8,7 @@
 #include "check.h"
 #include "fakes.h"
 #include "errnos.h"
+#include "doctor.h"
 
 static char *print(struct gdr_report *r, enum gdr_report_format fmt)
 {
@@ -47,6 +48,65 @@ static void start(struct fixture *fx, const char *nv, const char *kernel)
 	if (nv)
 		fixture_write(fx->proc, "driver/nvidia/version", nv);
 	fakes_install(fx, kernel, NULL, NULL);
+}
+
+/* What the report prints is UTF-8: each valid sequence as it came (up to
+ * U+10FFFF), each byte of one that is not (a stray continuation byte, an
+ * overlong form, a surrogate, past U+10FFFF) as U+FFFD in JSON and \xNN
+ * in text. */
+static void utf8_values(void)
+{
+	static const struct {
+		const char *in, *json, *text;
+	} rows[] = {
+		{ "a\xc3\xa9z", "a\xc3\xa9z", "a\xc3\xa9z" },
+		{ "a\xe2\x82\xacz", "a\xe2\x82\xacz", "a\xe2\x82\xacz" },
+		{ "a\xf0\x9d\x84\x9ez", "a\xf0\x9d\x84\x9ez",
+		  "a\xf0\x9d\x84\x9ez" },
+		{ "a\xf4\x8f\xbf\xbfz", "a\xf4\x8f\xbf\xbfz",
+		  "a\xf4\x8f\xbf\xbfz" },
+		{ "a\xed\x9f\xbfz", "a\xed\x9f\xbfz", "a\xed\x9f\xbfz" },
+		{ "a\xc0\x80z", "a\\ufffd\\ufffdz", "a\\xc0\\x80z" },
+		{ "a\xc1\xbfz", "a\\ufffd\\ufffdz", "a\\xc1\\xbfz" },
+		{ "a\xe0\x80\x80z", "a\\ufffd\\ufffd\\ufffdz",
+		  "a\\xe0\\x80\\x80z" },
+		{ "a\xed\xa0\x80z", "a\\ufffd\\ufffd\\ufffdz",
+		  "a\\xed\\xa0\\x80z" },
+		{ "a\xed\xbf\xbfz", "a\\ufffd\\ufffd\\ufffdz",
+		  "a\\xed\\xbf\\xbfz" },
+		{ "a\xf0\x80\x80\x80z", "a\\ufffd\\ufffd\\ufffd\\ufffdz",
+		  "a\\xf0\\x80\\x80\\x80z" },
+		{ "a\xf4\x90\x80\x80z", "a\\ufffd\\ufffd\\ufffd\\ufffdz",
+		  "a\\xf4\\x90\\x80\\x80z" },
+		{ "a\x80z", "a\\ufffdz", "a\\x80z" },
+		{ "a\xf5\x80z", "a\\ufffd\\ufffdz", "a\\xf5\\x80z" },
+	};
+	struct fixture fx;
+	struct gdr_report *r;
+	char want[96], *json, *text;
+	unsigned int i;
+
+	fakes_reset();
+	start(&fx, NV_OPEN, "6.18.44-fc-v973-gpu");
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		check_scope = rows[i].in;
+		r = gdr_report_create(NULL, 0, 0);
+		CHECK(r != NULL);
+		if (!r)
+			continue;
+		gdr_report_add(r, "storage", "probe", GDR_VERDICT_INFO, "",
+			       rows[i].in);
+		json = print(r, GDR_REPORT_JSON);
+		text = print(r, GDR_REPORT_TEXT);
+		snprintf(want, sizeof(want), "\"value\": \"%s\"", rows[i].json);
+		CHECK_HAS(json, want);
+		snprintf(want, sizeof(want), " %s\n", rows[i].text);
+		CHECK_HAS(text, want);
+		free(json);
+		free(text);
+		gdr_report_destroy(r);
+	}
+	fixture_remove(&fx);
 }
 
 int main(void)
@@ -413,5 +473,6 @@ int main(void)
 	gdr_report_destroy(NULL);
 
 	gdr_seam_install(NULL);
+	utf8_values();
 	return check_summary("report");
 }
