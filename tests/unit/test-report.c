@@ -79,6 +79,9 @@ static void utf8_values(void)
 		{ "a\xf4\x90\x80\x80z", "a\\ufffd\\ufffd\\ufffd\\ufffdz",
 		  "a\\xf4\\x90\\x80\\x80z" },
 		{ "a\x80z", "a\\ufffdz", "a\\x80z" },
+		{ "a\xc3(z", "a\\ufffd(z", "a\\xc3(z" },
+		{ "a\xe2\x82z", "a\\ufffd\\ufffdz", "a\\xe2\\x82z" },
+		{ "a\xc3", "a\\ufffd", "a\\xc3" },
 		{ "a\xf5\x80z", "a\\ufffd\\ufffdz", "a\\xf5\\x80z" },
 	};
 	struct fixture fx;
