@@ -79,6 +79,7 @@ static void utf8_values(void)
 		{ "a\xf4\x90\x80\x80z", "a\\ufffd\\ufffd\\ufffd\\ufffdz",
 		  "a\\xf4\\x90\\x80\\x80z" },
 		{ "a\x80z", "a\\ufffdz", "a\\x80z" },
+		{ "a\x7fz", "a\\u007fz", "a\\x7fz" },
 		{ "a\xc3(z", "a\\ufffd(z", "a\\xc3(z" },
 		{ "a\xe2\x82z", "a\\ufffd\\ufffdz", "a\\xe2\\x82z" },
 		{ "a\xc3", "a\\ufffd", "a\\xc3" },
@@ -107,6 +108,25 @@ static void utf8_values(void)
 		CHECK_HAS(text, want);
 		free(json);
 		free(text);
+		gdr_report_destroy(r);
+	}
+
+	/* The key column is 26 characters wide, not 26 bytes. */
+	check_scope = "a key of two-byte characters, padded";
+	r = gdr_report_create(NULL, 0, 0);
+	CHECK(r != NULL);
+	if (r) {
+		gdr_report_add(r, "storage", "cl\xc3\xa9", GDR_VERDICT_INFO, "",
+			       "v");
+		text = print(r, GDR_REPORT_TEXT);
+		snprintf(want, sizeof(want), "\n  cl\xc3\xa9%23s info     v\n",
+			 "");
+		CHECK_HAS(text, want);
+		free(text);
+		check_scope = "gdr_report_print: no stream";
+		CHECK_INT(gdr_report_print(r, NULL, GDR_REPORT_TEXT), -1);
+		CHECK_INT(errno, EINVAL);
+		CHECK_HAS(gdr_last_error(), "must not be NULL");
 		gdr_report_destroy(r);
 	}
 	fixture_remove(&fx);
@@ -355,6 +375,27 @@ int main(void)
 		CHECK_HAS(text, "\n[gpu0 (RDMA device)]\n");
 		CHECK_HAS(text, "\n[storage1 (RDMA device)]\n");
 		free(text);
+		{
+			struct fake_nic m1, m2, m3, m4;
+			struct ibv_context *odd[4] = { &m1.ctx, &m2.ctx,
+						       &m3.ctx, &m4.ctx };
+			struct gdr_report *q;
+
+			check_scope = "RDMA devices named storage, gpu, gpux";
+			fake_add_nic(&m1, "storage", 1);
+			fake_add_nic(&m2, "gpu", 1);
+			fake_add_nic(&m3, "gpux", 1);
+			fake_add_nic(&m4, "storage1x", 1);
+			q = gdr_report_create(odd, 4, 0);
+			CHECK(q != NULL);
+			text = q ? print(q, GDR_REPORT_TEXT) : NULL;
+			CHECK_HAS(text, "\n[storage (RDMA device)]\n");
+			CHECK_HAS(text, "\n[gpu]\n");
+			CHECK_HAS(text, "\n[gpux]\n");
+			CHECK_HAS(text, "\n[storage1x]\n");
+			free(text);
+			gdr_report_destroy(q);
+		}
 		text = print(r, GDR_REPORT_JSON);
 		CHECK_HAS(text,
 			  "\"section\": \"node\", \"key\": \"dmabuf_mr\"");
