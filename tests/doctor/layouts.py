@@ -781,6 +781,12 @@ LAYOUTS += [
           gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
      0, {("node", "gpudirect_storage"): ("ok", "nvidia_fs loaded 2.22.3, "
                                          "/proc/driver/nvidia-fs present, PeerDirect supported")}),
+    ("gds-stats-peerdirect-false",
+     dict(gds="", gds_stats=NVFS_STATS % ("2.22.3", "False"),
+          gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)]),
+     0, {("node", "gpudirect_storage"): ("ok", "nvidia_fs loaded 2.22.3, "
+                                         "/proc/driver/nvidia-fs present, PeerDirect "
+                                         "not supported")}),
     ("gds-nvidia-driver-unknown",
      dict(gds="2.20.5", nv=None, gpus=[dict(chain=GPU_SW)],
           nics=[dict(name="mlx5_0", chain=NIC_SW)]),
