@@ -845,6 +845,13 @@ LAYOUTS += [
     ("gds-cufile-ipv6-written-long",
      gds_node("false", ["fe80::000a"]),
      0, {("node", "gds_rdma_addrs"): ("ok", "fe80::000a (mlx5_0)")}),
+    ("gds-cufile-ipv6-other-host",
+     gds_node("false", ["fe80::b"]),
+     0, {("node", "gds_rdma_addrs"): ("wrong", "fe80::b (on no RDMA device here)")}),
+    ("gds-cufile-nul-byte",
+     dict(gds=True, gpus=[dict(chain=GPU_SW)], nics=[dict(name="mlx5_0", chain=NIC_SW)],
+          cufile='{"properties": {"allow_compat_mode": false}}\x00 and more'),
+     0, {("node", "gds_compat_mode"): "unknown"}),
     ("gds-cufile-empty-entry",
      gds_node("false", ["10.1.0.7", ""]),
      0, {("node", "gds_rdma_addrs"): ("wrong", "10.1.0.7 (mlx5_0); 1 entries not IP "
