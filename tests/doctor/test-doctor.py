@@ -425,6 +425,28 @@ def main():
     check("1 files longer than 256 KiB kept cut there" in cap.stderr,
           "a 300 KiB file's capture: %r" % cap.stderr)
     os.unlink(link)
+    # A live RDMA device (the stand-in libibverbs' standin0) whose netdev
+    # the tree names: under --host-root, with the tree's proc no procfs,
+    # this network namespace cannot be proved the host's, so its
+    # addresses are not judged against cufile.json, and the remedy says
+    # why (not "an InfiniBand port").
+    verbs = os.environ.get("GDR_STANDIN_VERBS_DIR")
+    if verbs and os.path.exists(os.path.join(verbs, "libibverbs.so.1")):
+        spec = layouts.gds_node("false", ["10.1.0.7"])
+        spec["nics"][0]["name"] = "standin0"
+        sroot = layouts.node(out, "standin-netns", **spec)
+        live = subprocess.run([gdr_info, "--host-root", sroot, "--json"],
+                              capture_output=True, text=True, timeout=60,
+                              env=dict(os.environ, LD_LIBRARY_PATH=verbs))
+        addrs = [i for i in json.loads(live.stdout or "{}").get("items", [])
+                 if (i["section"], i["key"]) == ("node", "gds_rdma_addrs")]
+        check(len(addrs) == 1 and addrs[0]["verdict"] == "unknown" and
+              addrs[0]["remedy"].startswith(
+                  "under --host-root this network namespace is not the host's"),
+              "a live RDMA device under --host-root: cufile.json's addresses "
+              "judged as %r (%s)" % (addrs, live.stderr.strip()))
+    else:
+        check(False, "the stand-in libibverbs is not built (GDR_STANDIN_VERBS_DIR)")
     # A live GPU (fake-libcuda.c: "Fake GPU" at the layout's GPU address)
     # is captured with its answers, and replays as the live report.
     fake = os.environ.get("GDR_FAKE_CUDA_DIR")

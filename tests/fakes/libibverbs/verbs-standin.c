@@ -188,9 +188,16 @@ STANDIN int(ibv_query_port)(struct ibv_context *c, uint8_t port,
 	return port == 1 ? 0 : EINVAL;
 }
 
+/* rdma-core's words (libibverbs 1.14.44 here answers these). */
 STANDIN const char *ibv_port_state_str(enum ibv_port_state s)
 {
-	return s == IBV_PORT_ACTIVE ? "PORT_ACTIVE" : "PORT_DOWN";
+	static const char *const words[] = {
+		"no state change (NOP)", "down", "init", "armed", "active",
+		"active defer"
+	};
+
+	return (unsigned int)s < sizeof(words) / sizeof(words[0]) ? words[s]
+								  : "unknown";
 }
 
 /*
