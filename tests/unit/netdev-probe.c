@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/os/netdev.c called directly, for test-netdev.sh (which sets up the
+ * namespaces and interfaces):
+ *   netdev-probe addrs DEV   prints gdr_if_addrs' errno and addresses
+ *   netdev-probe host ROOT   prints 1 or 0: gdr_host_network() under
+ *                            --host-root ROOT
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "os.h"
+
+int main(int argc, char **argv)
+{
+	char out[256];
+	int err;
+
+	if (argc == 3 && !strcmp(argv[1], "addrs")) {
+		err = gdr_if_addrs(argv[2], out, sizeof(out));
+		printf("%d %s\n", err, err ? "" : out);
+		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "host")) {
+		err = gdr_open_root_set(argv[2]);
+		if (err) {
+			fprintf(stderr, "gdr_open_root_set(%s): %s\n", argv[2],
+				strerror(err));
+			return 2;
+		}
+		printf("%d\n", gdr_host_network() ? 1 : 0);
+		return 0;
+	}
+	fprintf(stderr, "usage: netdev-probe addrs DEV | host ROOT\n");
+	return 2;
+}
