@@ -37,6 +37,14 @@ got=$(unshare -n sh -c '
 want "addresses of eth" "0 10.1.0.1" "$(echo "$got" | sed -n 1p)"
 want "addresses of eth0" "0 10.2.0.1" "$(echo "$got" | sed -n 2p)"
 want "addresses of et (not there)" "19 " "$(echo "$got" | sed -n 3p)"
+# A tun device has no link-level address: getifaddrs lists it with none.
+if unshare -n sh -c 'ip tuntap add tun0 mode tun' 2> /dev/null; then
+	got=$(unshare -n sh -c 'ip tuntap add tun0 mode tun && "$0" addrs tun0' \
+		"$probe" 2>&1)
+	want "addresses of tun0 (an entry without an address)" "0 " "$got"
+else
+	echo "not tried: a tun device (no /dev/net/tun here)"
+fi
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/gdr-netdev.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
