@@ -5,7 +5,10 @@
  *   netdev-probe addrs DEV   prints gdr_if_addrs' errno and addresses
  *   netdev-probe host ROOT   prints 1 or 0: gdr_host_network() under
  *                            --host-root ROOT
+ *   netdev-probe leak DEV    prints the bytes in use that 100 more calls
+ *                            of gdr_if_addrs left (0: nothing kept)
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,6 +22,17 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "addrs")) {
 		err = gdr_if_addrs(argv[2], out, sizeof(out));
 		printf("%d %s\n", err, err ? "" : out);
+		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "leak")) {
+		size_t before;
+		int i;
+
+		gdr_if_addrs(argv[2], out, sizeof(out)); /* first-use state */
+		before = mallinfo2().uordblks;
+		for (i = 0; i < 100; i++)
+			gdr_if_addrs(argv[2], out, sizeof(out));
+		printf("%zd\n", (ssize_t)(mallinfo2().uordblks - before));
 		return 0;
 	}
 	if (argc == 3 && !strcmp(argv[1], "host")) {
