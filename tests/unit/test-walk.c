@@ -280,6 +280,82 @@ static void one_case(const struct chains *c, int want)
 	fixture_remove(&fx);
 }
 
+/*
+ * The root's edges, through openat2 (@walk 0) and the walk (1), in a
+ * child: a file; a path through a file (ENOTDIR, as the kernel says);
+ * lstat and readlink of a link (not followed); a link in the middle
+ * (followed); a sibling of the root sharing its name as a prefix
+ * (EXDEV). 0, or the number of the step that failed.
+ */
+static int edges_child(const char *real, int walk)
+{
+	char path[PATH_MAX + 32], buf[16];
+	struct stat st;
+	int fd;
+
+	no_openat2 = walk;
+	if (gdr_open_root_set(real))
+		return 1;
+	snprintf(path, sizeof(path), "%s/dir/file", real);
+	fd = gdr_open_node(path);
+	if (fd < 0)
+		return 2;
+	close(fd);
+	snprintf(path, sizeof(path), "%s/dir/file/x", real);
+	if (gdr_open_node(path) >= 0 || errno != ENOTDIR)
+		return 3;
+	snprintf(path, sizeof(path), "%s/link", real);
+	if (gdr_lstat_node(path, &st) || !S_ISLNK(st.st_mode))
+		return 4;
+	memset(buf, 0, sizeof(buf));
+	if (gdr_readlink_node(path, buf, sizeof(buf)) != 3 ||
+	    strcmp(buf, "dir"))
+		return 5;
+	snprintf(path, sizeof(path), "%s/link/file", real);
+	fd = gdr_open_node(path);
+	if (fd < 0)
+		return 6;
+	close(fd);
+	snprintf(path, sizeof(path), "%ss/file", real);
+	if (gdr_open_node(path) >= 0 || errno != EXDEV)
+		return 7;
+	return 0;
+}
+
+static void root_edges(void)
+{
+	char real[PATH_MAX], sib[PATH_MAX + 8], scope[64];
+	struct fixture fx;
+	int walk, st;
+	pid_t pid;
+
+	if (fixture_make(&fx) || !realpath(fx.root, real)) {
+		CHECK_(0, "a fixture: %s", strerror(errno));
+		return;
+	}
+	CHECK_INT(fixture_write(real, "dir/file", "x\n"), 0);
+	CHECK_INT(symlink("dir", strcat(strcpy(sib, real), "/link")), 0);
+	check_scope = "the root's edges";
+	snprintf(sib, sizeof(sib), "%ss", real);
+	CHECK_INT(mkdir(sib, 0755), 0);
+	CHECK_INT(fixture_write(sib, "file", "outside\n"), 0);
+	for (walk = 0; walk < 2; walk++) {
+		snprintf(scope, sizeof(scope), "the root's edges, %s",
+			 walk ? "the walk" : "openat2");
+		check_scope = scope;
+		pid = fork();
+		if (pid == 0)
+			_exit(edges_child(real, walk));
+		st = -1;
+		CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st));
+		CHECK_INT(WEXITSTATUS(st), 0);
+	}
+	unlink(strcat(strcpy(sib, real), "s/file"));
+	snprintf(sib, sizeof(sib), "%ss", real);
+	rmdir(sib);
+	fixture_remove(&fx);
+}
+
 int main(void)
 {
 	static const struct {
@@ -300,5 +376,6 @@ int main(void)
 	/* What the code calls the limit is the kernel's. */
 	check_scope = "GDR_WALK_MAX_LINKS";
 	CHECK_INT(GDR_WALK_MAX_LINKS, 40);
+	root_edges();
 	return check_summary("walk");
 }
