@@ -291,11 +291,29 @@ static int edges_child(const char *real, int walk)
 {
 	char path[PATH_MAX + 32], buf[16];
 	struct stat st;
-	int fd;
+	int fd, fds, i;
 
 	no_openat2 = walk;
+	/* No root yet: lstat, not stat (the link itself). */
+	snprintf(path, sizeof(path), "%s/link", real);
+	if (gdr_lstat_node(path, &st) || !S_ISLNK(st.st_mode))
+		return 8;
 	if (gdr_open_root_set(real))
 		return 1;
+	/* Nothing kept open: 50 opens closed, 50 namespace looks at a
+	 * proc that is no procfs (EXDEV). */
+	fds = count_fds();
+	snprintf(path, sizeof(path), "%s/dir/file", real);
+	for (i = 0; i < 50; i++) {
+		fd = gdr_open_node(path);
+		if (fd < 0)
+			return 9;
+		close(fd);
+		if (gdr_root_ns_stat("1/ns/net", &st) != EXDEV)
+			return 10;
+	}
+	if (count_fds() != fds)
+		return 11;
 	snprintf(path, sizeof(path), "%s/dir/file", real);
 	fd = gdr_open_node(path);
 	if (fd < 0)
@@ -334,6 +352,7 @@ static void root_edges(void)
 		return;
 	}
 	CHECK_INT(fixture_write(real, "dir/file", "x\n"), 0);
+	CHECK_INT(fixture_write(real, "proc/1/ns/keep", ""), 0);
 	CHECK_INT(symlink("dir", strcat(strcpy(sib, real), "/link")), 0);
 	check_scope = "the root's edges";
 	snprintf(sib, sizeof(sib), "%ss", real);
