@@ -151,6 +151,22 @@ def main():
     check(pm.get("verdict") == "unknown" and pm.get("value") == "not tried",
           "a 0.1 snapshot's PCIe mapping replays as %r (%s), want not tried" %
           (pm.get("value"), pm.get("verdict")))
+    # answers.json edited: another format's name, or a link whose target
+    # is not a string, is refused (exit 2, the reason said), never
+    # replayed.
+    for what, edit, said in (
+            ("format", lambda a: a.update(format="libgpudirect-snapshop"),
+             "not a libgpudirect-snapshot of version 1 or"),
+            ("link target", lambda a: a.update(links={"/sys/x": 7}),
+             "a link's target is not a string")):
+        bad = json.loads(json.dumps(ans))
+        edit(bad)
+        open(ans_path, "w").write(json.dumps(bad, indent=1))
+        refused = run(gdr_info, "--root", root, "--json")
+        check(refused.returncode == 2 and said in refused.stderr and not refused.stdout,
+              "answers.json with a bad %s: exit %d, %r" % (what, refused.returncode,
+                                                          refused.stderr[-200:]))
+    open(ans_path, "w").write(json.dumps(ans, indent=1))
     # A limit of all ones (RLIM_INFINITY) is captured as -1 and replayed
     # as unlimited: the live report and the replay agree.
     import resource
