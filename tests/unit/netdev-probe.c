@@ -5,11 +5,14 @@
  *   netdev-probe addrs DEV   prints gdr_if_addrs' errno and addresses
  *   netdev-probe host ROOT   prints 1 or 0: gdr_host_network() under
  *                            --host-root ROOT
+ *   netdev-probe nofd DEV    gdr_if_addrs with no fd left to open (its
+ *                            getifaddrs fails): prints its errno
  *   netdev-probe leak DEV    prints the bytes in use that 100 more calls
  *                            of gdr_if_addrs left (0: nothing kept)
  */
 #include <malloc.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <string.h>
 
 #include "os.h"
@@ -22,6 +25,15 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "addrs")) {
 		err = gdr_if_addrs(argv[2], out, sizeof(out));
 		printf("%d %s\n", err, err ? "" : out);
+		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "nofd")) {
+		struct rlimit three = { 3, 3 };
+
+		if (setrlimit(RLIMIT_NOFILE, &three))
+			return 2;
+		err = gdr_if_addrs(argv[2], out, sizeof(out));
+		printf("%d\n", err);
 		return 0;
 	}
 	if (argc == 3 && !strcmp(argv[1], "leak")) {

@@ -37,6 +37,9 @@ got=$(unshare -n sh -c '
 want "addresses of eth" "0 10.1.0.1" "$(echo "$got" | sed -n 1p)"
 want "addresses of eth0" "0 10.2.0.1" "$(echo "$got" | sed -n 2p)"
 want "addresses of et (not there)" "19 " "$(echo "$got" | sed -n 3p)"
+# getifaddrs failing (no fd left for its netlink socket): its errno
+# (EMFILE), never "no addresses".
+want "getifaddrs without an fd to open" "24" "$("$probe" nofd lo)"
 # getifaddrs' list is freed: 100 more calls keep no heap (no tcache, so
 # that what is freed is counted free).
 got=$(GLIBC_TUNABLES=glibc.malloc.tcache_count=0 "$probe" leak lo)
