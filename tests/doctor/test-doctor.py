@@ -167,6 +167,21 @@ def main():
               "answers.json with a bad %s: exit %d, %r" % (what, refused.returncode,
                                                           refused.stderr[-200:]))
     open(ans_path, "w").write(json.dumps(ans, indent=1))
+    # A snapshot from before 0.3 has no addrs_errno: its netdev's
+    # addresses were never asked, so cufile.json's are not judged (unknown),
+    # whatever "addrs" holds.
+    groot = layouts.node(out, "no-addrs-errno", **layouts.gds_node("false", ["10.1.0.7"]))
+    g_path = os.path.join(groot, "answers.json")
+    g_ans = json.load(open(g_path))
+    for d in g_ans["rdma_devices"]:
+        d.pop("addrs_errno", None)
+        d["addrs"] = ""
+    open(g_path, "w").write(json.dumps(g_ans, indent=1))
+    replay = run(gdr_info, "--root", groot, "--json")
+    got = [i for i in json.loads(replay.stdout or "{}").get("items", [])
+           if (i["section"], i["key"]) == ("node", "gds_rdma_addrs")]
+    check(len(got) == 1 and got[0]["verdict"] == "unknown",
+          "a snapshot without addrs_errno: cufile.json's addresses judged %r" % got)
     # A limit of all ones (RLIM_INFINITY) is captured as -1 and replayed
     # as unlimited: the live report and the replay agree.
     import resource
