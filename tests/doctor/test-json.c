@@ -383,9 +383,7 @@ int main(void)
 	reads_as("\"\\", NULL);
 	reads_as("\"unterminated", NULL);
 	reads_as("\"raw\x01control\"", NULL);
-	reads_as("\"raw\x1f"
-		 "control\"",
-		 NULL);				    /* the last control byte */
+	reads_as("\"raw\x1f-control\"", NULL);	    /* the last control byte */
 	reads_as("\"raw control\"", "raw control"); /* 0x20 is not one */
 	reads_as("\"raw\nnewline\"", NULL);
 
