@@ -375,6 +375,57 @@ static void root_edges(void)
 	fixture_remove(&fx);
 }
 
+/* A namespace where every name is a directory; the names asked noted. */
+struct asked {
+	int n;
+	int dot; /* a name whose last component is "." was asked */
+};
+
+static int all_dirs(void *ctx, const char *name, enum gdr_walk_kind *kind,
+		    char *target, size_t n)
+{
+	struct asked *a = ctx;
+	const char *last = strrchr(name, '/');
+
+	(void)target;
+	(void)n;
+	a->n++;
+	if (!strcmp(last ? last + 1 : name, "."))
+		a->dot = 1;
+	*kind = GDR_WALK_DIR;
+	return 0;
+}
+
+/* "." names nothing to look up; a path of PATH_MAX bytes (no room for
+ * its NUL) is ENAMETOOLONG before any lookup. */
+static void walk_names(void)
+{
+	static char path[PATH_MAX + 1];
+	enum gdr_walk_kind kind;
+	struct asked a = { 0, 0 };
+	char out[PATH_MAX];
+
+	check_scope = "walk: . components";
+	CHECK_INT(gdr_walk(all_dirs, &a, "/a/./b/.", 0, out, sizeof(out), &kind,
+			   NULL, NULL),
+		  0);
+	CHECK_STR(out, "a/b");
+	CHECK_INT(a.dot, 0);
+	CHECK_INT(a.n, 2);
+
+	check_scope = "walk: a path of PATH_MAX bytes";
+	memset(path, 'a', PATH_MAX);
+	path[0] = '/';
+	path[PATH_MAX] = '\0';
+	a.n = 0;
+	errno = 0;
+	CHECK_INT(gdr_walk(all_dirs, &a, path, 0, out, sizeof(out), &kind, NULL,
+			   NULL),
+		  -1);
+	CHECK_INT(errno, ENAMETOOLONG);
+	CHECK_INT(a.n, 0);
+}
+
 int main(void)
 {
 	static const struct {
@@ -396,5 +447,6 @@ int main(void)
 	check_scope = "GDR_WALK_MAX_LINKS";
 	CHECK_INT(GDR_WALK_MAX_LINKS, 40);
 	root_edges();
+	walk_names();
 	return check_summary("walk");
 }
