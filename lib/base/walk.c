@@ -46,10 +46,14 @@ int gdr_walk(gdr_walk_lookup_fn lookup, void *ctx, const char *path,
 		if (len == 2 && !memcmp(p, "..", 2)) {
 			char *slash = strrchr(cur, '/');
 
+			/* As the kernel: no ".." out of a file. */
+			if (k != GDR_WALK_DIR) {
+				errno = ENOTDIR;
+				return -1;
+			}
 			/* Never above the namespace's root. */
 			cl = slash ? (size_t)(slash - cur) : 0;
-			cur[cl] = '\0';
-			k = GDR_WALK_DIR;
+			cur[cl] = '\0'; /* a directory still (k) */
 			memmove(rest, p + len, strlen(p + len) + 1);
 			continue;
 		}

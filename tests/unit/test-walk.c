@@ -396,6 +396,22 @@ static int all_dirs(void *ctx, const char *name, enum gdr_walk_kind *kind,
 	return 0;
 }
 
+/* "a" and "a/b" directories, "a/file" a file. */
+static int file_in_a(void *ctx, const char *name, enum gdr_walk_kind *kind,
+		     char *target, size_t n)
+{
+	(void)ctx;
+	(void)target;
+	(void)n;
+	if (!strcmp(name, "a") || !strcmp(name, "a/b"))
+		*kind = GDR_WALK_DIR;
+	else if (!strcmp(name, "a/file"))
+		*kind = GDR_WALK_FILE;
+	else
+		return errno = ENOENT, -1;
+	return 0;
+}
+
 /* "." names nothing to look up; a path of PATH_MAX bytes (no room for
  * its NUL) is ENAMETOOLONG before any lookup. */
 static void walk_names(void)
@@ -412,6 +428,20 @@ static void walk_names(void)
 	CHECK_STR(out, "a/b");
 	CHECK_INT(a.dot, 0);
 	CHECK_INT(a.n, 2);
+
+	/* ".." out of a file is ENOTDIR, as the kernel answers (open(2) of
+	 * a/file/../b). */
+	check_scope = "walk: .. after a file";
+	errno = 0;
+	CHECK_INT(gdr_walk(file_in_a, NULL, "/a/file/../b", 0, out, sizeof(out),
+			   &kind, NULL, NULL),
+		  -1);
+	CHECK_INT(errno, ENOTDIR);
+	CHECK_INT(gdr_walk(file_in_a, NULL, "/a/b/../file", 0, out, sizeof(out),
+			   &kind, NULL, NULL),
+		  0);
+	CHECK_STR(out, "a/file");
+	CHECK_INT(kind, GDR_WALK_FILE);
 
 	check_scope = "walk: a path of PATH_MAX bytes";
 	memset(path, 'a', PATH_MAX);
