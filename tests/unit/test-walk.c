@@ -412,6 +412,29 @@ static int file_in_a(void *ctx, const char *name, enum gdr_walk_kind *kind,
 	return 0;
 }
 
+/* "l" a link to "a", "a" a directory. */
+static int link_l(void *ctx, const char *name, enum gdr_walk_kind *kind,
+		  char *target, size_t n)
+{
+	(void)ctx;
+	if (!strcmp(name, "a")) {
+		*kind = GDR_WALK_DIR;
+		return 0;
+	}
+	if (strcmp(name, "l"))
+		return errno = ENOENT, -1;
+	*kind = GDR_WALK_LINK;
+	snprintf(target, n, "a");
+	return 0;
+}
+
+static void told(void *arg, const char *name, const char *target)
+{
+	char *out = arg;
+
+	snprintf(out + strlen(out), 64 - strlen(out), "%s>%s;", name, target);
+}
+
 /* "." names nothing to look up; a path of PATH_MAX bytes (no room for
  * its NUL) is ENAMETOOLONG before any lookup. */
 static void walk_names(void)
@@ -442,6 +465,26 @@ static void walk_names(void)
 		  0);
 	CHECK_STR(out, "a/file");
 	CHECK_INT(kind, GDR_WALK_FILE);
+
+	/* A link at the end, not followed: the answer, and told. */
+	check_scope = "walk: a last link left unfollowed";
+	{
+		char links[64] = "";
+
+		CHECK_INT(gdr_walk(link_l, NULL, "/l", 1, out, sizeof(out),
+				   &kind, told, links),
+			  0);
+		CHECK_STR(out, "l");
+		CHECK_INT(kind, GDR_WALK_LINK);
+		CHECK_STR(links, "l>a;");
+		links[0] = '\0';
+		CHECK_INT(gdr_walk(link_l, NULL, "/l", 0, out, sizeof(out),
+				   &kind, told, links),
+			  0);
+		CHECK_STR(out, "a");
+		CHECK_INT(kind, GDR_WALK_DIR);
+		CHECK_STR(links, "l>a;");
+	}
 
 	check_scope = "walk: a path of PATH_MAX bytes";
 	memset(path, 'a', PATH_MAX);
