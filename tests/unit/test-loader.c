@@ -10,6 +10,8 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
@@ -282,6 +284,67 @@ static void nvml(void)
 }
 #endif
 
+/* libcufile's entry points by name; the one named @cufile_missing
+ * absent. */
+static const char *cufile_missing;
+static char cufile_there;
+
+static void *cufile_sym(void *lib, const char *name)
+{
+	(void)lib;
+	return cufile_missing && !strcmp(name, cufile_missing) ? NULL
+							       : &cufile_there;
+}
+
+/* Each entry point missing in turn: a required one refuses the library
+ * by its name with nothing resolved kept; an optional one is left NULL,
+ * the rest taken. */
+static void cufile_entries(void)
+{
+	static const struct {
+		const char *name;
+		int required;
+		size_t offset;
+	} all[] = {
+#define E(n, req, ret, params) { #n, req, offsetof(struct gdr_cufile_ops, n) },
+		GDR_CUFILE_FUNCS(E)
+#undef E
+	};
+	static const struct gdr_cufile_ops zero;
+	struct gdr_cufile_ops ops;
+	char why[256], want[128];
+	unsigned int i, k;
+	void *fn;
+
+	check_scope = "libcufile: every entry point there";
+	cufile_missing = NULL;
+	CHECK_INT(gdr_cufile_resolve(NULL, cufile_sym, &ops, why, sizeof(why)),
+		  0);
+	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		check_scope = all[i].name;
+		cufile_missing = all[i].name;
+		memset(&ops, 0x5a, sizeof(ops));
+		why[0] = '\0';
+		if (all[i].required) {
+			CHECK_INT(gdr_cufile_resolve(NULL, cufile_sym, &ops,
+						     why, sizeof(why)),
+				  ENOSYS);
+			snprintf(want, sizeof(want),
+				 "this libcufile lacks %s:", all[i].name);
+			CHECK_HAS(why, want);
+			CHECK(!memcmp(&ops, &zero, sizeof(ops)));
+			continue;
+		}
+		CHECK_INT(gdr_cufile_resolve(NULL, cufile_sym, &ops, why,
+					     sizeof(why)),
+			  0);
+		for (k = 0; k < sizeof(all) / sizeof(all[0]); k++) {
+			memcpy(&fn, (char *)&ops + all[k].offset, sizeof(fn));
+			CHECK(fn == (k == i ? NULL : (void *)&cufile_there));
+		}
+	}
+}
+
 int main(void)
 {
 	struct gdr_cuda_ops ops;
@@ -330,5 +393,6 @@ int main(void)
 	missing_symbol = NULL;
 
 	nvml();
+	cufile_entries();
 	return check_summary("loader");
 }
