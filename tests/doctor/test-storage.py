@@ -170,6 +170,9 @@ want(items, "compat", "cufile_properties", "info", "allow_compat_mode true", "st
 # stand-in's nvfs: bits 0-9, 12 and 13), or none
 res, items = live(["--storage", data], "nvfs")
 want(items, "nvfs", "cufile_library", "ok", ", cuFile 1.15 (cuFileGetVersion 1150)", "storage")
+# LIVE finds the stand-in by LD_LIBRARY_PATH: the loader's search
+want(items, "nvfs", "cufile_library", "ok", "(found by the dynamic loader's search)",
+     "storage")
 want(items, "nvfs", "cufile_properties", "info",
      "nvidia-fs reaches: Lustre, WekaFS, NFS, GPFS, NVMe, NVMe-oF, SCSI, ScaleFlux CSD, "
      "NVMesh, BeeGFS, ScateFS, virtiofs; PCI P2PDMA not supported", "storage")
@@ -195,7 +198,9 @@ res, items = live(["--storage", data], "nvfs", env={"GPUDIRECT_CUFILE_LIB": old}
 want(items, "1.14 nvfs", "gds", "wrong", "compat")
 # not installed, or not loadable
 res, items = live(["--storage", data], "", env={"GPUDIRECT_CUFILE_LIB": "/nonexistent/libcufile.so.0"})
-want(items, "absent lib", "cufile_library", "missing", "GPUDIRECT_CUFILE_LIB=/nonexistent", "storage")
+want(items, "absent lib", "cufile_library", "missing",
+     "GPUDIRECT_CUFILE_LIB=/nonexistent/libcufile.so.0 could not be loaded "
+     "(/nonexistent/libcufile.so.0: cannot open shared object file", "storage")
 nolib = dict(LIVE, LD_LIBRARY_PATH=cuda_dir)
 res = subprocess.run([gdr_info, "--json", "--storage", data], capture_output=True,
                      text=True, env=nolib, timeout=60)
@@ -205,7 +210,8 @@ if it and it["verdict"] == "ok":
     print("SKIP cuFile not installed: this machine has a libcufile.so.0 (%s)" % it["value"])
 else:
     want(items, "not installed", "cufile_library", "missing",
-         "cuFile is not installed: libcufile.so.0 was not found", "storage")
+         "cuFile is not installed: libcufile.so.0 was not found "
+         "(libcufile.so.0: cannot open shared object file", "storage")
     want(items, "not installed", "gds", "missing", "not checked: cuFile is not installed")
 # no CUDA device: cuFile is not even loaded
 res = subprocess.run([gdr_info, "--json", "--storage", data], capture_output=True,
