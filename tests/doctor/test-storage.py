@@ -170,9 +170,11 @@ want(items, "compat", "cufile_properties", "info", "allow_compat_mode true", "st
 # stand-in's nvfs: bits 0-9, 12 and 13), or none
 res, items = live(["--storage", data], "nvfs")
 want(items, "nvfs", "cufile_library", "ok", ", cuFile 1.15 (cuFileGetVersion 1150)", "storage")
-# LIVE finds the stand-in by LD_LIBRARY_PATH: the loader's search
+# LIVE finds the stand-in by LD_LIBRARY_PATH: the loader's search, and
+# the file it took named
 want(items, "nvfs", "cufile_library", "ok", "(found by the dynamic loader's search)",
      "storage")
+want(items, "nvfs", "cufile_library", "ok", "%s/libcufile.so.0" % cufile_dir, "storage")
 want(items, "nvfs", "cufile_properties", "info",
      "nvidia-fs reaches: Lustre, WekaFS, NFS, GPFS, NVMe, NVMe-oF, SCSI, ScaleFlux CSD, "
      "NVMesh, BeeGFS, ScateFS, virtiofs; PCI P2PDMA not supported", "storage")
@@ -197,6 +199,10 @@ want(items, "1.14", "cufile_library", "ok", "(found by GPUDIRECT_CUFILE_LIB)", "
 res, items = live(["--storage", data], "nvfs", env={"GPUDIRECT_CUFILE_LIB": old})
 want(items, "1.14 nvfs", "gds", "wrong", "compat")
 # not installed, or not loadable
+# a library that is not cuFile (libm): refused by the entry point it lacks
+res, items = live(["--storage", data], "", env={"GPUDIRECT_CUFILE_LIB": "libm.so.6"})
+want(items, "not cuFile", "cufile_library", "wrong",
+     "this libcufile lacks cuFileDriverOpen", "storage")
 res, items = live(["--storage", data], "", env={"GPUDIRECT_CUFILE_LIB": "/nonexistent/libcufile.so.0"})
 want(items, "absent lib", "cufile_library", "missing",
      "GPUDIRECT_CUFILE_LIB=/nonexistent/libcufile.so.0 could not be loaded "
