@@ -28,11 +28,19 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc == 3 && !strcmp(argv[1], "nofd")) {
-		struct rlimit three = { 3, 3 };
+		struct rlimit was, three;
 
+		/* The soft limit only, and put back after: a sanitizer's
+		 * exit still opens files. */
+		if (getrlimit(RLIMIT_NOFILE, &was))
+			return 2;
+		three = was;
+		three.rlim_cur = 3;
 		if (setrlimit(RLIMIT_NOFILE, &three))
 			return 2;
 		err = gdr_if_addrs(argv[2], out, sizeof(out));
+		if (setrlimit(RLIMIT_NOFILE, &was))
+			return 2;
 		printf("%d\n", err);
 		return 0;
 	}
