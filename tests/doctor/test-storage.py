@@ -93,6 +93,12 @@ def in_mount_ns(what, script, args, env):
     return res
 
 
+def from_snapshot(snap):
+    """The items gdr-info --json --from @snap reports (the replay)."""
+    res = subprocess.run([gdr_info, "--json", "--from", snap], capture_output=True, text=True,
+                         env=clean, timeout=60)
+    return items_of(res.stdout)
+
 
 def listing(d):
     return sorted(os.listdir(d))
@@ -296,9 +302,7 @@ named_snap = os.path.join(out, "named.tar")
 if os.path.exists(named_snap):
     os.unlink(named_snap)
 res, items = live(["--storage", named, "--capture", named_snap], "nvfs")
-back = subprocess.run([gdr_info, "--json", "--from", named_snap], capture_output=True, text=True,
-                      env=clean, timeout=60)
-bitems = items_of(back.stdout)
+bitems = from_snapshot(named_snap)
 want(bitems, "named replayed", "cufile_read", "unknown", "every byte as pread reads it")
 want(bitems, "named replayed", "gds", "unknown", "cuFile read into gpu0's memory")
 # a path with a quote and a backslash in it: its capture is JSON still
@@ -308,9 +312,7 @@ q_snap = os.path.join(out, "quote.tar")
 if os.path.exists(q_snap):
     os.unlink(q_snap)
 res, items = live(["--storage", qdir, "--capture", q_snap], "nvfs")
-back = subprocess.run([gdr_info, "--json", "--from", q_snap], capture_output=True, text=True,
-                      env=clean, timeout=60)
-want(items_of(back.stdout), "a quoted path replayed", "path", "info", qdir + ": a directory")
+want(from_snapshot(q_snap), "a quoted path replayed", "path", "info", qdir + ": a directory")
 tiny = os.path.join(out, "tiny.bin")
 open(tiny, "wb").write(b"x" * 100)
 res, items = live(["--storage", tiny], "")
@@ -772,9 +774,7 @@ if os.path.exists(hung_snap):
     os.unlink(hung_snap)
 res, items = live(["--storage", data, "--storage-timeout", "1", "--capture", hung_snap],
                   "hang=open", timeout=30)
-back = subprocess.run([gdr_info, "--json", "--from", hung_snap], capture_output=True, text=True,
-                      env=clean, timeout=60)
-want(items_of(back.stdout), "hung open replayed", "cufile_driver", "unknown",
+want(from_snapshot(hung_snap), "hung open replayed", "cufile_driver", "unknown",
      "not opened: cuFileDriverOpen did not return in time", "storage")
 # a capture whose read brought other bytes replays as such
 items = replay(storage_layout("differ", ROOTS + mline(40, "0:52", "/mnt/data", "nfs4",
@@ -809,9 +809,7 @@ res = subprocess.run([gdr_info, "--json", "--host-root", hr, "--storage", data, 
 items = items_of(res.stdout)
 want(items, "host-root", "transport", "ok", "NFS 4.2 over rdma to 10.0.0.1")
 want(items, "host-root", "rdma_device", "unknown", "no route to 10.0.0.1")
-back = subprocess.run([gdr_info, "--json", "--from", snap], capture_output=True, text=True,
-                      env=clean, timeout=60)
-want(items_of(back.stdout), "host-root replay", "transport", "ok", "NFS 4.2 over rdma")
+want(from_snapshot(snap), "host-root replay", "transport", "ok", "NFS 4.2 over rdma")
 # --host-root, the live path as an NVMe-oF namespace: the server whose
 # route is asked is the controller's traddr (not its port)
 hr = layouts.node(out, "storage-host-root-nvmeof", gpus=[dict(chain=layouts.GPU_SW)], nics=[NIC])
