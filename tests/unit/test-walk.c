@@ -342,20 +342,24 @@ static int edges_child(const char *real, int walk)
 
 static void root_edges(void)
 {
-	char real[PATH_MAX], sib[PATH_MAX + 8], scope[64];
+	char real[PATH_MAX], link[PATH_MAX + 8], sib[PATH_MAX + 8];
+	char sib_file[PATH_MAX + 16], scope[64];
 	struct fixture fx;
 	int walk, st;
 	pid_t pid;
 
+	check_scope = "the root's edges";
 	if (fixture_make(&fx) || !realpath(fx.root, real)) {
 		CHECK_(0, "a fixture: %s", strerror(errno));
 		return;
 	}
+	/* The sibling "<root>s" shares the root's name as a prefix. */
+	snprintf(link, sizeof(link), "%s/link", real);
+	snprintf(sib, sizeof(sib), "%ss", real);
+	snprintf(sib_file, sizeof(sib_file), "%s/file", sib);
 	CHECK_INT(fixture_write(real, "dir/file", "x\n"), 0);
 	CHECK_INT(fixture_write(real, "proc/1/ns/keep", ""), 0);
-	CHECK_INT(symlink("dir", strcat(strcpy(sib, real), "/link")), 0);
-	check_scope = "the root's edges";
-	snprintf(sib, sizeof(sib), "%ss", real);
+	CHECK_INT(symlink("dir", link), 0);
 	CHECK_INT(mkdir(sib, 0755), 0);
 	CHECK_INT(fixture_write(sib, "file", "outside\n"), 0);
 	for (walk = 0; walk < 2; walk++) {
@@ -369,8 +373,7 @@ static void root_edges(void)
 		CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st));
 		CHECK_INT(WEXITSTATUS(st), 0);
 	}
-	unlink(strcat(strcpy(sib, real), "s/file"));
-	snprintf(sib, sizeof(sib), "%ss", real);
+	unlink(sib_file);
 	rmdir(sib);
 	fixture_remove(&fx);
 }
