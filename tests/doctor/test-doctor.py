@@ -476,6 +476,63 @@ def main():
                   "under --host-root this network namespace is not the host's"),
               "a live RDMA device under --host-root: cufile.json's addresses "
               "judged as %r (%s)" % (addrs, live.stderr.strip()))
+        # The same node captured with a live (fake) GPU as well: the
+        # report reads files through links that several paths share
+        # (sys/bus/pci/devices/BDF for its config and numa_node), and more
+        # files than a process limited to 12 descriptors could hold open
+        # at once beside stdin, stdout and stderr (it needs 6 here). Every path is kept (each link once), no descriptor is
+        # kept past its file, and the capture replays as the live report.
+        fake = os.environ.get("GDR_FAKE_CUDA_DIR", "")
+        snap = os.path.join(out, "standin-live.tar")
+        if os.path.exists(snap):
+            os.unlink(snap)
+
+        def few_fds():
+            import resource
+            hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+            resource.setrlimit(resource.RLIMIT_NOFILE, (12, hard))
+
+        live = subprocess.run([gdr_info, "--host-root", sroot, "--capture", snap, "--json"],
+                              capture_output=True, text=True, timeout=60, preexec_fn=few_fds,
+                              env=dict(os.environ, LD_LIBRARY_PATH=verbs + ":" + fake,
+                                       GDR_FAKE_GPU_BUSID="0000:03:00.0"))
+        members, links = [], {}
+        if os.path.exists(snap):
+            with tarfile.open(snap) as t:
+                members = [m.name for m in t.getmembers()
+                           if m.isfile() and m.name != "answers.json"]
+                links = json.load(t.extractfile("answers.json")).get("links", {})
+        shared = "sys/bus/pci/devices/0000:03:00.0"
+        below = os.path.normpath(os.path.join(os.path.dirname(shared), links.get(shared, "-")))
+        check(len(members) > 12 - 3 and
+              sum(os.path.dirname(m) == below for m in members) >= 2,
+              "a live node's capture: %d files, %s to %s (the premise)" %
+              (len(members), shared, below))
+        check(live.returncode in (0, 1) and
+              re.search(r"snapshot written to .* \((\d+) paths and the CUDA/verbs "
+                        r"answers\)", live.stderr) and "could not be kept" not in live.stderr,
+              "a live node's capture under 12 descriptors says %r" % live.stderr.strip())
+        back = run(gdr_info, "--from", snap, "--json")
+        check(back.stdout == live.stdout and back.returncode == live.returncode,
+              "a live node's capture replays another report (%s)" % back.stderr.strip())
+        # A file the report read whose name is longer than a snapshot may
+        # hold (1,024 bytes): not kept, and the capture says how many.
+        deep = "/" + "/".join(c * 250 for c in "abcde") + "/cufile.json"
+        layouts.write(sroot, deep.lstrip("/"), '{"properties": {"allow_compat_mode": false}}')
+        if os.path.exists(snap):
+            os.unlink(snap)
+        live = subprocess.run([gdr_info, "--host-root", sroot, "--capture", snap, "--json"],
+                              capture_output=True, text=True, timeout=60,
+                              env=dict(os.environ, LD_LIBRARY_PATH=verbs,
+                                       CUFILE_ENV_PATH_JSON=deep))
+        # (read: the value names the path, cut to the item's width)
+        got = gds(live)
+        check(len(got) == 1 and got[0].startswith("false (" + deep[:300]),
+              "a %d-byte cufile.json path under --host-root: %s" % (len(deep), got))
+        m = re.search(r"snapshot written to .* \(1 of (\d+) paths could not be kept\)",
+                      live.stderr)
+        check(m and int(m.group(1)) > 1,
+              "a capture with a %d-byte name says %r" % (len(deep), live.stderr.strip()))
     else:
         check(False, "the stand-in libibverbs is not built (GDR_STANDIN_VERBS_DIR)")
     # A live GPU (fake-libcuda.c: "Fake GPU" at the layout's GPU address)
