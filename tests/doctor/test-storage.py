@@ -742,6 +742,16 @@ items = replay(storage_layout("by-device", ROOTS + mline(50, "0:52", "/mnt", "tm
                               mline(52, "0:53", "/mnt/data/deeper", "nfs4", "x:/y", NFS_RDMA),
                               path="/mnt/data/sub", mnt_id=-1, extra={"real": "/mnt/data/sub"}))
 want(items, "by-device", "mount", "info", "10.0.0.1:/e on /mnt/data (nfs4")
+# by device: of two mounts at one point the later (the one that hides the
+# other) is the file's; a mount of another minor of the same major is
+# not, even where its point holds the path
+items = replay(storage_layout("by-device-hidden",
+                              ROOTS +
+                              mline(51, "0:52", "/mnt/data", "nfs4", "10.0.0.9:/old", NFS_RDMA) +
+                              mline(52, "0:52", "/mnt/data", "nfs4", "10.0.0.1:/e", NFS_RDMA) +
+                              mline(53, "0:53", "/mnt/data/sub", "nfs4", "x:/y", NFS_RDMA),
+                              path="/mnt/data/sub", mnt_id=-1, extra={"real": "/mnt/data/sub"}))
+want(items, "by-device, hidden and other minor", "mount", "info", "10.0.0.1:/e on /mnt/data (nfs4")
 items = replay(storage_layout("nul", ROOTS.encode() + b"\0junk\n"))
 want(items, "nul", "mount", "unknown", "not the kernel's table")
 items = replay(storage_layout("no-line", ROOTS, mnt_id=99))
