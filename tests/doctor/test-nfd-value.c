@@ -4,11 +4,16 @@
  * a value is the first word of what the report says, in NFD's characters,
  * beginning and ending alphanumeric, at most 63 characters and never past
  * its buffer; a device name keeps [A-Za-z0-9_-], and one too long keeps its
- * start and a hash of the whole.
+ * start and a hash of the whole. Over a report made here: the GPU count
+ * of a value that is not a number, a value with nothing NFD-safe in it, the
+ * self-test's overall label, and one device's name the same in every label.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "doctor.h"
+#include "items.h"
 #include "nfd.h"
 
 static int failed, passed;
@@ -40,6 +45,109 @@ static void device_is(const char *in, size_t max, const char *want)
 		printf("FAIL nfd_device(\"%s\", %zu): \"%s\", want \"%s\"\n",
 		       in, max, out, want);
 	}
+}
+
+/* A report of @n items (section, key, value; scope), as the library keeps
+ * one. */
+struct item {
+	const char *section, *key, *value;
+	enum gdr_report_scope scope;
+};
+
+static struct gdr_report *report_of(const struct item *it, unsigned int n)
+{
+	static struct gdr_report_entry e[8];
+	static struct gdr_report r;
+	unsigned int i;
+
+	memset(e, 0, sizeof(e));
+	for (i = 0; i < n && i < 8; i++) {
+		e[i].section = (char *)it[i].section;
+		e[i].key = (char *)it[i].key;
+		e[i].value = (char *)it[i].value;
+		e[i].remedy = (char *)"";
+		e[i].verdict = GDR_VERDICT_INFO;
+		e[i].scope = it[i].scope;
+	}
+	r.items = e;
+	r.num = r.cap = i;
+	r.usable = 0;
+	return &r;
+}
+
+static void gpus_are(const char *count, int want)
+{
+	struct item it = { "node", "cuda_devices", count,
+			   GDR_REPORT_SCOPE_NODE };
+	int got = report_gpus(report_of(&it, 1));
+
+	if (got == want) {
+		passed++;
+	} else {
+		failed++;
+		printf("FAIL cuda_devices \"%s\": %d GPUs, want %d\n", count,
+		       got, want);
+	}
+}
+
+/* The labels nfd_render gives @r (with @nst self-tests) hold @line. */
+static void labels_hold(const struct gdr_report *r,
+			const struct nfd_selftest *st, unsigned int nst,
+			const char *line, const char *what)
+{
+	char *text = NULL;
+	size_t len = 0;
+
+	if (!nfd_render(r, st, nst, true, 3600, &text, &len) && text &&
+	    strstr(text, line)) {
+		passed++;
+	} else {
+		failed++;
+		printf("FAIL %s: no \"%s\" in:\n%s\n", what, line,
+		       text ? text : "(nothing)");
+	}
+	free(text);
+}
+
+static void report_cases(void)
+{
+	/* 40 characters: past the room a self-test label leaves (38) */
+	static const char dev40[] = "abcdefghij0123456789abcdefghij0123456789";
+	struct item it[] = {
+		{ "node", "cuda_devices", "1", GDR_REPORT_SCOPE_NODE },
+		{ "mlx5_0", "path_gpu0", "((( )))",
+		  GDR_REPORT_SCOPE_RDMA_DEVICE },
+		{ dev40, "path_gpu0", "dmabuf", GDR_REPORT_SCOPE_RDMA_DEVICE },
+	};
+	struct nfd_selftest st[2] = { { "mlx5_0", 0, true },
+				      { "mlx5_0", -1, false } };
+	const struct gdr_report *r;
+	char dev[NFD_MAX + 1], line[160];
+
+	/* The count is the library's number; anything else is no GPU. */
+	gpus_are("2", 2);
+	gpus_are("65536", 65536);
+	gpus_are("65537", 0);
+	gpus_are("unknown", 0);
+	gpus_are("-1", 0);
+	gpus_are("", 0);
+	/* (report_of's storage is one: the report of several items after) */
+	r = report_of(it, 3);
+	/* A value with nothing NFD-safe in it is "unknown", never empty. */
+	labels_hold(r, st, 0, "gpudirect-gpu0.mlx5_0.path=unknown\n",
+		    "a path of no safe character");
+	/* The self-test passes only where every pair passed. */
+	labels_hold(r, st, 2, "gpudirect-selftest=fail\n", "one of two passed");
+	labels_hold(r, st, 1, "gpudirect-selftest=pass\n", "one of one passed");
+	labels_hold(r, st, 0, "gpudirect-selftest=none\n", "none ran");
+	/* A long device name is cut the same way in its path and self-test
+	 * labels: one device, one name. */
+	nfd_device(dev40, dev, NFD_MAX - strlen("gpudirect-gpu99..selftest"));
+	snprintf(line, sizeof(line), "gpudirect-gpu0.%s.path=dmabuf\n", dev);
+	labels_hold(r, st, 0, line, "a 40-character device's path label");
+	snprintf(st[0].nic, sizeof(st[0].nic), "%s", dev40);
+	snprintf(line, sizeof(line), "gpudirect-gpu0.%s.selftest=pass\n", dev);
+	labels_hold(r, st, 1, line, "a 40-character device's self-test label");
 }
 
 int main(void)
@@ -82,6 +190,7 @@ int main(void)
 	else
 		failed++, printf("FAIL a long device name: \"%s\"\n", want);
 
+	report_cases();
 	printf("nfd-value: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
