@@ -129,14 +129,22 @@ def apply(root, mutant):
 
 def run(cmd, log, timeout=600, env=None):
     """@cmd's exit status; 124 past @timeout, its whole process group
-    killed (a hung test's children too)."""
+    stopped. meson test runs each test in a session of its own, out of
+    that group's reach: it is asked first (SIGTERM: it stops its tests),
+    then the group is killed."""
     with open(log, "a") as f:
         p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, env=env,
                              start_new_session=True)
         try:
             return p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
+            for sig, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, None)):
+                try:
+                    os.killpg(p.pid, sig)
+                    p.wait(timeout=wait)
+                    break
+                except (ProcessLookupError, subprocess.TimeoutExpired):
+                    pass
             p.wait()
             f.write("\n[killed after %d s]\n" % timeout)
             return 124
