@@ -480,8 +480,9 @@ def main():
         # report reads files through links that several paths share
         # (sys/bus/pci/devices/BDF for its config and numa_node), and more
         # files than a process limited to 12 descriptors could hold open
-        # at once beside stdin, stdout and stderr (it needs 6 here). Every path is kept (each link once), no descriptor is
-        # kept past its file, and the capture replays as the live report.
+        # at once beside stdin, stdout and stderr (it needs 6 here). Every
+        # path is kept, no descriptor is kept past its file, and the
+        # capture replays as the live report.
         fake = os.environ.get("GDR_FAKE_CUDA_DIR", "")
         snap = os.path.join(out, "standin-live.tar")
         if os.path.exists(snap):
