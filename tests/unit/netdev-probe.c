@@ -65,6 +65,7 @@ int main(int argc, char **argv)
 		printf("%d\n", gdr_host_network() ? 1 : 0);
 		return 0;
 	}
-	fprintf(stderr, "usage: netdev-probe addrs DEV | host ROOT\n");
+	fprintf(stderr,
+		"usage: netdev-probe addrs|nofd|leak DEV | host ROOT\n");
 	return 2;
 }

@@ -314,11 +314,6 @@ static int edges_child(const char *real, int walk)
 	}
 	if (count_fds() != fds)
 		return 11;
-	snprintf(path, sizeof(path), "%s/dir/file", real);
-	fd = gdr_open_node(path);
-	if (fd < 0)
-		return 2;
-	close(fd);
 	snprintf(path, sizeof(path), "%s/dir/file/x", real);
 	if (gdr_open_node(path) >= 0 || errno != ENOTDIR)
 		return 3;
