@@ -488,7 +488,8 @@ def main():
                 # libgpudirect:NAME" (Ubuntu 24.04's)
                 bad.add(t["name"].split(" / ")[-1].split(":")[-1])
                 lines = (t.get("stdout") or "").splitlines()
-                why = [x for x in lines if x.startswith("FAIL")] or lines[-5:]
+                why = [x for x in lines if x.startswith("FAIL")] or lines[-5:] or \
+                    ["exit %s, no output" % t.get("returncode")]
                 said += ["  %s (%s): %s" % (t["name"], t.get("result"), x) for x in why[:10]]
         return bad, said
 
