@@ -7,7 +7,8 @@
 # --check (a check of nothing) is refused. The owner removes its socket
 # on SIGINT and SIGTERM; its default buffer is 1 MiB; an importer's -d
 # names the device it registers on (the stand-in libibverbs with two), and
-# gdr-write-bw --mem=import takes -s up to the owner's buffer, not past it.
+# gdr-write-bw --mem=import takes -s up to the owner's buffer, not past it;
+# --pcie serves the PCIe-mapped dma-buf too, or refuses.
 # Exits 77 without a CUDA device.
 # The positive check needs a NIC: docs/field-validation.md.
 b=${1:?build dir}
@@ -111,6 +112,21 @@ if [ "$imp" = 77 ] && grep -q "no RDMA device nosuch0 here" "$tmp/imp"; then
 	ok "import -d nosuch0: received, not registered, exit 77"
 else
 	bad "import -d nosuch0 (exit $imp)"
+fi
+# --pcie asks for the PCIe-mapped dma-buf beside the plain one: both are
+# served, or, on a GPU that cannot export it (the lent H100 answers
+# CUDA_ERROR_NOT_SUPPORTED), the owner refuses with the reason, never
+# serving the plain one alone as if asked for nothing.
+serve --pcie
+st=$?
+if grep -q "as 2 dma-bufs (plain, PCIe-mapped)" "$tmp/own" &&
+	grep -q "^import: received 65536 bytes.*, 2 dma-bufs of" "$tmp/imp"; then
+	ok "owner --pcie: two dma-bufs (plain, PCIe-mapped) served"
+elif [ $st = 1 ] && [ "$imp" = -1 ] && grep -q "PCIe" "$tmp/own" &&
+	! grep -q "serving on" "$tmp/own"; then
+	ok "owner --pcie on a GPU without the PCIe-mapped export: refused, exit 1: $(head -n 1 "$tmp/own")"
+else
+	bad "owner --pcie (exit $st)"
 fi
 # gdr-write-bw --mem=import takes -s up to the owner's buffer, not past it
 wbw=$b/examples/gdr-write-bw

@@ -71,6 +71,11 @@ try:
     pool.get(12345, 10)
 except gpudirect.GdrError as e:
     out["refused"] = (e.errno, "TrustedPool" in e.sentence)
+# A range that starts in the segment and runs past its end is not the
+# pool's either; the one that ends at its last byte is.
+out["past_end"] = refused(lambda: pool.get(seg + (1 << 20) - 8, 16))
+with pool.get(seg + (1 << 20) - 8, 8) as r:
+    out["to_end"] = r.length
 real_inv = cache._state.invalidate_fn
 sizes = []
 def noted(*a):
@@ -119,9 +124,13 @@ def test_trusted_pool_invalidates_before_it_frees():
     assert "not one of the pool's" in out["foreign"][1], out
     assert (out["first"], out["second"]) == ("miss", "hit"), out
     assert out["refused"] == [22, True], out
+    assert out["past_end"][0] == 22, out
+    assert "not allocated in this TrustedPool" in out["past_end"][1], out
+    assert out["to_end"] == 8, out
     # The release: the cache heard first, then the memory went.
     assert out["events"] == ["alloc", "invalidate", "free"], out
-    assert out["entries"] == 0 and out["invalidations"] == 1, out
+    # Both entries in the segment (8 KiB in it, its last 8 bytes) went.
+    assert out["entries"] == 0 and out["invalidations"] == 2, out
     assert out["segments"] == [] and (out["allocs"], out["frees"]) == (1, 1)
     # A closed cache is not called: the segment is just freed.
     assert out["after_close"] == ["alloc", "free"], out

@@ -61,6 +61,7 @@ def test_control_a_broken_promise_is_seen():
         assert (dropped > 0) == stale and after == \
             ("miss" if stale else "hit"), out
     if not out["replaced"]:
-        raise unittest.SkipTest("PyTorch never gave a freed address back "
-                                "over new memory in 20 rounds: %r" % out)
+        raise unittest.SkipTest("the driver never gave a freed address "
+                                "back over new memory in 20 rounds: %r"
+                                % out)
     assert out["seen"] == out["found"] == out["replaced"], out

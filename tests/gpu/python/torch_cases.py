@@ -15,9 +15,10 @@ without PyTorch or a GPU.
   trusted-pool       the same churn through a trusted cache whose tensors
                      come from a gpudirect.torch.TrustedPool, also under
                      expandable segments; a tensor outside the pool refused
-  control            a trusted cache with no pool, breaking the promise:
-                     the ground truth must see a stale MR (the check can
-                     fail), and purge() must find it
+  control            a trusted cache over pools whose releases it does
+                     not hear, breaking the promise: the ground truth
+                     must see a stale MR (the check can fail), and
+                     purge() must find it
 """
 
 from __future__ import annotations
@@ -197,28 +198,43 @@ def trusted_pool() -> dict:
 
 
 def control() -> dict:
-    """The promise broken: a trusted cache over the default pool. Each
-    round where PyTorch gave the freed address back says, in "trace":
-    whether the driver's memory under it was replaced (the ground truth),
-    the trusted get's answer, how many stale entries the purge found and
-    the get's answer after it."""
+    """The promise broken: a trusted cache over TrustedPools whose
+    releases it does not hear (each pool's list of caches emptied), the
+    twin of trusted-pool with the invalidation cut out. Each round ends
+    the pool of a cached tensor (its segment goes back to the driver,
+    unheard) and makes a tensor of the same size in a new pool. Where the
+    driver gave the freed address back, "trace" says whether the memory
+    under it was replaced (the ground truth), the trusted get's answer,
+    how many stale entries the purge found and the get's answer after."""
+    from gpudirect.torch import TrustedPool
+
     truth = gs.Truth()
-    seen = found = replaced = 0
+    seen = found = replaced = same = 0
     trace = []
     with gpudirect.ProtectionDomain(DEVICE) as pd:
         c = gpudirect.Cache(pd, trusted=True)
+
+        def unheard() -> tuple:
+            pool = TrustedPool(c)
+            pool._core.caches.clear()  # its releases reach no cache
+            with pool:
+                t = torch.empty(8 * MiB, dtype=torch.uint8, device="cuda")
+            return pool, t
+
+        pool, t = unheard()
         for _ in range(20):
-            t = torch.empty(8 * MiB, dtype=torch.uint8, device="cuda")
             p, n = t.data_ptr(), t.nbytes
             with c.get(t) as r:
                 snap = truth.snapshot(r.addr, r.length)
-            del r, t  # a region holds its tensor: both go, or it stays
+            del r, t  # a region holds its tensor: both go
+            pool.close()  # the segment goes back to the driver, unheard
             torch.cuda.empty_cache()
-            u = torch.empty(8 * MiB, dtype=torch.uint8, device="cuda")
-            if u.data_ptr() != p:
+            pool, t = unheard()
+            if t.data_ptr() != p:
                 c.purge()  # the entry of freed memory goes now
                 continue
-            with c.get(u) as r:
+            same += 1
+            with c.get(t) as r:
                 stale = truth.stale(snap, p, n)
                 first = r.result
             replaced += stale
@@ -228,17 +244,20 @@ def control() -> dict:
             dropped = c.stats().stale - before
             found += stale and dropped > 0
             # The purge drops the entry only where the memory under it
-            # was replaced (PyTorch may hand the same allocation back).
-            with c.get(u) as r:
+            # was replaced.
+            with c.get(t) as r:
                 after = r.result
             trace.append([stale, first, dropped, after])
             del r
-            c.invalidate(u)
+        del t
+        pool.close()
+        torch.cuda.empty_cache()
         c.close()
-    print(f"control: {replaced} rounds with the memory replaced, {seen} "
-          f"stale MRs served, purge found {found}")
+    print(f"control: the freed address came back {same} times in 20, "
+          f"{replaced} with the memory replaced, {seen} stale MRs served, "
+          f"purge found {found}")
     return {"replaced": replaced, "seen": seen, "found": found,
-            "trace": trace}
+            "same": same, "trace": trace}
 
 
 CASES = {"expandable-span": expandable_span, "validated": validated,
