@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# On the GPU machine: the named mutants (mutants.txt or generated.txt),
-# each applied in place, built, and judged by the gpu-suite commands that
-# can see its file; the tree is restored after each. For the survivors of
+# On the GPU machine: the named mutants (mutants.txt, gpu.txt or
+# generated.txt), each applied in place, built, and judged by the
+# gpu-suite commands that can see its file; the tree is restored after
+# each. For the survivors of
 # `tools/run.sh mutants` whose code only runs with a GPU (the preload's
 # device path, the CUDA half). One line per mutant: caught or SURVIVED.
 #   sh tests/mutants/gpu-mutants.sh BUILD_DIR NAME...
@@ -32,7 +33,7 @@ spec = importlib.util.spec_from_file_location("rm", "tests/mutants/run-mutants.p
 rm = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(rm)
 name = sys.argv[1]
-for f in ("mutants.txt", "generated.txt"):
+for f in ("mutants.txt", "gpu.txt", "generated.txt"):
     for m in rm.parse(os.path.join("tests/mutants", f)):
         if m["name"] == name:
             for e in m["edits"]:

@@ -4,7 +4,8 @@
 build, run the tests that can see it, and say caught or survived.
 
 Two lists: mutants.txt, chosen by hand (a regression set: every one must
-be caught), and generated.txt, made by universalmutator (generate.py), the
+be caught; gpu.txt holds those only the GPU machine's tests can catch,
+run there by NAME, and checked here only to still apply), and generated.txt, made by universalmutator (generate.py), the
 measure: its score is caught / (caught + survived), equivalent mutants
 (equivalent.txt, or code that compiles to the same object) left out.
 Every generated survivor is triaged once: a test that catches it, a line
@@ -383,6 +384,8 @@ def main():
     a = ap.parse_args()
     out = os.path.abspath(a.out)
     hand = parse(os.path.join(HERE, "mutants.txt"))
+    # Caught only by the gpu suite's tests: run by NAME on the GPU machine.
+    gpu_only = parse(os.path.join(HERE, "gpu.txt"))
     gen = parse(os.path.join(HERE, "generated.txt"))
     for m in gen:
         m["generated"] = True
@@ -393,9 +396,14 @@ def main():
     stale_found = []
     if a.names:
         only = set(a.names)
-        mutants = [m for m in hand + gen if m["name"] in only]
+        mutants = [m for m in hand + gpu_only + gen if m["name"] in only]
     elif a.all:
         mutants = hand + gen
+        for m in gpu_only:
+            why = stale(m)
+            if why:
+                print("FAIL %s: %s" % (m["name"], why))
+                stale_found.append(m["name"])
     else:
         seed = a.seed if a.seed is not None else int(time.time())
         touched = changed_files()
@@ -416,7 +424,7 @@ def main():
         # that CI's time stays bounded whatever a merge touched.
         rng.shuffle(near)
         rng.shuffle(far)
-        not_run = near[a.near_slice:] + far[a.hand_slice:]
+        not_run = near[a.near_slice:] + far[a.hand_slice:] + gpu_only
         print("hand mutants: %d drawn of the %d of the files the last %d commits "
               "changed, %d drawn of the rest, with --seed %d (of %d; --all runs "
               "them all)"
