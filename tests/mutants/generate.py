@@ -38,7 +38,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 PIN = "universalmutator==1.14.1"
 DIRS = ["lib/base", "lib/os", "lib/node", "lib/backends", "lib/register",
-        "lib/cache", "lib/doctor", "lib/preload", "tools/gdr-info"]
+        "lib/cache", "lib/doctor", "lib/preload", "lib/private",
+        "tools/gdr-info"]
 
 
 def strip_comments(text):
@@ -245,6 +246,10 @@ def main():
                     "# tools/gdr-info/, sampled per file from those that compile.\n"
                     "# Regenerate, do not edit:\n"
                     "#   python3 tests/mutants/generate.py BUILD_DIR\n"
+                    "# except to carry a mutant whose lines changed (\"gone\" in the runner) to\n"
+                    "# the code as it is now, the same mutation, its why: saying so, or to\n"
+                    "# follow a file renamed with its code (its file: lines); a new sample\n"
+                    "# would lose the triage of every survivor.\n"
                     "# tests: auto = the tests that link or read the file (run-mutants.py).\n\n"
                     % (PIN, a.seed, len(chosen), total))
         for f, k, i, new, (lo, hi), src in chosen:

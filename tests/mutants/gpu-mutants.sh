@@ -21,6 +21,7 @@ ninja -C "$b" > /dev/null 2>&1 || { echo "the tree does not build"; exit 2; }
 judge() {
 	case $1 in
 	lib/preload/*) sh tests/preload/test-preload.sh "$b" gpu ;;
+	python/*) meson test -C "$b" --num-processes 1 python gpu-python ;;
 	*) meson test -C "$b" --suite gpu --num-processes 1 ;;
 	esac
 }

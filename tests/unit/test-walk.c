@@ -458,6 +458,12 @@ static void walk_names(void)
 			   &kind, NULL, NULL),
 		  -1);
 	CHECK_INT(errno, ENOTDIR);
+	/* The same with ".." last: nothing after it would refuse. */
+	errno = 0;
+	CHECK_INT(gdr_walk(file_in_a, NULL, "/a/file/..", 0, out, sizeof(out),
+			   &kind, NULL, NULL),
+		  -1);
+	CHECK_INT(errno, ENOTDIR);
 	CHECK_INT(gdr_walk(file_in_a, NULL, "/a/b/../file", 0, out, sizeof(out),
 			   &kind, NULL, NULL),
 		  0);

@@ -209,7 +209,7 @@ def control() -> dict:
     from gpudirect.torch import TrustedPool
 
     truth = gs.Truth()
-    seen = found = replaced = same = 0
+    seen = found = replaced = same = closed = released = 0
     trace = []
     with gpudirect.ProtectionDomain(DEVICE) as pd:
         c = gpudirect.Cache(pd, trusted=True)
@@ -229,6 +229,8 @@ def control() -> dict:
             del r, t  # a region holds its tensor: both go
             pool.close()  # the segment goes back to the driver, unheard
             torch.cuda.empty_cache()
+            closed += 1
+            released += pool.frees == pool.allocs > 0
             pool, t = unheard()
             if t.data_ptr() != p:
                 c.purge()  # the entry of freed memory goes now
@@ -253,11 +255,13 @@ def control() -> dict:
         pool.close()
         torch.cuda.empty_cache()
         c.close()
-    print(f"control: the freed address came back {same} times in 20, "
-          f"{replaced} with the memory replaced, {seen} stale MRs served, "
-          f"purge found {found}")
+    print(f"control: {released} of {closed} pools gave their segments "
+          f"back; the freed address came back {same} times, {replaced} "
+          f"with the memory replaced, {seen} stale MRs served, purge found "
+          f"{found}")
     return {"replaced": replaced, "seen": seen, "found": found,
-            "same": same, "trace": trace}
+            "same": same, "closed": closed, "released": released,
+            "trace": trace}
 
 
 CASES = {"expandable-span": expandable_span, "validated": validated,
