@@ -45,6 +45,31 @@ def main():
             print("FAIL " + what)
         return cond
 
+    def cuda_answers(name, root, snap):
+        """The capture's CUDA answers: the driver version is 0 exactly
+        when CUDA said why it is not there. Again with no libcuda on the
+        library path (meson puts the fake one there): no CUDA here, a
+        real one on the GPU machine."""
+        fake = os.path.abspath(os.environ.get("GDR_FAKE_CUDA_DIR", "/nonexistent"))
+        path = [p for p in os.environ.get("LD_LIBRARY_PATH", "").split(":")
+                if p and os.path.abspath(p) != fake]
+        bare = snap + ".no-cuda.tar"
+        for what, env in (("", None),
+                          (" (no fake libcuda)",
+                           dict(os.environ, LD_LIBRARY_PATH=":".join(path)))):
+            if env is not None:
+                subprocess.run([gdr_info, "--host-root", root, "--capture", bare],
+                               capture_output=True, env=env)
+            try:
+                with tarfile.open(snap if env is None else bare) as t:
+                    f = t.extractfile("answers.json")
+                    cu = json.load(f)["cuda"] if f else {}
+            except (OSError, tarfile.TarError, ValueError) as e:
+                cu = {"unreadable": str(e)}
+            check(cu.get("driver_version", -2) >= 0 and
+                  (cu["driver_version"] == 0) == (cu["error"] != ""),
+                  "%s: the capture's CUDA answers%s: %r" % (name, what, cu))
+
     def golden(name, ext, text):
         path = os.path.join(GOLDEN, name + ext)
         if update:
@@ -124,6 +149,8 @@ def main():
             check(live.returncode in (0, 1) and os.path.exists(snap),
                   "%s: --host-root (%s) --capture: exit %d %s" %
                   (name, form, live.returncode, live.stderr.strip()))
+            if form == "absolute" and os.path.exists(snap):
+                cuda_answers(name, root, snap)
             check(back.stdout == live.stdout and back.returncode == live.returncode,
                   "%s: --host-root (%s): the capture replays another report (%s)" %
                   (name, form, back.stderr.strip()))

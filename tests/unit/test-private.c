@@ -257,6 +257,15 @@ static void reg_device(void)
 		  ENXIO);
 	CHECK(mr == NULL);
 	CHECK_STR(why, "");
+	/* A pointer CUDA answers for with an error, not a memory type: not
+	 * the library's either, and the classification's words not kept. */
+	fake_cu.attrs_result = CUDA_ERROR_UNKNOWN;
+	strcpy(why, "stale");
+	CHECK_INT(gdr_private_reg_device(&fake_pd, host, sizeof(host), 0, 1,
+					 &mr, why, sizeof(why)),
+		  ENXIO);
+	CHECK_STR(why, "");
+	fake_cu.attrs_result = CUDA_SUCCESS;
 	strcpy(why, "stale");
 	CHECK_INT(gdr_private_reg_device(&fake_pd, p, 0, 0, 1, &mr, why,
 					 sizeof(why)),

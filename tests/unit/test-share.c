@@ -484,6 +484,12 @@ static void export_pcie(void)
 	CHECK_INT(d.mapping[1], GDR_DMABUF_MAPPING_PCIE);
 	close(fds[0]);
 	close(fds[1]);
+	/* Only a NOT_SUPPORTED answer is remembered: after a PCIe-mapped
+	 * export that worked, the next one asks again. */
+	CHECK_INT(gdr_export(p, 1 << 20, 0, &d, fds), 0);
+	CHECK_INT(d.num_fds, 2);
+	close(fds[0]);
+	close(fds[1]);
 
 	check_scope = "export: a C2C GPU that cannot: the plain one serves";
 	fake_model.gpu[0].pcie_mapping = CUDA_ERROR_NOT_SUPPORTED;

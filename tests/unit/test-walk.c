@@ -283,9 +283,9 @@ static void one_case(const struct chains *c, int want)
 /*
  * The root's edges, through openat2 (@walk 0) and the walk (1), in a
  * child: a file; a path through a file (ENOTDIR, as the kernel says);
- * lstat and readlink of a link (not followed); a link in the middle
- * (followed); a sibling of the root sharing its name as a prefix
- * (EXDEV). 0, or the number of the step that failed.
+ * lstat and readlink of a link (not followed), lstat of a missing name
+ * (ENOENT); a link in the middle (followed); a sibling of the root
+ * sharing its name as a prefix (EXDEV). 0, or the number of the step that failed.
  */
 static int edges_child(const char *real, int walk)
 {
@@ -320,6 +320,11 @@ static int edges_child(const char *real, int walk)
 	snprintf(path, sizeof(path), "%s/link", real);
 	if (gdr_lstat_node(path, &st) || !S_ISLNK(st.st_mode))
 		return 4;
+	/* A missing name is its own errno, not fstat's of no fd. */
+	snprintf(path, sizeof(path), "%s/dir/none", real);
+	if (gdr_lstat_node(path, &st) != ENOENT)
+		return 12;
+	snprintf(path, sizeof(path), "%s/link", real);
 	memset(buf, 0, sizeof(buf));
 	if (gdr_readlink_node(path, buf, sizeof(buf)) != 3 ||
 	    strcmp(buf, "dir"))
