@@ -109,6 +109,37 @@ static void labels_hold(const struct gdr_report *r,
 	free(text);
 }
 
+/* 300 self-test labels, some 20 KiB: the text grows past its first
+ * 4 KiB, every label whole, and its length is the text's. */
+static void many_labels(const struct gdr_report *r)
+{
+	static struct nfd_selftest st[300];
+	char *text = NULL, line[96];
+	size_t len = 0;
+	unsigned int i, found = 0;
+
+	for (i = 0; i < 300; i++) {
+		snprintf(st[i].nic, sizeof(st[i].nic), "nic%u", i);
+		st[i].gpu = 0;
+		st[i].ok = true;
+	}
+	if (!nfd_render(r, st, 300, true, 3600, &text, &len) && text) {
+		for (i = 0; i < 300; i++) {
+			snprintf(line, sizeof(line),
+				 "/gpudirect-gpu0.nic%u.selftest=pass\n", i);
+			found += strstr(text, line) != NULL;
+		}
+	}
+	if (text && found == 300 && len == strlen(text) && len > 8192) {
+		passed++;
+	} else {
+		failed++;
+		printf("FAIL 300 self-test labels: %u found, %zu bytes\n",
+		       found, len);
+	}
+	free(text);
+}
+
 static void report_cases(void)
 {
 	/* 40 characters: past the room a self-test label leaves (38) */
@@ -148,6 +179,7 @@ static void report_cases(void)
 	snprintf(st[0].nic, sizeof(st[0].nic), "%s", dev40);
 	snprintf(line, sizeof(line), "gpudirect-gpu0.%s.selftest=pass\n", dev);
 	labels_hold(r, st, 1, line, "a 40-character device's self-test label");
+	many_labels(r);
 }
 
 int main(void)
