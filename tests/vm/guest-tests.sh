@@ -203,20 +203,25 @@ fi
 # refuses the dma-buf MR with its real answer. (No NIC here takes a
 # dma-buf; where one does, a server and this command move the owner's
 # memory: docs/field-validation.md.)
-rm -f /tmp/own.sock
-timeout 60 "$b/tests/vm/test-vm" serve /tmp/own.sock > /tmp/own.log 2>&1 &
-own=$!
-i=0
-# The line comes after listen(): a connect then is not refused.
-while ! grep -q "^serve: a 1 MiB dma-buf" /tmp/own.log && [ $i -lt 100 ] && kill -0 $own 2> /dev/null; do
-	sleep 0.1
-	i=$((i + 1))
-done
-timeout 60 "$b/examples/gdr-write-bw" -d rxe0 -p 18519 -s 65536 -n 10 --mem=import:/tmp/own.sock 10.11.0.1 > /tmp/t.log 2>&1
-st=$?
-wait $own
-ost=$?
-cat /tmp/own.log >> /tmp/t.log
+# import_wbw SIZE: one owner of a 1 MiB dma-buf, and gdr-write-bw -s SIZE
+# importing it; $st and $ost their exit statuses, /tmp/t.log both outputs.
+import_wbw() {
+	rm -f /tmp/own.sock
+	timeout 60 "$b/tests/vm/test-vm" serve /tmp/own.sock > /tmp/own.log 2>&1 &
+	own=$!
+	i=0
+	# The line comes after listen(): a connect then is not refused.
+	while ! grep -q "^serve: a 1 MiB dma-buf" /tmp/own.log && [ $i -lt 100 ] && kill -0 $own 2> /dev/null; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	timeout 60 "$b/examples/gdr-write-bw" -d rxe0 -p 18519 -s "$1" -n 10 --mem=import:/tmp/own.sock 10.11.0.1 > /tmp/t.log 2>&1
+	st=$?
+	wait $own
+	ost=$?
+	cat /tmp/own.log >> /tmp/t.log
+}
+import_wbw 65536
 if [ $ost = 77 ]; then
 	echo "skip gdr-write-bw --mem=import: no dma-buf exporter in this guest (neither udmabuf nor vgem)"
 elif [ $st = 1 ] && [ $ost = 0 ] && has "Imported        : 1048576 bytes of GPU 0000:00:00.0" &&
@@ -224,6 +229,22 @@ elif [ $st = 1 ] && [ $ost = 0 ] && has "Imported        : 1048576 bytes of GPU 
 	ok "gdr-write-bw --mem=import: the owner's descriptor and fd received, rxe's EOPNOTSUPP said in the library's words"
 else
 	bad "gdr-write-bw --mem=import"
+fi
+# -s up to the owner's buffer is taken, one byte more is refused before
+# any registration.
+if [ $ost != 77 ]; then
+	import_wbw 1048576
+	if [ $st = 1 ] && has "Imported        : 1048576 bytes" && has "does not support DMA-BUF memory regions"; then
+		ok "gdr-write-bw --mem=import -s 1048576 of a 1 MiB buffer: taken (then rxe's EOPNOTSUPP)"
+	else
+		bad "gdr-write-bw --mem=import -s equal to the buffer"
+	fi
+	import_wbw 1048577
+	if [ $st = 1 ] && has "fewer than -s 1048577: give -s at most 1048576" && ! has "Imported"; then
+		ok "gdr-write-bw --mem=import -s 1048577 of a 1 MiB buffer: refused, exit 1"
+	else
+		bad "gdr-write-bw --mem=import -s past the buffer"
+	fi
 fi
 
 # The Python package (python/): host memory registered from Python, its
