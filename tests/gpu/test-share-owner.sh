@@ -146,6 +146,10 @@ if [ -x "$wbw" ]; then
 	else
 		bad "gdr-write-bw -s past the buffer (exit $imp)"
 	fi
+else
+	# Built only with librdmacm (not on the GPU machine); the guest suite
+	# runs the same two cases against a real dma-buf.
+	echo "skip gdr-write-bw --mem=import -s at and past the buffer: $wbw not built (no librdmacm)"
 fi
 timeout 30 "$share" owner "$tmp/sock" -s 65536 --fill=65536 --check=65536 > "$tmp/own" 2>&1
 if [ $? = 2 ] && grep -q "one of them" "$tmp/own"; then

@@ -3,9 +3,9 @@
 # On the GPU machine: the named mutants (mutants.txt, gpu.txt or
 # generated.txt), each applied in place, built, and judged by the
 # gpu-suite commands that can see its file; the tree is restored after
-# each. For the survivors of
-# `tools/run.sh mutants` whose code only runs with a GPU (the preload's
-# device path, the CUDA half). One line per mutant: caught or SURVIVED.
+# each. For the survivors of `tools/run.sh mutants` whose code only runs
+# with a GPU (the preload's device path, the CUDA half). One line per
+# mutant: caught or SURVIVED.
 #   sh tests/mutants/gpu-mutants.sh BUILD_DIR NAME...
 set -u
 cd "$(dirname "$0")/../.." || exit 2

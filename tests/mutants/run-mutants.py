@@ -5,9 +5,10 @@ build, run the tests that can see it, and say caught or survived.
 
 Two lists: mutants.txt, chosen by hand (a regression set: every one must
 be caught; gpu.txt holds those only the GPU machine's tests can catch,
-run there by NAME, and checked here only to still apply), and generated.txt, made by universalmutator (generate.py), the
-measure: its score is caught / (caught + survived), equivalent mutants
-(equivalent.txt, or code that compiles to the same object) left out.
+run there by NAME, and checked here only to still apply), and
+generated.txt, made by universalmutator (generate.py), the measure: its
+score is caught / (caught + survived), equivalent mutants (equivalent.txt,
+or code that compiles to the same object) left out.
 Every generated survivor is triaged once: a test that catches it, a line
 in equivalent.txt (why it cannot change behaviour), or a line in
 survivors.txt (a known gap, counted as survived).
@@ -126,6 +127,14 @@ def apply(root, mutant):
         lines[at[0]:at[0] + n] = e["plus"]
         open(path, "w").write("\n".join(lines))
     return saved
+
+
+def said_stale(mutant):
+    """Whether @mutant no longer applies, said as a failure if so."""
+    why = stale(mutant)
+    if why:
+        print("FAIL %s: %s" % (mutant["name"], why))
+    return bool(why)
 
 
 def run(cmd, log, timeout=600, env=None):
@@ -399,11 +408,6 @@ def main():
         mutants = [m for m in hand + gpu_only + gen if m["name"] in only]
     elif a.all:
         mutants = hand + gen
-        for m in gpu_only:
-            why = stale(m)
-            if why:
-                print("FAIL %s: %s" % (m["name"], why))
-                stale_found.append(m["name"])
     else:
         seed = a.seed if a.seed is not None else int(time.time())
         touched = changed_files()
@@ -424,7 +428,7 @@ def main():
         # that CI's time stays bounded whatever a merge touched.
         rng.shuffle(near)
         rng.shuffle(far)
-        not_run = near[a.near_slice:] + far[a.hand_slice:] + gpu_only
+        not_run = near[a.near_slice:] + far[a.hand_slice:]
         print("hand mutants: %d drawn of the %d of the files the last %d commits "
               "changed, %d drawn of the rest, with --seed %d (of %d; --all runs "
               "them all)"
@@ -432,11 +436,10 @@ def main():
                  min(a.hand_slice, len(far)), seed, len(hand)))
         mutants = near[:a.near_slice] + far[:a.hand_slice] + picked
         # The hand mutants not run still apply: a stale one fails now.
-        for m in not_run:
-            why = stale(m)
-            if why:
-                print("FAIL %s: %s" % (m["name"], why))
-                stale_found.append(m["name"])
+        stale_found = [m["name"] for m in not_run if said_stale(m)]
+    if not a.names:
+        # gpu.txt's run only on the GPU machine: here they must apply.
+        stale_found += [m["name"] for m in gpu_only if said_stale(m)]
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     t0 = time.time()

@@ -285,7 +285,8 @@ static void one_case(const struct chains *c, int want)
  * child: a file; a path through a file (ENOTDIR, as the kernel says);
  * lstat and readlink of a link (not followed), lstat of a missing name
  * (ENOENT); a link in the middle (followed); a sibling of the root
- * sharing its name as a prefix (EXDEV). 0, or the number of the step that failed.
+ * sharing its name as a prefix (EXDEV). 0, or the number of the step
+ * that failed.
  */
 static int edges_child(const char *real, int walk)
 {
